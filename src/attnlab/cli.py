@@ -1,0 +1,30 @@
+"""The `attnlab` command. Each command lives in `attnlab/commands/<name>.py` and registers itself here."""
+
+from __future__ import annotations
+
+import typer
+
+from attnlab import __version__
+
+app = typer.Typer(
+    name="attnlab",
+    help="注意力实验室 attnlab — see, compute by hand, run, train and break a Transformer.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"attnlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """注意力实验室 attnlab — see, compute by hand, run, train and break a Transformer."""
+
+
+# Commands register themselves; one line per command module.
