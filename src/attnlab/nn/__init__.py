@@ -1,5 +1,16 @@
 """Transformer building blocks written out in PyTorch, one concept a file."""
 
 from attnlab.nn.attention import attention, causal_mask, sdpa_attention
+from attnlab.nn.block import Block, DecoderBlock
+from attnlab.nn.feedforward import FeedForward
+from attnlab.nn.layernorm import LayerNorm
+from attnlab.nn.multihead import KVCache, LayerKVCache, MultiHeadAttention
+from attnlab.nn.positions import LearnedPositions, RotaryEmbedding, SinusoidalPositions, sinusoidal_positions
 
-__all__ = ["attention", "causal_mask", "sdpa_attention"]
+__all__ = [
+    "attention", "causal_mask", "sdpa_attention",
+    "MultiHeadAttention", "KVCache", "LayerKVCache",
+    "FeedForward", "LayerNorm",
+    "sinusoidal_positions", "SinusoidalPositions", "LearnedPositions", "RotaryEmbedding",
+    "Block", "DecoderBlock",
+]
