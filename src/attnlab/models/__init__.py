@@ -1,0 +1,8 @@
+"""The three forms built from attnlab.nn: decoder-only (GPT), encoder-only, encoder-decoder."""
+
+from attnlab.models.encoder import Encoder, EncoderConfig
+from attnlab.models.encoder_decoder import EncoderDecoder, EncoderDecoderConfig
+from attnlab.models.gpt import GPT, GPTConfig
+from attnlab.models.presets import PRESETS, preset
+
+__all__ = ["GPT", "GPTConfig", "Encoder", "EncoderConfig", "EncoderDecoder", "EncoderDecoderConfig", "PRESETS", "preset"]

@@ -1,0 +1,52 @@
+"""Token embedding plus positions: the row a token id looks up, plus the row for where it stands."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from attnlab.nn import LearnedPositions, SinusoidalPositions
+
+
+def check_ids(idx: Tensor, vocab_size: int, context_length: int, offset: int = 0, what: str = "idx") -> None:
+    """ValueError unless idx is (B, T) integer ids in [0, vocab_size) that fit in the context."""
+    if idx.dim() != 2 or idx.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
+        raise ValueError(f"{what} must be a (B, T) tensor of integer token ids, got {idx.dtype} {tuple(idx.shape)}")
+    if offset + idx.shape[1] > context_length:
+        raise ValueError(
+            f"sequence too long: {what} has {idx.shape[1]} tokens"
+            + (f" after {offset} cached ones" if offset else "")
+            + f", the context holds {context_length}"
+        )
+    if idx.numel() and (idx.min() < 0 or idx.max() >= vocab_size):
+        bad = sorted({int(i) for i in idx.flatten() if not 0 <= int(i) < vocab_size})[:10]
+        raise ValueError(f"token ids must be in [0, {vocab_size}), got {bad}")
+
+
+class Embedding(nn.Module):
+    """x_i = E[token_i] + P[i] (no position table for rope: positions then live inside attention)."""
+
+    def __init__(self, vocab_size: int, context_length: int, d_model: int, positions: str, dropout: float = 0.0):
+        super().__init__()
+        self.vocab_size, self.context_length = vocab_size, context_length
+        self.tok = nn.Embedding(vocab_size, d_model)
+        nn.init.normal_(self.tok.weight, std=0.02)
+        self.pos = {
+            "learned": lambda: LearnedPositions(context_length, d_model),
+            "sinusoidal": lambda: SinusoidalPositions(context_length, d_model),
+            "rope": lambda: None,
+        }[positions]()
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, idx: Tensor, offset: int = 0, record=None) -> Tensor:
+        check_ids(idx, self.vocab_size, self.context_length, offset)
+        x = self.tok(idx)  # (B, T) -> (B, T, d_model)
+        if record is not None:
+            record("tokens", x)
+        if self.pos is not None:
+            positions = torch.arange(offset, offset + idx.shape[1], device=idx.device)
+            pos = self.pos(positions)  # (T, d_model)
+            if record is not None:
+                record("positions", pos)
+            x = x + pos  # (B, T, d_model) + (T, d_model)
+        return self.drop(x)

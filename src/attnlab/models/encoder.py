@@ -1,0 +1,60 @@
+"""Encoder-only (BERT-style): bidirectional self-attention; heads for token prediction and classification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import Tensor, nn
+
+from attnlab.models.config import ModelConfig
+from attnlab.models.embedding import Embedding
+from attnlab.nn import Block, LayerNorm
+from attnlab.nn.multihead import Record, scoped
+
+
+@dataclass
+class EncoderConfig(ModelConfig):
+    vocab_size: int = 64
+    n_layers: int = 2
+    n_classes: int = 2  # outputs of the sequence-classification head
+
+
+class Encoder(nn.Module):
+    """Every position reads every other (no causal mask): a representation of each token in full context."""
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.config = c = config
+        self.embed = Embedding(c.vocab_size, c.context_length, c.d_model, c.positions, c.dropout)
+        self.blocks = nn.ModuleList(
+            Block(c.d_model, c.n_heads, c.d_ff, norm_first=c.norm_first, activation=c.activation,
+                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope")
+            for _ in range(c.n_layers)
+        )
+        self.ln_f = LayerNorm(c.d_model) if c.norm_first else None
+        self.token_head = nn.Linear(c.d_model, c.vocab_size)  # predicts a (masked) token at each position
+        self.class_head = nn.Linear(c.d_model, c.n_classes)  # reads the first position, BERT's [CLS]
+
+    def forward(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+        """idx: (B, T) -> hidden states (B, T, d_model). key_padding_mask: (B, T), True = real token."""
+        x = self.embed(idx, record=scoped(record, "embed"))  # (B, T, d_model)
+        for i, block in enumerate(self.blocks):
+            x = block(x, key_padding_mask=key_padding_mask, record=scoped(record, f"layers.{i}"))
+        if self.ln_f is not None:
+            x = self.ln_f(x)
+        return x
+
+    def token_logits(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+        """(B, T) -> (B, T, vocab_size): which token belongs at each position (masked-LM head)."""
+        logits = self.token_head(self(idx, key_padding_mask=key_padding_mask, record=record))
+        if record is not None:
+            record("logits", logits)
+        return logits
+
+    def classify(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+        """(B, T) -> (B, n_classes): one label for the whole sequence, read off position 0."""
+        hidden = self(idx, key_padding_mask=key_padding_mask, record=record)
+        logits = self.class_head(hidden[:, 0])  # (B, d_model) -> (B, n_classes)
+        if record is not None:
+            record("logits", logits)
+        return logits
