@@ -1,0 +1,17 @@
+"""Lessons: each lesson's computation as a plain function returning plain data.
+
+A lesson function takes ordinary Python values, computes with `attnlab.nn` / torch / numpy, and returns a
+dataclass whose fields are lists of floats, ints, strings and bools, so `dataclasses.asdict(result)` is
+JSON. Views (the web pages, the CLI, notebooks) only show what a lesson returned; they never compute.
+Bad input raises ValueError naming what was expected and what came.
+"""
+
+from __future__ import annotations
+
+Vector = list[float]
+Matrix = list[list[float]]
+
+
+def tolist(tensor) -> list:
+    """A torch tensor (or numpy array) as nested Python floats, for a lesson's dataclass fields."""
+    return tensor.detach().cpu().double().tolist() if hasattr(tensor, "detach") else tensor.astype(float).tolist()
