@@ -1,0 +1,69 @@
+"""The lab's FastAPI app: `create_app()`.
+
+Adding a page (a lesson called `demo`):
+1. `web/pages/demo.py` defines `router = APIRouter()` with the page, `GET /demo`, returning
+   `render(request, "demo.html", result=...)` (from `attnlab.web.render`), and its JSON API under
+   `/api/demo...` returning the same lesson dataclass. Numbers come from a lesson function; never compute in
+   the page or the template. Bad input: `raise unprocessable(loc, err, value)` (from `attnlab.web.errors`)
+   on the API; on the page, show the message in the page.
+2. `web/templates/demo.html` starts with `{% extends "base.html" %}` and fills `{% block content %}`. Every
+   string is `{{ t("demo.key") }}` with the key in `attnlab/i18n/demo.json`; links are `url("/demo", x=1)`
+   so the language is kept. `_macros.html` has `matrix`, `heatmap`, `keep` (hidden state fields) and
+   `vector_sum` (an SVG of a weighted sum). Templates and static files stay flat (no sub-folders).
+3. `web/nav.py`: one `Lesson("demo", "demo.nav.title", "demo.nav.summary")` line.
+4. Below: one line `"attnlab.web.pages.demo",` in PAGES.
+The page must be complete without JavaScript: plain GET forms. To update it without a reload, mark a
+form `data-live` (and an input `data-auto` to send it on change): `static/lab.js` fetches the same page
+and swaps the elements that carry `data-region` (the whole <main> by default), then fires `lab:updated`.
+Scripts and styles are files under web/static/ (the Content-Security-Policy refuses inline scripts and
+every request that leaves this server). Browser tests: add `tests/browser/test_demo.py` using the
+fixtures in `tests/browser/conftest.py`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from attnlab import __version__
+from attnlab.web import errors
+from attnlab.web.render import STATIC_DIR
+
+# One line per page module; each module exposes `router`.
+PAGES = (
+    "attnlab.web.pages.home",
+)
+
+# Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+
+def create_app() -> FastAPI:
+    """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server."""
+    # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
+    app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
+    errors.install(app)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
+    @app.middleware("http")
+    async def security_headers(request, call_next):
+        response = await call_next(request)
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response
+
+    for name in PAGES:
+        app.include_router(import_module(name).router)
+    return app

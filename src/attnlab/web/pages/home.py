@@ -1,0 +1,15 @@
+"""The home page: the lessons, in the order of web/nav.py."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from attnlab.web.render import render
+
+router = APIRouter()
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def home(request: Request):
+    return render(request, "home.html")

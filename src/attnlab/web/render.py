@@ -1,0 +1,122 @@
+"""Rendering a page: the Jinja2 environment, the helpers every template gets, and number formatting.
+
+Every template receives: `lang` ("zh" | "en"), `t(key, **fields)` bound to that language, `url(path,
+**params)` (keeps the language in the link), `here(**changes)` (this page with some parameters changed;
+None removes one), `lang_url` (this page in the other language), `static(name)`, `nav` (the lessons, with
+`.active`), and the filters `num` (3 decimals, U+2212 minus, None -> −∞), `frac`, `big` and `heat`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+
+from attnlab import __version__
+from attnlab.i18n import DEFAULT_LANG, normalize_lang, t
+from attnlab.web import plots
+from attnlab.web.nav import LESSONS
+
+HERE = Path(__file__).parent
+TEMPLATES_DIR = HERE / "templates"
+STATIC_DIR = HERE / "static"
+MINUS = "\u2212"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    """0.87157 -> '0.872', 2.0 -> '2', -0.5 -> '−0.5', None (a masked score) -> '−∞'."""
+    if x is None or x == float("-inf"):
+        return f"{MINUS}∞"
+    if x == float("inf"):
+        return "∞"
+    if math.isnan(x):
+        return "NaN"
+    text = f"{x:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if text in ("-0", ""):
+        text = "0"
+    return text.replace("-", MINUS)
+
+
+def frac(text: str | None) -> str:
+    """An exact fraction string from a lesson ('-3/4') with a typographic minus."""
+    return "" if text is None else str(text).replace("-", MINUS)
+
+
+def big(n: int | float) -> str:
+    """1234567 -> '1,234,567'; beyond 10^12 -> '1.23 × 10^15'."""
+    if abs(n) < 1e12:
+        return f"{int(n):,}" if float(n).is_integer() else num(n)
+    exp = int(math.floor(math.log10(abs(n))))
+    return f"{n / 10**exp:.2f} × 10^{exp}"
+
+
+def heat(a: float | None) -> str:
+    """The inline style of a heatmap cell of weight a in [0, 1] (the cell prints the number too)."""
+    a = 0.0 if a is None else max(0.0, min(1.0, float(a)))
+    return f"--a:{a:.3f}"
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,  # a typo in a template is an error, not an empty string
+    )
+    env.filters.update(num=num, frac=frac, big=big, heat=heat)
+    env.globals["vector_plot"] = plots.vector_sum
+    return env
+
+
+templates = Jinja2Templates(env=_env())
+
+
+def lang_of(request: Request) -> str:
+    return normalize_lang(request.query_params.get("lang"))
+
+
+def make_url(path: str, lang: str, **params) -> str:
+    """path?params with the language added when it is not the default; None/'' values are dropped."""
+    query = {k: v for k, v in params.items() if v is not None and v != "" and k != "lang"}
+    if lang != DEFAULT_LANG:
+        query["lang"] = lang
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def helpers(request: Request) -> dict:
+    """What every template gets (see the module docstring)."""
+    lang = lang_of(request)
+    path = request.url.path
+    current = dict(request.query_params)
+
+    def here(**changes) -> str:
+        params = {**current, **changes}
+        return make_url(path, normalize_lang(params.pop("lang", lang)), **params)
+
+    other = "en" if lang == "zh" else "zh"
+    return {
+        "lang": lang,
+        "other_lang": other,
+        "t": lambda key, **fields: t(key, lang, **fields),
+        "url": lambda p, **params: make_url(p, lang, **params),
+        "here": here,
+        "lang_url": here(lang=other),
+        "static": lambda name: f"/static/{name}?v={__version__}",
+        "nav": [
+            {"slug": l.slug, "path": l.path, "title_key": l.title_key, "summary_key": l.summary_key,
+             "active": path == l.path or path.startswith(l.path + "/")}
+            for l in LESSONS
+        ],
+    }
+
+
+def render(request: Request, template: str, status_code: int = 200, **context):
+    """Render `template` (in web/templates/) with the shared helpers plus `context`."""
+    return templates.TemplateResponse(request, template, {**helpers(request), **context}, status_code=status_code)

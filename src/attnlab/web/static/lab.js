@@ -1,0 +1,74 @@
+// attnlab: live forms. Every page works with plain GET forms; this file only saves the reload.
+// A <form data-live> is sent with fetch instead of loading a page. The same server-rendered page comes
+// back, and each element carrying data-region="name" replaces ours (in base.html, the whole <main>).
+// An input or checkbox with data-auto sends its form as it changes. After each update the document
+// fires "lab:updated". Numbers are never computed here: they are the server's, in its HTML.
+(() => {
+  "use strict";
+  document.documentElement.classList.add("js");
+  let latest = 0; // each new request or keystroke makes older responses stale
+  const timers = new WeakMap();
+
+  function urlFor(form, submitter) {
+    const url = new URL(form.getAttribute("action") || location.pathname, location.href);
+    url.search = new URLSearchParams(new FormData(form, submitter)).toString();
+    return url;
+  }
+
+  async function send(form, submitter) {
+    const ticket = ++latest;
+    const url = urlFor(form, submitter);
+    let response, html;
+    try {
+      response = await fetch(url, { headers: { "X-Lab-Live": "1" }, credentials: "same-origin" });
+      html = await response.text();
+    } catch (err) {
+      location.assign(url); // the server went away: fall back to a plain page load
+      return;
+    }
+    if (ticket !== latest) return;
+    swap(new DOMParser().parseFromString(html, "text/html"));
+    history.replaceState(null, "", response.url);
+    document.dispatchEvent(new CustomEvent("lab:updated", { detail: { url: response.url } }));
+  }
+
+  function swap(doc) {
+    const active = document.activeElement;
+    const focusId = active && active !== document.body ? active.id : "";
+    const caret = active && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null;
+    for (const fresh of doc.querySelectorAll("[data-region]")) {
+      const old = document.querySelector(`[data-region="${CSS.escape(fresh.dataset.region)}"]`);
+      if (old) old.replaceWith(document.adoptNode(fresh));
+    }
+    if (doc.title) document.title = doc.title;
+    const again = focusId && document.getElementById(focusId);
+    if (again) {
+      again.focus({ preventScroll: true });
+      if (caret && typeof again.setSelectionRange === "function") {
+        try { again.setSelectionRange(caret[0], caret[1]); } catch (e) { /* not a text field */ }
+      }
+    }
+  }
+
+  const live = (el) => el && el.form && el.form.matches("form[data-live]") ? el.form : null;
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-live]")) return;
+    event.preventDefault();
+    send(form, event.submitter);
+  });
+
+  document.addEventListener("change", (event) => {
+    const form = live(event.target);
+    if (form && event.target.matches("[data-auto]:not([type=text]):not([type=number])")) send(form, null);
+  });
+
+  document.addEventListener("input", (event) => {
+    const form = live(event.target);
+    if (!form || !event.target.matches("input[data-auto][type=text], input[data-auto][type=number]")) return;
+    latest++; // a response to an older value must not overwrite what is being typed
+    clearTimeout(timers.get(form));
+    timers.set(form, setTimeout(() => send(form, null), 160));
+  });
+})();
