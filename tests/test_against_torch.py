@@ -114,9 +114,13 @@ def test_decoder_block_matches_transformer_decoder_layer(norm_first):
     assert close(out, ref)
 
 
-def test_layernorm_matches_torch():
-    ours = randomize(LayerNorm(D))
+@pytest.mark.parametrize("explicit", [True, False], ids=["written-out", "fused"])
+def test_layernorm_matches_torch(explicit):
+    ours = randomize(LayerNorm(D, explicit=explicit))
     theirs = nn.LayerNorm(D)
     copy_ln(ours, theirs)
-    x = torch.randn(4, 9, D) * 3 + 1
+    x = (torch.randn(4, 9, D) * 3 + 1).requires_grad_()
     assert close(ours(x), theirs(x))
+    grad_ours, = torch.autograd.grad(ours(x).pow(2).sum(), x)
+    grad_theirs, = torch.autograd.grad(theirs(x).pow(2).sum(), x)
+    assert close(grad_ours, grad_theirs)

@@ -52,6 +52,19 @@ def test_masked_scores_are_minus_inf_and_weights_exactly_zero():
     assert (weights[..., 0, 0] == 1).all()  # position 1 reads exactly one key
 
 
+@pytest.mark.parametrize("t_q, t_k", [(6, 6), (2, 6)])
+def test_causal_flag_equals_the_causal_mask(t_q, t_k):
+    torch.manual_seed(3)
+    q, k, v = torch.randn(2, t_q, 8), torch.randn(2, t_k, 8), torch.randn(2, t_k, 8)
+    by_mask, w_mask = attention(q, k, v, causal_mask(t_q, t_k))
+    by_flag, w_flag = attention(q, k, v, causal=True)
+    assert torch.equal(w_mask, w_flag) and torch.equal(by_mask, by_flag)
+    assert torch.allclose(attention(q, k, v, causal=True, need_weights=False)[0], by_mask, atol=1e-6)
+    padding = torch.tensor([True] * (t_k - 1) + [False])
+    both, _ = attention(q, k, v, padding, causal=True)
+    assert torch.allclose(attention(q, k, v, padding, causal=True, need_weights=False)[0], both, atol=1e-6)
+
+
 def test_fully_masked_row_reads_nothing():
     q, k, v = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
     mask = torch.tensor([[True, False, False], [False, False, False], [True, True, True]])

@@ -28,7 +28,7 @@ def test_ffn_off_diagonal_blocks_are_exactly_zero():
 
 
 def test_layernorm_off_diagonal_blocks_are_exactly_zero():
-    ln = LayerNorm(D).double()
+    ln = LayerNorm(D, explicit=True).double()
     grid = cross_position_blocks(ln)
     assert (off_diagonal(grid) == 0).all()
     assert (grid.diagonal() > 0).all()

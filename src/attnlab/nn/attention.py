@@ -35,6 +35,7 @@ def attention(
     v: Tensor,
     mask: Tensor | None = None,
     *,
+    causal: bool = False,
     need_weights: bool = True,
     dropout_p: float = 0.0,
     record=None,
@@ -42,6 +43,7 @@ def attention(
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
 
     q: (..., T_q, d_k), k: (..., T_k, d_k), v: (..., T_k, d_v); mask broadcasts to (..., T_q, T_k).
+    causal=True adds the causal mask (query i reads keys up to i; see `causal_mask` for T_k > T_q).
     Returns (output (..., T_q, d_v), weights (..., T_q, T_k)). With need_weights=False the fused
     `scaled_dot_product_attention` kernel is used and weights is None. `record(name, tensor)`, when given,
     receives the raw scores, the masked scores and the weights (it forces the explicit path).
@@ -55,7 +57,9 @@ def attention(
         check_mask(mask, scores_shape)
 
     if not need_weights and record is None:
-        return sdpa_attention(q, k, v, mask, dropout_p=dropout_p), None
+        return sdpa_attention(q, k, v, mask, causal=causal, dropout_p=dropout_p), None
+    if causal:
+        mask = with_causal(mask, q.shape[-2], k.shape[-2], q.device)
 
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
@@ -77,8 +81,15 @@ def attention(
     return output, weights
 
 
-def sdpa_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, dropout_p: float = 0.0) -> Tensor:
+def sdpa_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, causal: bool = False, dropout_p: float = 0.0
+) -> Tensor:
     """The same computation through torch's fused kernel; no weights come back."""
+    if causal and mask is None and q.shape[-2] == k.shape[-2]:
+        # The kernel's own causal mode skips the masked half of the work; no row is ever empty.
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p)
+    if causal:
+        mask = with_causal(mask, q.shape[-2], k.shape[-2], q.device)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
     if mask is not None:
         # Match the explicit path: a query that may read no key outputs zeros (the kernel gives NaN).
@@ -94,3 +105,9 @@ def causal_mask(t_q: int, t_k: int | None = None, device=None) -> Tensor:
     """
     t_k = t_q if t_k is None else t_k
     return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(diagonal=t_k - t_q)
+
+
+def with_causal(mask: Tensor | None, t_q: int, t_k: int, device=None) -> Tensor:
+    """The causal mask, and-ed with `mask` if there is one."""
+    causal = causal_mask(t_q, t_k, device=device)
+    return causal if mask is None else mask & causal

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attnlab.nn.attention import attention, causal_mask
+from attnlab.nn.attention import attention
 from attnlab.nn.positions import RotaryEmbedding
 
 Record = Callable[[str, Tensor], None]
@@ -114,9 +114,10 @@ class MultiHeadAttention(nn.Module):
             record("k", k)
             record("v", v)
 
-        full_mask = self.build_mask(q.shape[-2], k.shape[-2], x.shape[0], causal, mask, key_padding_mask, x.device)
+        full_mask = self.build_mask(k.shape[-2], x.shape[0], mask, key_padding_mask)
         heads, weights = attention(
             q, k, v, full_mask,
+            causal=causal,
             need_weights=need_weights,
             dropout_p=self.dropout if self.training else 0.0,
             record=record,
@@ -127,15 +128,14 @@ class MultiHeadAttention(nn.Module):
         return self.W_O(concat), weights  # (B, T_q, d_model)
 
     @staticmethod
-    def build_mask(t_q, t_k, batch, causal, mask, key_padding_mask, device) -> Tensor | None:
-        """Combine the causal, explicit and key-padding masks into one bool mask broadcastable to (B, H, T_q, T_k)."""
-        combined = None
-        if causal:
-            combined = causal_mask(t_q, t_k, device=device)  # (T_q, T_k)
-        if mask is not None:
-            if mask.dtype != torch.bool:
-                raise ValueError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
-            combined = mask if combined is None else combined & mask
+    def build_mask(t_k, batch, mask, key_padding_mask) -> Tensor | None:
+        """Combine the explicit and key-padding masks into one bool mask broadcastable to (B, H, T_q, T_k).
+
+        The causal mask is left to `attention`, which can then use the fused kernel's own causal mode.
+        """
+        combined = mask
+        if mask is not None and mask.dtype != torch.bool:
+            raise ValueError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
         if key_padding_mask is not None:
             if key_padding_mask.dtype != torch.bool or tuple(key_padding_mask.shape) != (batch, t_k):
                 raise ValueError(
