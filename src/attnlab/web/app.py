@@ -35,6 +35,9 @@ from attnlab.web.render import STATIC_DIR
 # One line per page module; each module exposes `router`.
 PAGES = (
     "attnlab.web.pages.home",
+    "attnlab.web.pages.toy",
+    "attnlab.web.pages.lookup",
+    "attnlab.web.pages.ledger",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).

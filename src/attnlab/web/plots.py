@@ -60,4 +60,4 @@ def vector_sum(values: list[list[float]], weights: list[float], output: list[flo
         sx, sy = nx, ny
     out = {**_arrow(ox, oy, *px(*output), head=11.0), "lx": px(*output)[0], "ly": px(*output)[1]}
     return {"width": round(width, 1), "height": round(height, 1), "origin": (ox, oy), "grid": grid,
-            "values": vals, "terms": terms, "output": out}
+            "vals": vals, "terms": terms, "out": out}

@@ -25,6 +25,7 @@ HERE = Path(__file__).parent
 TEMPLATES_DIR = HERE / "templates"
 STATIC_DIR = HERE / "static"
 MINUS = "\u2212"
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -49,11 +50,11 @@ def frac(text: str | None) -> str:
 
 
 def big(n: int | float) -> str:
-    """1234567 -> '1,234,567'; beyond 10^12 -> '1.23 × 10^15'."""
+    """1234567 -> '1,234,567'; from 10^12 on -> '1.23 × 10¹⁵'."""
     if abs(n) < 1e12:
         return f"{int(n):,}" if float(n).is_integer() else num(n)
     exp = int(math.floor(math.log10(abs(n))))
-    return f"{n / 10**exp:.2f} × 10^{exp}"
+    return f"{n / 10**exp:.2f} × 10{str(exp).translate(SUPERSCRIPT)}"
 
 
 def heat(a: float | None) -> str:

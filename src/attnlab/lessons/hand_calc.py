@@ -1,0 +1,182 @@
+"""The hand calculation: one query, scores s, values v_j -> weights a = softmax(s), output o = sum_j a_j v_j.
+
+The textbook case is s = (0, ln 3), v1 = (2, 0), v2 = (0, 2): a = (1, 3) / 4 = (1/4, 3/4) and
+o = (0.5, 1.5). Changing only v2 keeps the weights, so the output moves by delta_o = a_2 delta_v2
+(v2 = (0, 4) -> o = (0.5, 3)).
+
+Scores may be written as numbers or as "ln 3", "-ln 2", "ln(3/2)". When every e^{s_j} is rational (a score
+is 0 or the log of a rational) and every value is a decimal or a fraction, the result is exact and comes
+back as fractions too ("1/4"); the floats always come from `attnlab.nn.attention` in float64.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import torch
+
+from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.nn import attention
+
+TEXTBOOK_SCORES = ("0", "ln 3")
+TEXTBOOK_VALUES = ((2, 0), (0, 2))
+MAX_KEYS = 16
+MAX_DIM = 8
+MAX_ABS = 1e6  # beyond this the lesson is about overflow, not mixing
+
+Number = int | float | str
+
+_RATIONAL = r"[0-9]+(?:\.[0-9]*)?(?:/[0-9]+(?:\.[0-9]*)?)?"
+_LN = re.compile(rf"^(?P<sign>[+-]?)\s*(?:ln|log)\s*(?:\(\s*(?P<p>{_RATIONAL})\s*\)|(?P<a>{_RATIONAL}))$")
+
+
+def parse_number(x: Number, what: str = "value") -> Fraction:
+    """A finite number from a JSON number or a string like '2', '-0.5', '3/4', as an exact Fraction."""
+    if isinstance(x, bool):
+        raise ValueError(f"{what} must be a number, got {x!r}")
+    if isinstance(x, (int, float)):
+        if not math.isfinite(x):
+            raise ValueError(f"{what} must be a finite number, got {x!r}")
+        text = repr(x)  # 0.1 arrives as the float nearest 1/10; the learner meant 1/10
+    elif isinstance(x, str):
+        text = x.strip().replace("−", "-")
+    else:
+        raise ValueError(f"{what} must be a number, got {x!r}")
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{what} must be a finite number such as 2, -0.5 or 3/4, got {x!r}") from None
+    if abs(value) > MAX_ABS:
+        raise ValueError(f"{what} must lie within ±{MAX_ABS:g}, got {x!r}")
+    return value
+
+
+def parse_score(x: Number, what: str = "score") -> tuple[float, Fraction | None]:
+    """A score as (float value, exact e^score or None). '0' -> (0.0, 1); 'ln 3' -> (1.0986..., 3)."""
+    if isinstance(x, str):
+        m = _LN.match(x.strip().replace("−", "-").lower())
+        if m:
+            arg = Fraction(m["p"] or m["a"])
+            if arg <= 0:
+                raise ValueError(f"{what}: ln needs a positive number, got {x!r}")
+            exp = arg if m["sign"] != "-" else 1 / arg
+            value = math.log(exp.numerator) - math.log(exp.denominator)
+            if abs(value) > MAX_ABS:
+                raise ValueError(f"{what} must lie within ±{MAX_ABS:g}, got {x!r}")
+            return value, exp
+    try:
+        exact = parse_number(x, what)
+    except ValueError:
+        raise ValueError(f"{what} must be a finite number (2, -0.5, 3/4) or a log (ln 3, -ln 2), got {x!r}") from None
+    return float(exact), (Fraction(1) if exact == 0 else None)  # e^0 = 1 is the only rational e^q
+
+
+def fraction_text(x: Fraction) -> str:
+    """Fraction(3, 4) -> '3/4'; Fraction(2) -> '2'."""
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+@dataclass
+class ExactMix:
+    """The same mix in exact arithmetic, as fraction strings."""
+
+    exp_scores: list[str]  # e^{s_j}
+    weights: list[str]
+    output: list[str]
+    contributions: list[list[str]]  # a_j v_j
+
+
+@dataclass
+class Mix:
+    scores: Vector  # s_j as floats
+    values: Matrix  # v_j, (n, d_v)
+    weights: Vector  # a = softmax(s)
+    output: Vector  # o = sum_j a_j v_j
+    contributions: Matrix  # a_j v_j
+    contribution_norms: Vector  # ||a_j v_j||
+    value_norms: Vector  # ||v_j||
+    exact: ExactMix | None  # present when every e^{s_j} and every value is rational
+
+
+def mix(scores: list[Number], values: list[list[Number]]) -> Mix:
+    """softmax(scores) as weights, then the weighted sum of the value vectors."""
+    n = len(scores)
+    if not 1 <= n <= MAX_KEYS:
+        raise ValueError(f"scores must hold 1..{MAX_KEYS} numbers, got {n}")
+    if len(values) != n:
+        raise ValueError(f"values must hold one vector per score ({n}), got {len(values)}")
+    dims = {len(v) for v in values}
+    if len(dims) != 1 or not 1 <= next(iter(dims)) <= MAX_DIM:
+        raise ValueError(f"value vectors must share one length 1..{MAX_DIM}, got lengths {[len(v) for v in values]}")
+    parsed = [parse_score(s, f"scores[{j}]") for j, s in enumerate(scores)]
+    exact_values = [[parse_number(x, f"values[{j}][{c}]") for c, x in enumerate(v)] for j, v in enumerate(values)]
+
+    # A score row is attention with d_k = 1: q = (1), k_j = (s_j), so q . k_j / sqrt(1) = s_j.
+    s = torch.tensor([value for value, _ in parsed], dtype=torch.float64)  # (n,)
+    v = torch.tensor([[float(x) for x in row] for row in exact_values], dtype=torch.float64)  # (n, d_v)
+    q = torch.ones(1, 1, dtype=torch.float64)  # (1, d_k=1)
+    o, a = attention(q, s[:, None], v)  # (1, 1) @ (1, n) -> weights (1, n); (1, n) @ (n, d_v) -> (1, d_v)
+    terms = a[0, :, None] * v  # a_j v_j: (n, 1) * (n, d_v) -> (n, d_v)
+
+    exact = None
+    if all(e is not None for _, e in parsed):
+        exps = [e for _, e in parsed]
+        total = sum(exps)
+        a_exact = [e / total for e in exps]
+        terms_exact = [[a_j * x for x in row] for a_j, row in zip(a_exact, exact_values)]
+        o_exact = [sum(col) for col in zip(*terms_exact)]
+        exact = ExactMix(
+            exp_scores=[fraction_text(e) for e in exps],
+            weights=[fraction_text(x) for x in a_exact],
+            output=[fraction_text(x) for x in o_exact],
+            contributions=[[fraction_text(x) for x in row] for row in terms_exact],
+        )
+    return Mix(
+        scores=tolist(s), values=tolist(v), weights=tolist(a[0]), output=tolist(o[0]),
+        contributions=tolist(terms), contribution_norms=tolist(terms.norm(dim=-1)),
+        value_norms=tolist(v.norm(dim=-1)), exact=exact,
+    )
+
+
+@dataclass
+class HandCalc:
+    """The learner's mix beside the textbook values under the same scores: delta_o = sum_j a_j delta_v_j."""
+
+    score_inputs: list[str]  # the scores as the learner wrote them
+    now: Mix  # with the learner's values
+    before: Mix  # the same scores with the textbook values v1 = (2, 0), v2 = (0, 2)
+    delta_values: Matrix  # delta_v_j = v_j - textbook v_j
+    delta_output: Vector  # o_now - o_before
+    predicted_delta: Vector  # sum_j a_j delta_v_j, which equals delta_output
+    delta_terms: Matrix  # a_j delta_v_j
+    exact_delta_output: list[str] | None
+    exact_delta_terms: list[list[str]] | None
+
+
+def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]] = TEXTBOOK_VALUES) -> HandCalc:
+    """Mix two values under two scores and compare with the textbook values under the same scores."""
+    if len(scores) != 2 or len(values) != 2 or any(len(v) != 2 for v in values):
+        raise ValueError(f"the hand calculation takes 2 scores and 2 two-dim values, got {len(scores)} scores "
+                         f"and values of lengths {[len(v) for v in values]}")
+    now = mix(list(scores), [list(v) for v in values])
+    before = mix(list(scores), [list(v) for v in TEXTBOOK_VALUES])
+    dv = torch.tensor(now.values, dtype=torch.float64) - torch.tensor(before.values, dtype=torch.float64)  # (2, 2)
+    a = torch.tensor(now.weights, dtype=torch.float64)  # (2,)
+    terms = a[:, None] * dv  # a_j delta_v_j: (2, 1) * (2, 2) -> (2, 2)
+    d_out = torch.tensor(now.output, dtype=torch.float64) - torch.tensor(before.output, dtype=torch.float64)
+
+    exact_out = exact_terms = None
+    if now.exact is not None:
+        a_ex = [Fraction(w) for w in now.exact.weights]
+        dv_ex = [[parse_number(x) - Fraction(b) for x, b in zip(v, tv)] for v, tv in zip(values, TEXTBOOK_VALUES)]
+        terms_ex = [[a_j * x for x in row] for a_j, row in zip(a_ex, dv_ex)]
+        exact_terms = [[fraction_text(x) for x in row] for row in terms_ex]
+        exact_out = [fraction_text(Fraction(x) - Fraction(y)) for x, y in zip(now.exact.output, before.exact.output)]
+    return HandCalc(
+        score_inputs=[str(s).strip() for s in scores], now=now, before=before,
+        delta_values=tolist(dv), delta_output=tolist(d_out), predicted_delta=tolist(terms.sum(dim=0)),
+        delta_terms=tolist(terms), exact_delta_output=exact_out, exact_delta_terms=exact_terms,
+    )

@@ -1,0 +1,147 @@
+"""The toy attention lab page (/toy) and its JSON API (/api/toy, /api/toy/mix, /api/toy/hand, /api/toy/check)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from attnlab.lessons.hand_calc import (
+    TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, mix, parse_number, parse_score,
+)
+from attnlab.i18n import t
+from attnlab.lessons.toy import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
+from attnlab.web.errors import unprocessable
+from attnlab.web.render import make_url, lang_of, render
+
+router = APIRouter()
+
+# The page's state lives in its URL; these are the defaults (left out of links).
+HAND_DEFAULTS = {
+    "s1": TEXTBOOK_SCORES[0], "s2": TEXTBOOK_SCORES[1],
+    "v1x": str(TEXTBOOK_VALUES[0][0]), "v1y": str(TEXTBOOK_VALUES[0][1]),
+    "v2x": str(TEXTBOOK_VALUES[1][0]), "v2y": str(TEXTBOOK_VALUES[1][1]),
+}
+DEFAULTS = {"query": "它", "causal": "", **{f"ans_{q.id}": "" for q in QUESTIONS}, **HAND_DEFAULTS}
+PRESETS = {"v2_04": {"v2x": "0", "v2y": "4"}, "textbook": HAND_DEFAULTS}
+TRUE = {"1", "true", "on", "yes"}
+
+
+@router.get("/toy", response_class=HTMLResponse, include_in_schema=False)
+def toy_page(request: Request, preset: str = ""):
+    state = {k: request.query_params.get(k, v).strip() for k, v in DEFAULTS.items()}
+    if preset:  # a preset button rewrites the hand-calculation fields, then the URL says what is shown
+        state.update(PRESETS.get(preset, {}))
+        kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
+        return RedirectResponse(make_url("/toy", lang_of(request), **kept), status_code=303)
+
+    problems: dict[str, str] = {}
+    try:
+        parse_query(state["query"])
+    except ValueError as err:
+        problems["query"] = str(err)
+        state["query"] = DEFAULTS["query"]
+    causal = state["causal"].lower() in TRUE
+    state["causal"] = "1" if causal else ""
+    lab = toy_lab(state["query"], causal=causal)
+
+    verdicts = {}
+    for q in QUESTIONS:
+        given = state[f"ans_{q.id}"]
+        if given:
+            try:
+                verdicts[q.id] = check_prediction(q.id, given)
+            except ValueError as err:
+                problems[f"ans_{q.id}"] = str(err)
+                state[f"ans_{q.id}"] = ""
+
+    bad_fields = []
+    for name in ("s1", "s2"):
+        try:
+            parse_score(state[name], name)
+        except ValueError:
+            bad_fields.append(name)
+    for name in ("v1x", "v1y", "v2x", "v2y"):
+        try:
+            parse_number(state[name], name)
+        except ValueError:
+            bad_fields.append(name)
+    hand = None
+    if not bad_fields:
+        hand = hand_calc([state["s1"], state["s2"]], [[state["v1x"], state["v1y"]], [state["v2x"], state["v2y"]]])
+
+    kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
+    return render(
+        request, "toy.html", lab=lab, hand=hand, bad_fields=bad_fields, verdicts=verdicts, questions=QUESTIONS,
+        problems=problems, state=kept, raw=state, causal=causal,
+        feature_labels=[t(f"toy.feature.{f}", lang_of(request)) for f in lab.features],
+    )
+
+
+# ---- JSON API ----------------------------------------------------------------------------------------
+
+QueryParam = Annotated[str, Query(description="the query token (猫, 追, 老鼠, 它) or its 1-based position 1..4",
+                                  examples=["它", "4"])]
+
+
+@router.get("/api/toy", tags=["toy"])
+def api_toy(query: QueryParam = "它", causal: bool = False) -> ToyLab:
+    """X, each head's W_Q, W_K, W_V and every derived matrix (Q, K, V, QK^T, S, A, O), and the concatenation."""
+    try:
+        return toy_lab(query, causal=causal)
+    except ValueError as err:
+        raise unprocessable(("query", "query"), err, query) from None
+
+
+def _finite_or_text(x: Any) -> Any:
+    # A number must be finite; a string is parsed by the lesson ("ln 3", "3/4"). Anything else is refused here.
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise ValueError(f"expected a number or a string such as 'ln 3' or '3/4', got {type(x).__name__}")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"expected a finite number, got {x!r}")
+    return x
+
+
+Entry = Annotated[float | str, BeforeValidator(_finite_or_text)]
+
+
+class MixRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]}]})
+    scores: list[Entry] = Field(description="one score per key: a finite number, or a string like 'ln 3', '-ln 2', '3/4'")
+    values: list[list[Entry]] = Field(description="one value vector per key, all of one length")
+
+
+def _lesson_call(fn, body: BaseModel):
+    try:
+        return fn(body.scores, body.values)
+    except ValueError as err:
+        raise unprocessable(("body",), err, body.model_dump()) from None
+
+
+@router.post("/api/toy/mix", tags=["toy"])
+def api_mix(body: MixRequest) -> Mix:
+    """Scores and values in; weights a = softmax(s), output o = sum_j a_j v_j and the terms a_j v_j out.
+    Exact fractions come back too when every e^{s_j} and every value is rational."""
+    return _lesson_call(mix, body)
+
+
+@router.post("/api/toy/hand", tags=["toy"])
+def api_hand(body: MixRequest) -> HandCalc:
+    """The hand calculation: 2 scores, 2 two-dim values, compared with the textbook values v1 = (2, 0),
+    v2 = (0, 2) under the same scores (delta_o = sum_j a_j delta_v_j)."""
+    return _lesson_call(hand_calc, body)
+
+
+@router.get("/api/toy/check", tags=["toy"])
+def api_check(question: Annotated[str, Query(description=", ".join(q.id for q in QUESTIONS))],
+              answer: str) -> Verdict:
+    """Check a committed prediction against the lab; the evidence is the lab's own numbers."""
+    try:
+        return check_prediction(question, answer)
+    except ValueError as err:
+        raise unprocessable(("query", "answer" if "answer" in str(err) else "question"), err,
+                            answer if "answer" in str(err) else question) from None
+
