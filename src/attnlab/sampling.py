@@ -1,0 +1,209 @@
+"""Choosing the next token, and generating one token at a time.
+
+Step ⑥ of the pipeline: feed the prompt, take the distribution over the next token, pick one, append it,
+feed it back. How the pick is made:
+
+- greedy (temperature 0): always the most probable token;
+- temperature T > 0: softmax(logits / T); T < 1 sharpens the distribution, T > 1 flattens it;
+- top-k: only the k most probable tokens may be drawn;
+- top-p (nucleus): only the smallest set of most probable tokens whose probabilities sum to at least p.
+
+The filters apply in that order (temperature, then top-k, then top-p on what is left), and a filtered
+token's logit becomes -inf, so its probability after the softmax is exactly 0.
+
+With a KV cache each step feeds only the newest token: the keys and values of the earlier positions are
+kept from the steps before, so a step costs O(T) instead of re-running all T positions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import torch
+from torch import Tensor
+
+
+def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                   *, allow_zero_temperature: bool = False) -> None:
+    """ValueError naming the option, the range it must be in, and what came."""
+    t_ok = isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and math.isfinite(temperature)
+    if not t_ok or temperature < 0 or (temperature == 0 and not allow_zero_temperature):
+        need = ">= 0 (0 = greedy)" if allow_zero_temperature else "> 0"
+        raise ValueError(f"temperature must be a finite number {need}, got {temperature!r}")
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
+        raise ValueError(f"top_k must be a whole number >= 1 (or None for no limit), got {top_k!r}")
+    if top_p is not None and (not isinstance(top_p, (int, float)) or isinstance(top_p, bool)
+                              or not 0.0 < top_p <= 1.0):
+        raise ValueError(f"top_p must be in (0, 1] (or None for no limit), got {top_p!r}")
+
+
+def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float | None = None) -> Tensor:
+    """logits (..., V) -> logits / temperature with the tokens top-k and top-p exclude set to -inf.
+
+    top-k keeps the k largest (a tie with the k-th largest is kept too); top-p keeps the smallest set of
+    most probable tokens whose probability sums to at least p (ties in sorted order go to the lower id);
+    the most probable token always stays, so the result is never empty.
+    """
+    check_sampling(temperature, top_k, top_p)
+    logits = logits.float() / temperature  # (..., V)
+    vocab = logits.shape[-1]
+    if top_k is not None and top_k < vocab:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest logit
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        probs = torch.softmax(logits, dim=-1)  # (..., V)
+        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)
+        mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # what the more probable tokens already hold
+        drop_sorted = mass_before >= top_p  # p was reached without this token
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # back to vocabulary order
+        logits = logits.masked_fill(drop, float("-inf"))
+    return logits
+
+
+@dataclass
+class Candidate:
+    """One token of the vocabulary at one step."""
+
+    id: int
+    token: str
+    prob: float  # softmax(logits): what the model itself says
+    filtered_prob: float  # after temperature / top-k / top-p and renormalizing; 0 if filtered out
+    kept: bool  # survived the filters, so it could be drawn
+
+
+@dataclass
+class GenStep:
+    """One new token: the best candidates, how many survived the filters, and the one chosen."""
+
+    index: int  # 0 for the first new token
+    context_tokens: int  # how many tokens the model read for this step (at most the context length)
+    candidates: list[Candidate]  # the most probable tokens, best first (and the chosen one if it is not among them)
+    n_kept: int  # how many tokens of the vocabulary survived the filters
+    chosen: Candidate
+
+
+@dataclass
+class Generation:
+    prompt: str
+    prompt_ids: list[int]
+    cropped: int  # prompt tokens dropped from the front because the prompt was longer than the context
+    new_ids: list[int]
+    new_text: str
+    text: str  # prompt + new_text
+    stop_reason: str  # "eot" (the model chose the end-of-text mark) or "max_new_tokens"
+    settings: dict
+    steps: list[GenStep] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Window:
+    """Gives the logits for the next token from the last `context_length` tokens of the sequence.
+
+    Without a cache the whole window is run every step. With one, only the tokens not yet fed are run;
+    once the window is full it has to slide, every position's number changes, and the cache is rebuilt
+    from the new window — so both ways compute the same thing.
+    """
+
+    def __init__(self, model, use_cache: bool):
+        self.model, self.use_cache = model, use_cache
+        self.context = model.config.context_length
+        self.device = next(model.parameters()).device
+        self.cache, self.fed = None, 0
+
+    def next_logits(self, seq: list[int]) -> Tensor:
+        window = min(len(seq), self.context)
+        if not self.use_cache:
+            idx = torch.tensor([seq[-window:]], device=self.device)  # (1, T)
+            return self.model(idx)[0, -1]  # (1, T, V) -> (V,)
+        if self.cache is None or self.cache.length + len(seq) - self.fed > self.context:
+            self.cache, self.fed = self.model.new_kv_cache(), len(seq) - window
+        idx = torch.tensor([seq[self.fed:]], device=self.device)  # (1, T_new): only what the cache lacks
+        self.fed = len(seq)
+        return self.model(idx, kv_cache=self.cache)[0, -1]  # (V,)
+
+
+def _candidate(i: int, tokenizer, probs: Tensor, filtered: Tensor) -> Candidate:
+    return Candidate(id=i, token=tokenizer.token(i), prob=float(probs[i]), filtered_prob=float(filtered[i]),
+                     kept=bool(filtered[i] > 0))
+
+
+def generate(
+    model,
+    tokenizer,
+    prompt: str,
+    *,
+    max_new_tokens: int = 50,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    greedy: bool = False,
+    seed: int | None = None,
+    use_cache: bool = True,
+    n_candidates: int = 5,
+    stop_at_eot: bool = True,
+    on_step: Callable[[GenStep], None] | None = None,
+) -> Generation:
+    """Continue `prompt` one token at a time and record every step.
+
+    greedy=True or temperature=0 takes the argmax. A seed makes sampling reproducible (its own generator,
+    the global RNG is left alone). An empty prompt starts from the end-of-text mark, i.e. "a new text".
+    Generation stops at max_new_tokens or when the model chooses the end-of-text mark.
+    """
+    check_sampling(temperature, top_k, top_p, allow_zero_temperature=True)
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be a whole number >= 0, got {max_new_tokens!r}")
+    greedy = greedy or temperature == 0
+    prompt_ids = tokenizer.encode(prompt)  # names any unseen characters
+    context = model.config.context_length
+    cropped = max(0, len(prompt_ids) - context)
+    seq = prompt_ids[cropped:] or [tokenizer.eot_id]
+    generator = torch.Generator().manual_seed(seed) if seed is not None and not greedy else None
+
+    window = _Window(model, use_cache)
+    steps: list[GenStep] = []
+    new_ids: list[int] = []
+    stop_reason = "max_new_tokens"
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for index in range(max_new_tokens):
+                context_tokens = min(len(seq), context)
+                logits = window.next_logits(seq).float().cpu()  # (V,)
+                probs = torch.softmax(logits, dim=-1)
+                if greedy:
+                    chosen = int(torch.argmax(logits))
+                    filtered = torch.zeros_like(probs)
+                    filtered[chosen] = 1.0  # the temperature -> 0 limit: all mass on the argmax
+                else:
+                    filtered = torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)
+                    chosen = int(torch.multinomial(filtered, 1, generator=generator))
+                top = torch.topk(probs, min(n_candidates, probs.numel())).indices.tolist()
+                candidates = [_candidate(i, tokenizer, probs, filtered) for i in top]
+                chosen_c = _candidate(chosen, tokenizer, probs, filtered)
+                if chosen not in top:
+                    candidates.append(chosen_c)
+                step = GenStep(index, context_tokens, candidates, int((filtered > 0).sum()), chosen_c)
+                steps.append(step)
+                if on_step is not None:
+                    on_step(step)
+                if stop_at_eot and chosen == tokenizer.eot_id:
+                    stop_reason = "eot"
+                    break
+                seq.append(chosen)
+                new_ids.append(chosen)
+    finally:
+        model.train(was_training)
+
+    # Decode prompt and continuation together: a byte-level token may finish a character the prompt began.
+    text = tokenizer.decode(prompt_ids + new_ids)
+    new_text = text[len(prompt):] if text.startswith(prompt) else tokenizer.decode(new_ids)
+    settings = dict(max_new_tokens=max_new_tokens, temperature=0.0 if greedy else float(temperature),
+                    top_k=top_k, top_p=top_p, greedy=greedy, seed=seed, use_cache=use_cache)
+    return Generation(prompt=prompt, prompt_ids=prompt_ids, cropped=cropped, new_ids=new_ids, new_text=new_text,
+                      text=prompt + new_text, stop_reason=stop_reason, settings=settings, steps=steps)
