@@ -28,3 +28,7 @@ def main(
 
 
 # Commands register themselves; one line per command module.
+from attnlab.commands import serve  # noqa: E402
+serve.register(app)
+from attnlab.commands import toy  # noqa: E402
+toy.register(app)

@@ -1,0 +1,27 @@
+"""`attnlab serve`: start the lab (FastAPI + uvicorn) on loopback and print its URL."""
+
+from __future__ import annotations
+
+import typer
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(
+        host: str = typer.Option("127.0.0.1", help="Address to listen on; loopback keeps the lab on this machine."),
+        port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0 = any free port)."),
+    ) -> None:
+        """Start the lab in your browser: the web app, offline, on http://127.0.0.1:8000/ by default."""
+        from attnlab.web.server import bind, serve as run, url_of
+
+        try:
+            sock = bind(host, port)
+        except OSError as err:
+            typer.echo(f"attnlab serve: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+            raise typer.Exit(1) from None
+        if host not in LOOPBACK:
+            typer.echo(f"attnlab serve: listening on {host}, so other machines can reach the lab", err=True)
+        typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
+        run(sock)

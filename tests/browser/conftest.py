@@ -1,0 +1,153 @@
+"""Fixtures for real-browser tests: the lab on a free loopback port, Debian's Chromium through Playwright.
+
+Use them in `tests/browser/test_<your page>.py`:
+
+    def test_my_page(open_page, live_update, api):
+        page = open_page("/mine?lang=en")              # JS on; open_page("/mine", js=False) for JS off
+        live_update(page, lambda: page.click("#go"))   # waits until lab.js has swapped the new page in
+        cell = page.locator("#x td").first
+        assert cell.get_attribute("data-value") == str(api("/api/mine")["x"][0][0])
+
+Every page opened with `open_page` fails its test if the page logs a console error or an uncaught
+exception, or if it tries to reach anything other than 127.0.0.1 (such requests are blocked). Tests here
+are marked `browser`. Chromium missing -> skipped with the reason, except under CI=true, where that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def unavailable(reason: str) -> None:
+    """Skip, or fail under CI=true, where the browser tests must really run."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run, so this is a failure)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def lab_url():
+    """Base URL of the lab served by uvicorn in a background thread on a free 127.0.0.1 port."""
+    from attnlab.web.server import background
+
+    with background() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """A headless Chromium (Debian's /usr/bin/chromium) launched once per session."""
+    if not Path(CHROMIUM).exists():
+        unavailable(f"Chromium not found at {CHROMIUM} (install Debian's chromium package)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("playwright is not installed (pip install -e '.[test]')")
+    pw = sync_playwright().start()
+    try:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    except Exception as err:  # noqa: BLE001 - any launch failure means: no browser here
+        pw.stop()
+        unavailable(f"Chromium at {CHROMIUM} did not start: {err}")
+    yield browser
+    browser.close()
+    pw.stop()
+
+
+class Watch:
+    """What a page did wrong: console errors, uncaught exceptions, requests that tried to leave 127.0.0.1."""
+
+    def __init__(self) -> None:
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.blocked: list[str] = []
+
+    def route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:", "about:")) or urlsplit(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def problems(self) -> list[str]:
+        return ([f"console error: {e}" for e in self.console_errors] + [f"page error: {e}" for e in self.page_errors]
+                + [f"request left 127.0.0.1: {u}" for u in self.blocked])
+
+
+@pytest.fixture
+def open_page(chromium, lab_url):
+    """open_page(path, js=True, **context_options) -> a Playwright Page on the lab, watched (see module doc)."""
+    opened: list[tuple[object, Watch]] = []
+
+    def _open(path: str = "/", *, js: bool = True, **options):
+        options.setdefault("viewport", {"width": 1300, "height": 900})
+        context = chromium.new_context(java_script_enabled=js, base_url=lab_url, **options)
+        context.set_default_timeout(10_000)
+        watch = Watch()
+        context.route("**/*", watch.route)
+        page = context.new_page()
+        page.on("console", lambda msg: watch.console_errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
+        opened.append((context, watch))
+        page.goto(path)
+        return page
+
+    yield _open
+    problems = [p for _, watch in opened for p in watch.problems()]
+    for context, _ in opened:
+        context.close()
+    assert not problems, "the page misbehaved:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def live_update():
+    """live_update(page, action): run action() (a click, a fill) and wait for lab.js to swap in the new page."""
+
+    def _update(page, action) -> None:
+        page.evaluate("() => { window.__labUpdated = false; document.addEventListener('lab:updated', "
+                      "() => { window.__labUpdated = true; }, {once: true}); }")
+        action()
+        page.wait_for_function("() => window.__labUpdated === true")
+
+    return _update
+
+
+@pytest.fixture(scope="session")
+def api(lab_url):
+    """api(path) -> the JSON the running lab answers to GET path; api(path, json_body) POSTs json_body."""
+
+    def _get(path: str, json_body=None):
+        data = None if json_body is None else json.dumps(json_body).encode()
+        req = urllib.request.Request(lab_url + path, data=data, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - loopback only
+            return json.loads(resp.read())
+
+    return _get
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """The (gitignored) artifacts/ folder for screenshots."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
