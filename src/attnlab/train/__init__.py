@@ -1,0 +1,13 @@
+"""Step ⑤, training: data windows, the one loop (AdamW + cross-entropy), checkpoints, devices, runs."""
+
+from attnlab.train.checkpoint import Checkpoint, CheckpointError, load_checkpoint, load_train_state, save_checkpoint
+from attnlab.train.data import TokenData, get_batch, token_stream
+from attnlab.train.device import DEVICES, pick_device
+from attnlab.train.loop import Probe, Trainer, TrainConfig, TrainResult, lm_loss, make_optimizer
+from attnlab.train.run import Run, corpus_defaults, new_run, resume_run
+
+__all__ = [
+    "Checkpoint", "CheckpointError", "DEVICES", "Probe", "Run", "TokenData", "TrainConfig", "TrainResult", "Trainer",
+    "corpus_defaults", "get_batch", "lm_loss", "load_checkpoint", "load_train_state", "make_optimizer", "new_run",
+    "pick_device", "resume_run", "save_checkpoint", "token_stream",
+]

@@ -1,0 +1,56 @@
+"""Training data: texts -> one stream of token ids -> (input, target) windows shifted by one.
+
+Every text ends with the end-of-text mark, so the model learns where a text stops. The target of position
+i is the token at i + 1: the text supplies its own answers (self-supervision).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+def token_stream(texts: list[str], tokenizer) -> Tensor:
+    """[text_1, <eot>, text_2, <eot>, ...] as one (N,) int64 tensor."""
+    ids: list[int] = []
+    for text in texts:
+        ids += tokenizer.encode(text)
+        ids.append(tokenizer.eot_id)
+    return torch.tensor(ids, dtype=torch.long)
+
+
+@dataclass
+class TokenData:
+    """A train stream and an optional validation stream (the last fraction of the corpus, as nanoGPT splits)."""
+
+    train: Tensor  # (N_train,)
+    val: Tensor | None  # (N_val,) or None when there is nothing to hold out (a single poem)
+
+    @classmethod
+    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2) -> "TokenData":
+        if not 0.0 <= val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        stream = token_stream(texts, tokenizer)
+        n_val = int(len(stream) * val_fraction)
+        if n_val < min_val_tokens or len(stream) - n_val < 2:
+            return cls(stream, None)
+        return cls(stream[:-n_val], stream[-n_val:])
+
+
+def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """(x, y), each (B, T): random windows of the stream, y = x shifted one to the left.
+
+    A stream that fits in one window (a poem memorized by heart) is always the one whole window, from
+    position 0, so the model learns each character at the position generation will ask for it.
+    """
+    if len(stream) < 2:
+        raise ValueError(f"need at least 2 tokens to train on, got {len(stream)}")
+    if len(stream) - 1 <= context_length:
+        return stream[None, :-1], stream[None, 1:]  # (1, N-1)
+    starts = torch.randint(0, len(stream) - context_length, (batch_size,), generator=generator)  # (B,)
+    offsets = torch.arange(context_length)  # (T,)
+    x = stream[starts[:, None] + offsets]  # (B, T)
+    y = stream[starts[:, None] + offsets + 1]  # (B, T)
+    return x, y

@@ -1,0 +1,231 @@
+"""Step ⑤: the one training loop (CLI and web both run this).
+
+Each step: forward (steps ① to ④) -> cross-entropy against the next token -> backward -> AdamW update
+  θ <- θ - lr · (Adam's step direction + weight_decay · θ).
+Deterministic for a seed: the model is built after torch.manual_seed(seed), and batches are drawn from a
+generator of their own, seeded the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.train.data import TokenData, get_batch
+
+SCHEDULES = ("constant", "cosine")
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 300  # optimizer updates in all (a resumed run continues up to this number)
+    batch_size: int = 12  # windows per step (a text shorter than the context is one window)
+    lr: float = 1e-3  # peak learning rate
+    schedule: str = "cosine"  # constant | cosine (decay to min_lr_ratio * lr at the last step)
+    warmup_steps: int = 0  # linear warm-up from ~0 to lr
+    min_lr_ratio: float = 0.1
+    weight_decay: float = 0.1  # AdamW's decoupled decay, on matrices only (not biases, not LayerNorm)
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float | None = 1.0  # clip the gradient's global norm (None: never)
+    seed: int = 0
+    eval_interval: int = 0  # steps between validation estimates (0: only at the end)
+    eval_iters: int = 20  # batches per validation estimate
+    log_interval: int = 1  # steps between progress events
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "eval_iters", "log_interval"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("warmup_steps", "eval_interval"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and 0 < self.lr <= 1):
+            raise ValueError(f"lr must be in (0, 1], got {self.lr!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
+            raise ValueError(f"beta1 and beta2 must be in [0, 1), got {self.beta1!r}, {self.beta2!r}")
+        if self.grad_clip is not None and self.grad_clip <= 0:
+            raise ValueError(f"grad_clip must be > 0 or None, got {self.grad_clip!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def lr_at(self, step: int) -> float:
+        """Learning rate for update number `step` (0-based): warm-up, then constant or cosine decay."""
+        if step < self.warmup_steps:
+            return self.lr * (step + 1) / (self.warmup_steps + 1)
+        if self.schedule == "constant":
+            return self.lr
+        span = max(1, self.steps - 1 - self.warmup_steps)
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        min_lr = self.lr * self.min_lr_ratio
+        return min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (self.lr - min_lr)
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on the weight matrices and embedding tables only (as GPT-2 and nanoGPT do)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+
+
+@dataclass
+class Probe:
+    """Watch one prediction while training: p(target | context), e.g. p(光 | 床前明月)."""
+
+    context_ids: list[int]
+    target_id: int
+    context: str = ""
+    target: str = ""
+
+
+@dataclass
+class TrainResult:
+    step: int  # updates done so far (including any before a resume)
+    loss: float | None  # the last training batch's loss
+    val_loss: float | None
+    p_probe: float | None
+    stopped: bool  # stopped early on request
+    seconds: float
+    history: list[dict] = field(default_factory=list)
+
+
+def lm_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy -log p(y_t | x_<=t) over every position of every window."""
+    logits = model(x)  # (B, T, V)
+    return F.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T, V) vs (B*T,)
+
+
+class Trainer:
+    """Holds a model, its optimizer and the batch generator; `run()` trains up to cfg.steps."""
+
+    def __init__(self, model: torch.nn.Module, data: TokenData, cfg: TrainConfig, *,
+                 device: torch.device | str = "cpu", probe: Probe | None = None):
+        self.model = model.to(device)
+        self.data, self.cfg, self.device, self.probe = data, cfg, torch.device(device), probe
+        self.context_length = model.config.context_length
+        self.optimizer = make_optimizer(self.model, cfg)
+        self.batch_generator = torch.Generator().manual_seed(cfg.seed)
+        self.step = 0
+        self.history: list[dict] = []
+
+    # -- measurements ---------------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def estimate_val_loss(self) -> float | None:
+        """Mean loss over eval_iters validation batches, always the same batches (a fixed generator)."""
+        if self.data.val is None:
+            return None
+        was_training = self.model.training
+        self.model.eval()
+        g = torch.Generator().manual_seed(self.cfg.seed + 1)
+        losses = []
+        for _ in range(self.cfg.eval_iters):
+            x, y = get_batch(self.data.val, self.context_length, self.cfg.batch_size, g)
+            losses.append(float(lm_loss(self.model, x.to(self.device), y.to(self.device))))
+            if len(self.data.val) - 1 <= self.context_length:
+                break  # the one whole window: every batch would be the same
+        self.model.train(was_training)
+        return sum(losses) / len(losses)
+
+    @torch.no_grad()
+    def probe_prob(self) -> float | None:
+        if self.probe is None:
+            return None
+        was_training = self.model.training
+        self.model.eval()
+        ids = self.probe.context_ids[-self.context_length:]
+        logits = self.model(torch.tensor([ids], device=self.device))[0, -1]  # (V,)
+        self.model.train(was_training)
+        return float(torch.softmax(logits.float(), dim=-1)[self.probe.target_id])
+
+    # -- the loop -------------------------------------------------------------------------------------
+
+    def run(self, callback: Callable[[dict], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> TrainResult:
+        """Train from self.step up to cfg.steps. callback(event) gets a dict after every log_interval
+        steps and at the end; should_stop() is asked after every step (True ends the run early)."""
+        cfg, model = self.cfg, self.model
+        model.train()
+        start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
+        while self.step < cfg.steps:
+            lr = cfg.lr_at(self.step)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            x, y = get_batch(self.data.train, self.context_length, cfg.batch_size, self.batch_generator)
+            loss = lm_loss(model, x.to(self.device), y.to(self.device))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # d loss / d θ for every parameter
+            if cfg.grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            self.optimizer.step()  # θ <- θ - lr · update
+            self.step += 1
+            loss_value = loss.item()
+
+            last = self.step == cfg.steps
+            stopped = not last and should_stop is not None and should_stop()
+            evaluate = last or stopped or (cfg.eval_interval and self.step % cfg.eval_interval == 0)
+            if evaluate or self.step % cfg.log_interval == 0 or self.step == 1:
+                val_loss = self.estimate_val_loss() if evaluate else None
+                event = {"type": "step", "step": self.step, "steps": cfg.steps, "loss": loss_value, "lr": lr,
+                         "p_probe": self.probe_prob(), "val_loss": val_loss,
+                         "seconds": time.perf_counter() - start}
+                self.history.append({k: event[k] for k in ("step", "loss", "val_loss", "p_probe")})
+                if callback is not None:
+                    callback(event)
+            if stopped:
+                break
+
+        result = TrainResult(step=self.step, loss=loss_value, val_loss=val_loss, p_probe=self.probe_prob(),
+                             stopped=stopped, seconds=time.perf_counter() - start, history=self.history)
+        if callback is not None:
+            callback({"type": "done", **{k: v for k, v in asdict(result).items() if k != "history"}})
+        return result
+
+    # -- resuming -------------------------------------------------------------------------------------
+
+    def state(self) -> tuple[dict, dict]:
+        """(json-able scalars, tensors) that let a later run continue exactly where this one stopped."""
+        opt = self.optimizer.state_dict()
+        tensors = {f"optimizer.{i}.{name}": t.detach().cpu().contiguous()
+                   for i, st in opt["state"].items() for name, t in st.items()}
+        tensors["rng.batches"] = self.batch_generator.get_state()
+        tensors["rng.torch"] = torch.get_rng_state()
+        groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
+        scalars = {"step": self.step, "param_groups": groups, "history": self.history}
+        return scalars, tensors
+
+    def load_state(self, scalars: dict, tensors: dict) -> None:
+        state: dict[int, dict] = {}
+        for key, t in tensors.items():
+            if key.startswith("optimizer."):
+                _, i, name = key.split(".", 2)
+                state.setdefault(int(i), {})[name] = t  # load_state_dict moves them to the parameters' device
+        groups = [{k: (tuple(v) if k == "betas" else v) for k, v in g.items()} for g in scalars["param_groups"]]
+        self.optimizer.load_state_dict({"state": state, "param_groups": groups})
+        self.batch_generator.set_state(tensors["rng.batches"])
+        torch.set_rng_state(tensors["rng.torch"])
+        self.step = int(scalars["step"])
+        self.history = list(scalars.get("history", []))
