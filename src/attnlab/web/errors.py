@@ -8,6 +8,8 @@ response with `raise unprocessable(("query", "query"), err, value)`.
 
 from __future__ import annotations
 
+import math
+
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -46,6 +48,17 @@ def describe(errors: list[dict]) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def _json_safe(obj):
+    # JSON has no NaN or infinity; the offending input is echoed back as its repr ('nan', 'inf').
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
 def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", "")
 
@@ -58,8 +71,8 @@ def install(app: FastAPI) -> None:
         errors = list(exc.errors())
         message = describe(errors)
         if _wants_json(request):
-            return JSONResponse({"message": message, "detail": jsonable_encoder(errors, custom_encoder={bytes: repr})},
-                                status_code=422)
+            detail = _json_safe(jsonable_encoder(errors, custom_encoder={bytes: repr}))
+            return JSONResponse({"message": message, "detail": detail}, status_code=422)
         return render(request, "error.html", status_code=422, code=422, message=message)
 
     @app.exception_handler(StarletteHTTPException)

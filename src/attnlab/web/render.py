@@ -3,7 +3,8 @@
 Every template receives: `lang` ("zh" | "en"), `t(key, **fields)` bound to that language, `url(path,
 **params)` (keeps the language in the link), `here(**changes)` (this page with some parameters changed;
 None removes one), `lang_url` (this page in the other language), `static(name)`, `nav` (the lessons, with
-`.active`), and the filters `num` (3 decimals, U+2212 minus, None -> −∞), `frac`, `big` and `heat`.
+`.active`), and the filters `num` (3 decimals, U+2212 minus, None -> −∞), `frac`, `big`, `heat` and
+`pick` ([2, 0]|pick(tokens) -> [tokens[2], tokens[0]]).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,  # a typo in a template is an error, not an empty string
     )
-    env.filters.update(num=num, frac=frac, big=big, heat=heat)
+    env.filters.update(num=num, frac=frac, big=big, heat=heat, pick=lambda idx, seq: [seq[i] for i in idx])
     env.globals["vector_plot"] = plots.vector_sum
     return env
 

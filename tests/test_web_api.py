@@ -1,0 +1,276 @@
+"""The web app through HTTP (FastAPI's TestClient): the JSON API equals the Python calls and independent
+recomputation, bad input gets a readable 422, and the server-rendered pages show the API's numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.lessons.hand_calc import hand_calc, mix
+from attnlab.lessons.ledger import shape_ledger
+from attnlab.lessons.soft_lookup import soft_lookup, weights_vs_contributions
+from attnlab.lessons.toy import TOKENS, toy_lab
+from attnlab.web.app import create_app
+from attnlab.web.nav import LESSONS
+
+HTML = {"accept": "text/html"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app())
+
+
+def roundtrip(obj):
+    return json.loads(json.dumps(asdict(obj)))
+
+
+class Tables(HTMLParser):
+    """Collects <table id=...>: per row, the data-value and the text of each <td> that has a data-value."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.tables: dict[str, dict[str, list]] = {}
+        self.current = None
+        self.cell = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("id"):
+            self.current = self.tables.setdefault(a["id"], {"values": [], "texts": []})
+        elif tag == "tr" and self.current is not None:
+            self.current["values"].append([])
+            self.current["texts"].append([])
+        elif tag == "td" and self.current is not None and self.current["values"] and "data-value" in a:
+            self.cell = []
+            self.current["values"][-1].append(a["data-value"])
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.current["texts"][-1].append("".join(self.cell).strip())
+            self.cell = None
+        elif tag == "table":
+            self.current = None
+
+    def values(self, table_id):
+        rows = [r for r in self.tables[table_id]["values"] if r]
+        return [[None if x == "null" else float(x) for x in r] for r in rows]
+
+    def texts(self, table_id):
+        return [r for r in self.tables[table_id]["texts"] if r]
+
+
+def shown(text: str) -> float:
+    """A number as the page prints it ('−0.5', '−∞') -> float."""
+    return float(text.replace("\u2212", "-").replace("∞", "inf"))
+
+
+# ---- GET /api/toy ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("query", [*TOKENS, "1", "4"])
+def test_api_toy_equals_the_python_call(client, query, causal):
+    r = client.get("/api/toy", params={"query": query, "causal": str(causal).lower()})
+    assert r.status_code == 200
+    assert r.json() == roundtrip(toy_lab(query, causal=causal))
+
+
+def test_api_toy_carries_what_it_takes_to_recompute_it(client):
+    """From the answer's own X and weights, numpy recomputes every derived matrix."""
+    lab = client.get("/api/toy", params={"query": "它", "causal": "true"}).json()
+    X = np.array(lab["X"])
+    allowed = np.array(lab["mask"])
+    concat = []
+    for head in lab["heads"]:
+        Q, K, V = X @ np.array(head["W_Q"]), X @ np.array(head["W_K"]), X @ np.array(head["W_V"])
+        S = Q @ K.T / np.sqrt(lab["d_k"])
+        E = np.where(allowed, np.exp(S), 0)
+        A = E / E.sum(1, keepdims=True)
+        for name, ref in (("Q", Q), ("K", K), ("V", V), ("scores", S), ("weights", A), ("output", A @ V)):
+            np.testing.assert_allclose(head[name], ref, atol=1e-12, err_msg=name)
+        concat.append(A @ V)
+    np.testing.assert_allclose(lab["concat"], np.concatenate(concat, 1), atol=1e-12)
+    assert lab["heads"][0]["masked_scores"][2][3] is None and lab["heads"][0]["weights"][2][3] == 0.0
+
+
+@pytest.mark.parametrize("params, where, got", [
+    ({"query": "狗"}, "query parameter 'query'", "'狗'"),
+    ({"query": "0"}, "query parameter 'query'", "'0'"),
+    ({"query": "5"}, "query parameter 'query'", "'5'"),
+    ({"causal": "maybe"}, "query parameter 'causal'", "'maybe'"),
+])
+def test_api_toy_bad_parameters_get_a_readable_422(client, params, where, got):
+    r = client.get("/api/toy", params=params)
+    assert r.status_code == 422
+    body = r.json()
+    assert body["message"].startswith(where) and got in body["message"]
+    assert "Value error," not in body["message"]
+    assert body["detail"] and body["detail"][0]["loc"][0] == "query"  # FastAPI's detail list is kept
+
+
+# ---- POST /api/toy/mix and /api/toy/hand ----------------------------------------------------------
+
+def test_api_mix_textbook_is_exact(client):
+    r = client.post("/api/toy/mix", json={"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["exact"]["weights"] == ["1/4", "3/4"] and body["exact"]["output"] == ["1/2", "3/2"]
+    assert body["weights"] == pytest.approx([0.25, 0.75]) and body["output"] == pytest.approx([0.5, 1.5])
+    assert body == roundtrip(mix([0, "ln 3"], [[2, 0], [0, 2]]))
+
+
+def test_api_mix_floats_equal_numpy(client):
+    scores, values = [0.3, -1.2, 2.5], [[1, 2, 3], [-4, 0.5, 6], [7, -8, 9.25]]
+    body = client.post("/api/toy/mix", json={"scores": scores, "values": values}).json()
+    a = np.exp(scores) / np.exp(scores).sum()
+    np.testing.assert_allclose(body["weights"], a, rtol=1e-12)
+    np.testing.assert_allclose(body["output"], a @ np.array(values), rtol=1e-12)
+    assert body["exact"] is None
+
+
+def test_api_hand_v2_edit(client):
+    body = client.post("/api/toy/hand", json={"scores": ["0", "ln 3"], "values": [[2, 0], [0, 4]]}).json()
+    assert body == roundtrip(hand_calc(["0", "ln 3"], [[2, 0], [0, 4]]))
+    assert body["now"]["exact"]["output"] == ["1/2", "3"] and body["exact_delta_output"] == ["0", "3/2"]
+
+
+@pytest.mark.parametrize("raw, where", [
+    (b'{"scores": [NaN, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+    (b'{"scores": [Infinity, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+    (b'{"scores": [0, 1], "values": [[1], [-Infinity]]}', "body field 'values[1][0]'"),
+    (b'{"scores": [1e999, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+    (b'{"scores": ["inf", 0], "values": [[1], [2]]}', "finite"),
+    (b'{"scores": ["ln -1", 0], "values": [[1], [2]]}', "ln"),
+    (b'{"scores": [0, 1], "values": [[1], [2], [3]]}', "one vector per score (2), got 3"),
+    (b'{"scores": [0, 1], "values": [[1, 2], [3]]}', "share one length"),
+    (b'{"scores": [], "values": []}', "1..16"),
+    (b'{"scores": [true, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
+    (b'{"scores": [null, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
+    (b'{"scores": [0, 1]}', "body field 'values'"),
+    (b'{"scores": [0, 1], "values": [[1], [2]], "extra": 1}', "body field 'extra'"),
+    (b'{"scores": [0, 1], ', "body"),
+])
+def test_api_mix_bad_input_gets_a_readable_422(client, raw, where):
+    r = client.post("/api/toy/mix", content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert where in body["message"], body["message"]
+    assert isinstance(body["detail"], list) and body["detail"]
+
+
+def test_api_hand_wants_two_scores(client):
+    r = client.post("/api/toy/hand", json={"scores": [0, 1, 2], "values": [[1, 0], [0, 1], [1, 1]]})
+    assert r.status_code == 422 and "2 scores and 2 two-dim values" in r.json()["message"]
+
+
+def test_api_check(client):
+    assert client.get("/api/toy/check", params={"question": "future", "answer": "no"}).json()["correct"] is True
+    assert client.get("/api/toy/check", params={"question": "keys", "answer": "1"}).json()["correct"] is False
+    r = client.get("/api/toy/check", params={"question": "keys", "answer": "9"})
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'answer'")
+    r = client.get("/api/toy/check", params={"question": "nope", "answer": "1"})
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'question'")
+
+
+# ---- the other lessons' API -----------------------------------------------------------------------
+
+def test_api_lookup_importance_ledger(client):
+    assert client.get("/api/lookup", params={"query": "2", "head": 2}).json() == roundtrip(soft_lookup("2", 2))
+    assert client.get("/api/lookup/importance").json() == roundtrip(weights_vs_contributions())
+    assert client.get("/api/ledger", params={"n": 1024, "d_model": 768, "heads": 12}).json() == roundtrip(
+        shape_ledger(1024, 768, 12))
+    r = client.get("/api/ledger", params={"heads": 3})
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'heads': heads must divide")
+    r = client.get("/api/ledger", params={"n": "lots"})
+    assert r.status_code == 422 and "query parameter 'n'" in r.json()["message"]
+    r = client.get("/api/lookup", params={"head": 9})
+    assert r.status_code == 422 and "head must be 1..2, got 9" in r.json()["message"]
+
+
+def test_openapi_lists_the_api_and_no_cdn_docs(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    for p in ("/api/toy", "/api/toy/mix", "/api/toy/hand", "/api/toy/check", "/api/lookup", "/api/ledger"):
+        assert p in paths
+    assert client.get("/docs").status_code == 404  # Swagger UI would load its scripts from a CDN
+
+
+# ---- pages ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("path", ["/", *[lesson.path for lesson in LESSONS]])
+def test_pages_render_and_ask_for_nothing_outside(client, path, lang):
+    r = client.get(path, params={"lang": lang}, headers=HTML)
+    assert r.status_code == 200
+    html = r.text
+    assert f'<html lang="{"zh-CN" if lang == "zh" else "en"}"' in html
+    refs = re.findall(r'(?:src|href|action)="([^"]*)"', html)
+    assert refs and all(ref.startswith(("/", "#", "?")) for ref in refs), refs
+    if lang == "en":  # links keep the language, except the switch back to Chinese
+        links = re.findall(r'<a [^>]*href="(/[^"]*)"', html.replace(re.search(r'<a [^>]*id="lang-switch"', html)[0], ""))
+        assert links and all("lang=en" in link for link in links), links
+    assert "default-src 'self'" in r.headers["content-security-policy"]
+
+
+def test_static_assets_and_favicon(client):
+    for path in ("/static/lab.css", "/static/lab.js", "/static/favicon.svg", "/favicon.ico"):
+        r = client.get(path)
+        assert r.status_code == 200 and r.content
+        assert not re.search(rb"https?://(?!www\.w3\.org/2000/svg)", r.content), path  # no URL but SVG's namespace
+
+
+@pytest.mark.parametrize("query, causal", [("它", ""), ("1", "1"), ("老鼠", "1"), ("追", "")])
+def test_toy_page_shows_the_api_numbers(client, query, causal):
+    html = client.get("/toy", params={"query": query, "causal": causal}, headers=HTML).text
+    api = client.get("/api/toy", params={"query": query, "causal": "true" if causal else "false"}).json()
+    t = Tables(html)
+    for h, head in enumerate(api["heads"], start=1):
+        assert t.values(f"h{h}-A") == head["weights"]
+        assert t.values(f"h{h}-S") == head["masked_scores"]
+        assert t.values(f"h{h}-Q") == head["Q"] and t.values(f"h{h}-O") == head["output"]
+        assert t.values(f"cmp-h{h}") == head["weights"]
+        for row_text, row in zip(t.texts(f"h{h}-A"), head["weights"]):
+            assert [shown(x) for x in row_text] == pytest.approx([round(x, 3) for x in row], abs=1e-9)
+        for row_text, row in zip(t.texts(f"h{h}-S"), head["masked_scores"]):
+            assert [shown(x) for x in row_text] == pytest.approx(
+                [float("-inf") if x is None else round(x, 3) for x in row], abs=1e-9)
+    assert t.values("concat") == api["concat"]
+    assert f'id="q-{api["query_position"]}" class="tok-btn"\n            aria-pressed="true"' in html
+
+
+def test_toy_page_without_js_forms(client):
+    """The forms are plain GETs: a query, the mask, answers and the hand calculation all work by URL."""
+    html = client.get("/toy", params={"ans_keys": "4", "ans_future": "yes", "v2y": "4"}, headers=HTML).text
+    assert 'id="verdict-keys"' in html and 'class="verdict right"' in html and 'class="verdict wrong"' in html
+    assert 'data-exact="3/4"' in html and "(1/2, 3)" in html
+    r = client.get("/toy", params={"preset": "v2_04", "query": "猫", "lang": "en"}, headers=HTML, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/toy?query=%E7%8C%AB&v2y=4&lang=en"
+    bad = client.get("/toy", params={"s2": "ln(-3)", "query": "狗"}, headers=HTML)
+    assert bad.status_code == 200 and 'aria-invalid="true"' in bad.text and 'id="hand-error"' in bad.text
+    assert "got &#39;狗&#39;" in bad.text
+
+
+def test_page_errors_are_pages(client):
+    r = client.get("/nowhere", headers=HTML)
+    assert r.status_code == 404 and "<main" in r.text
+    assert client.get("/api/nowhere").json()["message"] == "Not Found"
+
+
+def test_ledger_and_lookup_pages_show_the_api_numbers(client):
+    t = Tables(client.get("/lookup", params={"query": "它", "head": "2"}, headers=HTML).text)
+    look = client.get("/api/lookup", params={"query": "它", "head": 2}).json()
+    assert [r[0] for r in t.values("soft-table")] == look["soft_weights"]
+    assert [r[0] for r in t.values("hard-table")] == look["hard_weights"]
+    t = Tables(client.get("/ledger", params={"n": 1024, "d": 768, "h": 12}, headers=HTML).text)
+    cost = client.get("/api/ledger", params={"n": 1024, "d_model": 768, "heads": 12}).json()["cost"]
+    assert [r[0] for r in t.values("cost-table")][-3:] == [cost["attention_matrix"], cost["dense"], cost["total"]]
