@@ -273,3 +273,52 @@ def test_resume_continues_from_the_saved_step_exactly(tmp_path):
     with pytest.raises(ValueError, match="already trained 30 steps"):
         resume_run(tmp_path / "ck", device="cpu")
     assert resume_run(tmp_path / "ck", steps=35, device="cpu").config.steps == 35
+
+
+# --- the pipeline lesson (steps ① to ④) ----------------------------------------------------------------
+
+def test_pipeline_lesson_numbers_match_the_model():
+    from attnlab.lessons.pipeline import pipeline
+
+    run = new_run("poem", seed=0, device="cpu")
+    model, tok = run.model.eval(), run.tokenizer
+    view = pipeline(model, tok)  # 床前明月光, and p(光 | 床前明月)
+    assert view.tokens.ids == [0, 1, 2, 3, 4] and view.tokens.vocab == list("床前明月光") + ["<eot>"]
+
+    e = view.embedding
+    ids = torch.tensor(e.ids)
+    assert torch.allclose(torch.tensor(e.token_rows, dtype=torch.float64), model.embed.tok.weight[ids].detach().double())
+    assert torch.allclose(torch.tensor(e.position_rows, dtype=torch.float64), model.embed.pos.weight[:5].detach().double())
+    x = torch.tensor(e.sums, dtype=torch.float32)  # (T, d_model): what block 1 reads
+
+    # ③ recomputed by hand from the first block's own W_Q, W_K: softmax(Q K^T / sqrt(d_k)) under the causal mask
+    attn = model.blocks[0].attn
+    d_k = attn.d_k
+    for m in view.attention.maps[: model.config.n_heads]:
+        sl = slice(m.head * d_k, (m.head + 1) * d_k)
+        q, k = attn.W_Q(x)[:, sl], attn.W_K(x)[:, sl]  # (T, d_k)
+        scores = (q @ k.T / d_k ** 0.5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
+        assert torch.allclose(torch.tensor(m.weights, dtype=torch.float32), torch.softmax(scores, -1), atol=1e-6)
+    assert len(view.attention.maps) == model.config.n_layers * model.config.n_heads
+
+    n = view.next
+    with torch.no_grad():
+        p = torch.softmax(model(torch.tensor([[0, 1, 2, 3]]))[0, -1].double(), -1)
+    assert sum(t.prob for t in n.distribution) == pytest.approx(1.0)
+    assert n.p_target == pytest.approx(float(p[4])) and n.loss == pytest.approx(-math.log(float(p[4])))
+    assert n.uniform == pytest.approx(1 / 6) and n.uniform_loss == pytest.approx(math.log(6))
+
+    run.trainer.run()
+    after = pipeline(run.model, tok).next
+    assert after.p_target > 0.95 and after.loss < 0.05 < n.loss
+    assert after.top[0].token == "光"
+
+
+def test_pipeline_lesson_refuses_and_crops():
+    from attnlab.lessons.pipeline import pipeline
+
+    run = new_run("poem", seed=0, device="cpu")
+    with pytest.raises(ValueError, match="春"):
+        pipeline(run.model, run.tokenizer, text="春床")
+    view = pipeline(run.model, run.tokenizer, text="床前明月光床前明月光")  # 10 tokens, context 8
+    assert view.cropped == 2 and view.attention.tokens == list("明月光床前明月光")

@@ -1,0 +1,134 @@
+"""`attnlab train`: train a small GPT on a built-in poem or a corpus file and write a checkpoint directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def fail(command: str, message: str, code: int = 2) -> None:
+    """Print `attnlab <command>: message` to stderr and exit non-zero, without a traceback."""
+    typer.echo(f"attnlab {command}: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def train(
+        corpus: str = typer.Option(None, "--corpus", "-c", help="poem (床前明月光), jingyesi (静夜思), or a .txt / chinese-poetry .json file. Default: poem, or the checkpoint's corpus with --resume."),
+        out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory to write (config.json, model.safetensors, tokenizer.json)."),
+        tokenizer: str = typer.Option("char", "--tokenizer", help="char (one id per character) or bpe (byte-level BPE)."),
+        bpe_vocab: int = typer.Option(512, "--bpe-vocab", min=257, help="Vocabulary size for --tokenizer bpe."),
+        steps: int = typer.Option(None, "--steps", min=1, help="Optimizer steps in all. Default by corpus: poem 60, jingyesi 150, files 2000."),
+        layers: int = typer.Option(None, "--layers", min=1, help="Transformer blocks (default by corpus)."),
+        heads: int = typer.Option(None, "--heads", min=1, help="Attention heads per block; must divide --d-model."),
+        d_model: int = typer.Option(None, "--d-model", min=1, help="Width of every token vector."),
+        context: int = typer.Option(None, "--context", min=1, help="Context length: the most tokens the model reads."),
+        batch_size: int = typer.Option(None, "--batch-size", min=1, help="Windows per step (default 12)."),
+        lr: float = typer.Option(None, "--lr", help="Peak learning rate, in (0, 1] (default: 1e-2 for the poems, 1e-3 for files)."),
+        seed: int = typer.Option(None, "--seed", min=0, help="Seed for the initial weights and the batches (default 0)."),
+        device: str = typer.Option("auto", "--device", help="auto, cpu, cuda or mps."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state)."),
+    ) -> None:
+        """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
+        if tokenizer not in ("char", "bpe"):
+            fail("train", f"--tokenizer must be char or bpe, got {tokenizer!r}")
+        if device not in DEVICES:
+            fail("train", f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
+        if lr is not None and not 0 < lr <= 1:
+            fail("train", f"--lr must be in (0, 1], got {lr}")
+
+        from attnlab.train import new_run, resume_run  # torch loads here, not for `attnlab --help`
+
+        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed)
+        try:
+            if resume:
+                if any(v is not None for v in (layers, heads, d_model, context)):
+                    fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context")
+                run = resume_run(out, corpus=corpus, device=device, **settings)
+            else:
+                run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
+                              heads=heads, d_model=d_model, context=context, device=device, **settings)
+        except ValueError as err:  # bad corpus, sizes, checkpoint, unseen characters ...
+            fail("train", str(err))
+        _train(run, out)
+
+
+def _train(run, out: Path) -> None:
+    import signal
+    import threading
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    trainer, cfg, model_cfg = run.trainer, run.config, run.model.config
+    probe = trainer.probe
+    n_params = sum(p.numel() for p in run.model.parameters())
+    console.print(
+        f"corpus {run.corpus}: {len(run.data.train)} training tokens"
+        + (f", {len(run.data.val)} held out" if run.data.val is not None else "")
+        + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
+        f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
+        f"{n_params:,} parameters · {trainer.device}"
+    )
+    before = trainer.probe_prob()
+
+    stop = {"asked": False}
+
+    def interrupt(signum, frame):  # finish the current step, then save: Ctrl+C never loses the run
+        stop["asked"] = True
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signals can only be caught there
+    previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
+    label = f"p({probe.target}|{probe.context})" if probe else ""
+    columns = [TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}")]
+    if run.data.val is not None:
+        columns.append(TextColumn("val loss {task.fields[val]}"))
+    if probe is not None:
+        shown = escape(label).replace("{", "{{").replace("}", "}}")  # TextColumn formats and parses markup
+        columns.append(TextColumn(shown + " {task.fields[p]}"))
+    columns.append(TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=console, transient=False) as progress:
+            task = progress.add_task("train", total=cfg.steps, completed=trainer.step, loss="-", val="-", p="-")
+
+            def show(event: dict) -> None:
+                if event["type"] != "step":
+                    return
+                fields = dict(loss=f"{event['loss']:.4f}")
+                if event["val_loss"] is not None:
+                    fields["val"] = f"{event['val_loss']:.4f}"
+                if event["p_probe"] is not None:
+                    fields["p"] = f"{event['p_probe']:.3f}"
+                progress.update(task, completed=event["step"], **fields)
+
+            result = trainer.run(callback=show, should_stop=lambda: stop["asked"])
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
+
+    try:
+        path = run.save(out)
+    except (ValueError, OSError) as err:
+        fail("train", f"could not write the checkpoint: {err}", 1)
+    if probe is not None and before is not None and result.p_probe is not None:
+        # the course's number: how sure the model is of 光 after 床前明月, and the loss -log p
+        console.print(f"{escape(label)}: {before:.3f} → {result.p_probe:.3f}   "
+                      f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})")
+    summary = f"step {result.step}/{run.config.steps}, loss {result.loss:.4f}"
+    if result.val_loss is not None:
+        summary += f", val loss {result.val_loss:.4f}"
+    if result.stopped:
+        summary += " (stopped early; continue with --resume)"
+    typer.echo(f"saved {path} · {summary}")
+
+
+def _log(p: float) -> float:
+    import math
+
+    return math.log(p) if p > 0 else float("-inf")

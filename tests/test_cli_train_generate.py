@@ -1,0 +1,162 @@
+"""`attnlab train` and `attnlab generate`: memorize and recite, explain, resume, and refuse bad input clearly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from attnlab.cli import app
+from attnlab.text import JINGYESI
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models train fastest on one thread (two threads spin-wait on a busy 2-core machine)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def attnlab(*args: str):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def poem(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("poem") / "ckpt"
+    result = attnlab("train", "--corpus", "poem", "--out", out)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_train_then_generate_recites_the_line_as_commands(tmp_path):
+    """The issue's test, as a learner types it: two separate processes."""
+    exe = [str(Path(sys.executable).with_name("attnlab"))]  # the installed console script
+    if not Path(exe[0]).exists():
+        exe = [sys.executable, "-c", "from attnlab.cli import app; app()"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "poem"
+    trained = subprocess.run([*exe, "train", "--corpus", "poem", "--out", str(out)], capture_output=True,
+                             text=True, env=env, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    assert "loss" in trained.stderr and "p(光|床前明月)" in trained.stderr  # the progress bar's fields
+    assert sorted(os.listdir(out))[:3] == ["config.json", "model.safetensors", "tokenizer.json"]
+    generated = subprocess.run([*exe, "generate", "--checkpoint", str(out), "--prompt", "床前", "--greedy"],
+                               capture_output=True, text=True, env=env, timeout=300)
+    assert generated.returncode == 0, generated.stderr
+    assert generated.stdout == "床前明月光\n"
+
+
+def test_jingyesi_is_recited_from_chuang(tmp_path):
+    assert attnlab("train", "--corpus", "jingyesi", "--out", tmp_path / "j").exit_code == 0
+    result = attnlab("generate", "--checkpoint", tmp_path / "j", "--prompt", "床", "--greedy")
+    assert result.exit_code == 0 and result.stdout.strip() == JINGYESI
+
+
+def test_explain_shows_every_step(poem):
+    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", "--greedy", "--explain", "--lang", "en")
+    assert result.exit_code == 0
+    out = result.stdout
+    for mark in ("① text → ids", "② ids → embedding", "E[id]", "③ attention", "④ the next token", "⑥ generation"):
+        assert mark in out
+    assert "layer 2 · head 2" in out  # poem-tiny: 2 layers x 2 heads
+    assert out.rstrip().endswith("床前明月光")
+
+
+def test_seeded_sampling_repeats(poem):
+    runs = [attnlab("generate", "--checkpoint", poem, "--prompt", "床", "--temperature", "3", "--seed", "5",
+                    "--max-new-tokens", "12").stdout for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0].startswith("床")
+
+
+def test_long_prompt_is_cropped_and_said_once(poem):
+    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前明月光" * 2, "--max-new-tokens", "5",
+                     "--greedy")
+    assert result.exit_code == 0
+    assert result.stderr.count("longer than the context") == 1
+    assert "the model reads only its last 8" in result.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--temperature", "-1", "--temperature must be >= 0"),
+    ("--top-p", "0", "--top-p must be in (0, 1]"),
+    ("--top-p", "1.5", "--top-p must be in (0, 1]"),
+    ("--top-k", "0", "--top-k must be >= 1"),
+    ("--max-new-tokens", "0", "--max-new-tokens"),
+    ("--device", "tpu", "--device must be one of"),
+])
+def test_generate_refuses_out_of_range_options(poem, option, value, message):
+    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", option, value)
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_generate_names_unseen_characters(poem):
+    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前春风")
+    assert result.exit_code == 2
+    assert "'春风'" in result.stderr and "never saw" in result.stderr
+
+
+def test_generate_with_a_missing_or_corrupt_checkpoint(poem, tmp_path):
+    result = attnlab("generate", "--checkpoint", tmp_path / "nothing", "--prompt", "床")
+    assert result.exit_code == 2 and "no checkpoint at" in result.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for f in poem.iterdir():
+        data = f.read_bytes()
+        (broken / f.name).write_bytes(data[: len(data) - 64] if f.name == "model.safetensors" else data)
+    result = attnlab("generate", "--checkpoint", broken, "--prompt", "床")
+    assert result.exit_code == 2 and "model.safetensors is corrupt or truncated" in result.stderr
+
+
+def test_resume_continues_to_more_steps(tmp_path):
+    out = tmp_path / "ck"
+    assert attnlab("train", "--corpus", "jingyesi", "--steps", "20", "--out", out).exit_code == 0
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] == 20
+    result = attnlab("train", "--resume", "--steps", "40", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] == 40
+    assert "step 40/40" in result.stdout
+    again = attnlab("train", "--resume", "--steps", "40", "--out", out)
+    assert again.exit_code == 2 and "already trained 40 steps" in again.stderr
+    sized = attnlab("train", "--resume", "--steps", "50", "--layers", "3", "--out", out)
+    assert sized.exit_code == 2 and "keeps the checkpoint's model" in sized.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--corpus", "no/such/file.txt"], "neither a built-in text"),
+    (["--tokenizer", "words"], "--tokenizer must be char or bpe"),
+    (["--heads", "3"], "divisible"),
+    (["--lr", "0"], "--lr must be in (0, 1]"),
+    (["--steps", "0"], "--steps"),
+    (["--device", "tpu"], "--device must be one of"),
+])
+def test_train_refuses_bad_input(tmp_path, args, message):
+    result = attnlab("train", "--out", tmp_path / "ck", *args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert not (tmp_path / "ck").exists()
+
+
+def test_train_never_overwrites_a_foreign_directory(tmp_path):
+    (tmp_path / "mine.txt").write_text("keep me", encoding="utf-8")
+    result = attnlab("train", "--corpus", "poem", "--steps", "2", "--out", tmp_path)
+    assert result.exit_code != 0 and "not an attnlab checkpoint" in result.output
+    assert (tmp_path / "mine.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_resume_without_a_checkpoint(tmp_path):
+    result = attnlab("train", "--resume", "--out", tmp_path / "none")
+    assert result.exit_code == 2 and "no checkpoint at" in result.stderr
