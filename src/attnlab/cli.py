@@ -32,3 +32,7 @@ from attnlab.commands import serve  # noqa: E402
 serve.register(app)
 from attnlab.commands import toy  # noqa: E402
 toy.register(app)
+from attnlab.commands import train  # noqa: E402
+train.register(app)
+from attnlab.commands import generate  # noqa: E402
+generate.register(app)
