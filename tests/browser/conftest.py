@@ -19,7 +19,7 @@ import json
 import os
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 
@@ -96,6 +96,12 @@ class Watch:
 
 
 @pytest.fixture
+def new_watch():
+    """The Watch class, for a test that sets up its own browser context."""
+    return Watch
+
+
+@pytest.fixture
 def open_page(chromium, lab_url):
     """open_page(path, js=True, **context_options) -> a Playwright Page on the lab, watched (see module doc)."""
     opened: list[tuple[object, Watch]] = []
@@ -139,7 +145,7 @@ def api(lab_url):
 
     def _get(path: str, json_body=None):
         data = None if json_body is None else json.dumps(json_body).encode()
-        req = urllib.request.Request(lab_url + path, data=data, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(lab_url + quote(path, safe="/?&=%+"), data=data, headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - loopback only
             return json.loads(resp.read())
 
