@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import Tensor
 
+from attnlab.train.device import threads_for
+
 
 def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
                    *, allow_zero_temperature: bool = False) -> None:
@@ -171,7 +173,7 @@ def generate(
     was_training = model.training
     model.eval()
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), threads_for(model):
             for index in range(max_new_tokens):
                 context_tokens = min(len(seq), context)
                 logits = window.next_logits(seq).float().cpu()  # (V,)

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.train.data import TokenData, get_batch
+from attnlab.train.device import threads_for
 
 SCHEDULES = ("constant", "cosine")
 
@@ -167,6 +168,10 @@ class Trainer:
             should_stop: Callable[[], bool] | None = None) -> TrainResult:
         """Train from self.step up to cfg.steps. callback(event) gets a dict after every log_interval
         steps and at the end; should_stop() is asked after every step (True ends the run early)."""
+        with threads_for(self.model):
+            return self._run(callback, should_stop)
+
+    def _run(self, callback, should_stop) -> TrainResult:
         cfg, model = self.cfg, self.model
         model.train()
         start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
