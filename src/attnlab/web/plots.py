@@ -7,6 +7,11 @@ import math
 PAD = 26  # room for labels around the drawing
 
 
+def _label_width(text: str) -> float:
+    """Rough pixel width of a 12px label: CJK characters are about twice as wide as Latin ones."""
+    return sum(13 if ord(ch) > 0x2E80 else 7 for ch in text)
+
+
 def _arrow(x1: float, y1: float, x2: float, y2: float, head: float = 9.0) -> dict:
     """A line from (x1, y1) to (x2, y2) and its arrowhead triangle, in pixels."""
     length = math.hypot(x2 - x1, y2 - y1)
@@ -32,7 +37,7 @@ def vector_sum(values: list[list[float]], weights: list[float], output: list[flo
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
     span = max(x1 - x0, y1 - y0, 1e-9)
     scale = (size - 2 * PAD) / span
-    width = (x1 - x0) * scale + 2 * PAD
+    pad_right = PAD
     height = (y1 - y0) * scale + 2 * PAD
 
     def px(x: float, y: float) -> tuple[float, float]:
@@ -59,5 +64,8 @@ def vector_sum(values: list[list[float]], weights: list[float], output: list[flo
             terms.append({**_arrow(*px(sx, sy), *px(nx, ny), head=7.0), "j": j, "label": labels[j]})
         sx, sy = nx, ny
     out = {**_arrow(ox, oy, *px(*output), head=11.0), "lx": px(*output)[0], "ly": px(*output)[1]}
+    for v in vals:  # a label starts 5px right of its tip; widen the picture until it fits
+        pad_right = max(pad_right, v["lx"] + 5 + _label_width(v["label"]) + 4 - (PAD + (x1 - x0) * scale))
+    width = (x1 - x0) * scale + PAD + pad_right
     return {"width": round(width, 1), "height": round(height, 1), "origin": (ox, oy), "grid": grid,
             "vals": vals, "terms": terms, "out": out}
