@@ -276,3 +276,22 @@ def test_ledger_crossover_and_errors():
     for bad in (0, -1, "x", 1.5, None):
         with pytest.raises(ValueError, match="n must be a whole number"):
             shape_ledger(bad, 4, 2)
+
+
+# ---- the terminal view ---------------------------------------------------------------------------
+
+def test_cli_toy_prints_the_lesson():
+    import json
+    from dataclasses import asdict
+
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["toy", "--query", "3", "--causal", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout) == json.loads(json.dumps(asdict(toy_lab(3, causal=True))))
+    r = runner.invoke(app, ["toy", "-q", "它", "--lang", "en"])
+    assert r.exit_code == 0 and "A = softmax(S)" in r.stdout and "0.872" in r.stdout and "Head 2" in r.stdout
+    r = runner.invoke(app, ["toy", "--query", "狗"])
+    assert r.exit_code == 2 and "query must be one of" in r.output and "Traceback" not in r.output

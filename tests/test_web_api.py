@@ -274,3 +274,37 @@ def test_ledger_and_lookup_pages_show_the_api_numbers(client):
     t = Tables(client.get("/ledger", params={"n": 1024, "d": 768, "h": 12}, headers=HTML).text)
     cost = client.get("/api/ledger", params={"n": 1024, "d_model": 768, "heads": 12}).json()["cost"]
     assert [r[0] for r in t.values("cost-table")][-3:] == [cost["attention_matrix"], cost["dense"], cost["total"]]
+
+
+def test_attnlab_serve_prints_its_url_and_serves_the_lab():
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "attnlab", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        with urllib.request.urlopen(url[0] + "toy", timeout=20) as resp:  # noqa: S310 - loopback
+            assert resp.status == 200 and "猫" in resp.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_attnlab_serve_says_why_when_the_port_is_taken():
+    import subprocess
+    import sys
+
+    from attnlab.web.server import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        port = sock.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "attnlab", "serve", "--port", str(port)], capture_output=True,
+                           text=True, timeout=60)
+    finally:
+        sock.close()
+    assert r.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in r.stderr and "Traceback" not in r.stderr
