@@ -1,0 +1,187 @@
+"""The cost ledger of one Transformer block: O(n^2 d) for attention's scores, O(n d^2) for everything else.
+
+FLOPs (one multiply-add = 2 FLOPs, batch 1, n tokens, width d, FFN hidden width d_ff):
+  Q, K, V projections   3 * 2 n d^2         output projection  2 n d^2
+  scores Q K^T          2 n^2 d             weighted sum A V    2 n^2 d
+  FFN                   2 * 2 n d d_ff
+The analytic numbers are checked against torch's FlopCounterMode run on our own Block (on meta tensors:
+shapes only, so any n). The n^2 d terms overtake the n d^2 terms at n = 2 d + d_ff for the whole block
+(n = 2 d inside the attention layer alone). Then the block is timed on this machine for growing n, and the
+slope of log(time) against log(n) says which term dominates at those sizes (1: linear, 2: quadratic).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, ParamError, check, memory_guard, one_thread, seeded
+
+PARAMS = (
+    Param("n", "int", 1024, 1, 1_048_576, step=1, log=True, help="sequence length n"),
+    Param("d_model", "int", 512, 8, 16384, step=8, log=True, help="model width d"),
+    Param("n_heads", "int", 8, 1, 128, step=1, log=True, help="attention heads (divides d_model)"),
+    Param("ff_mult", "int", 4, 1, 8, step=1, help="FFN hidden width d_ff = ff_mult * d_model"),
+    Param("time_n_max", "int", 1024, 64, 8192, step=64, log=True, help="largest n of the measured time curve"),
+    Param("time_d_model", "int", 128, 8, 1024, step=8, log=True, help="width used for the measured time curve"),
+    Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
+)
+
+
+@dataclass
+class Term:
+    name: str  # qkv_projections | output_projection | scores | weighted_sum | ffn
+    order: str  # "n d^2" or "n^2 d"
+    flops: int  # analytic
+
+
+@dataclass
+class CounterCheck:
+    part: str  # the part of our Block the counter was read on
+    analytic: int
+    counted: int
+
+
+@dataclass
+class TimePoint:
+    n: int
+    seconds: float  # measured, best of repeats
+
+
+@dataclass
+class ComplexityResult:
+    topic: str
+    params: dict
+    terms: list[Term]
+    total_flops: int
+    quadratic_share: float  # share of the FLOPs in the n^2 d terms
+    checks: list[CounterCheck]
+    crossover_block: int  # n where 4 n^2 d = 8 n d^2 + 4 n d d_ff
+    crossover_attention: int  # n where 4 n^2 d = 8 n d^2 (attention layer alone)
+    weights_bytes: int  # the n x n attention weights of every head, float32
+    weights_bytes_one_head: int
+    time_points: list[TimePoint]
+    time_slope: float  # least-squares slope of log(seconds) against log(n), upper half of the points
+    time_weights_bytes: int  # bytes of the (1, H, n, n) weights tensor our Block made at n = time_n_max
+    claims: list[Claim]
+
+
+def analytic_terms(n: int, d: int, d_ff: int) -> list[Term]:
+    return [
+        Term("qkv_projections", "n d^2", 3 * 2 * n * d * d),
+        Term("output_projection", "n d^2", 2 * n * d * d),
+        Term("scores", "n^2 d", 2 * n * n * d),
+        Term("weighted_sum", "n^2 d", 2 * n * n * d),
+        Term("ffn", "n d d_ff", 2 * 2 * n * d * d_ff),
+    ]
+
+
+def counted(n: int, d: int, h: int, d_ff: int) -> dict[str, int]:
+    """FlopCounterMode on our Block (explicit attention path), read per submodule."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from attnlab.nn import Block
+
+    with torch.device("meta"):
+        block = Block(d, h, d_ff)
+        x = torch.empty(1, n, d)
+    with FlopCounterMode(display=False) as counter:
+        block(x, record=lambda name, tensor: None)  # recording takes the explicit path, whose matmuls are counted
+    flops = counter.get_flop_counts()
+
+    def total(module: str, op: str | None = None) -> int:
+        return int(sum(v for k, v in flops.get(module, {}).items() if op is None or str(k).endswith(op)))
+
+    return {
+        "qkv_projections": sum(total(f"Block.attn.W_{m}") for m in "QKV"),
+        "output_projection": total("Block.attn.W_O"),
+        "scores+weighted_sum": total("Block.attn", "bmm"),
+        "ffn": total("Block.ffn"),
+        "block": int(counter.get_total_flops()),
+    }
+
+
+def time_curve(n_max: int, d: int, h: int, d_ff: int, repeats: int) -> tuple[list[TimePoint], int]:
+    """Best-of-repeats seconds of our Block for n = 64, 128, .. n_max, and the bytes of the weights tensor
+    it made at the largest n."""
+    from attnlab.nn import Block
+
+    with seeded(0):
+        block = Block(d, h, d_ff).eval()
+    seen: dict[str, torch.Tensor] = {}
+    points, n = [], 64
+    with torch.no_grad(), one_thread():
+        while n <= n_max:
+            x = torch.randn(1, n, d)
+            block(x)  # warm-up
+            best = math.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                block(x, record=seen.__setitem__)  # the explicit path, the one the FLOPs count
+                best = min(best, time.perf_counter() - start)
+            points.append(TimePoint(n, best))
+            n *= 2
+    weights = seen["attn.weights"]  # (1, H, n, n) at the largest n
+    return points, weights.numel() * weights.element_size()
+
+
+def loglog_slope(points: list[TimePoint]) -> float:
+    upper = points[len(points) // 2:] if len(points) >= 4 else points
+    if len(upper) < 2:
+        return float("nan")
+    slope, _ = np.polyfit(np.log([p.n for p in upper]), np.log([p.seconds for p in upper]), 1)
+    return float(slope)
+
+
+def complexity(
+    n: int = 1024, d_model: int = 512, n_heads: int = 8, ff_mult: int = 4, time_n_max: int = 1024,
+    time_d_model: int = 128, repeats: int = 3, *, lang: str = "zh",
+) -> ComplexityResult:
+    """FLOPs per term (analytic and counted), the crossover n, the n x n memory, and a measured time curve."""
+    p = check(PARAMS, dict(n=n, d_model=d_model, n_heads=n_heads, ff_mult=ff_mult, time_n_max=time_n_max,
+                           time_d_model=time_d_model, repeats=repeats))
+    n, d, h = p["n"], p["d_model"], p["n_heads"]
+    for width in ("d_model", "time_d_model"):
+        if p[width] % h:
+            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}")
+    d_ff = p["ff_mult"] * d
+    memory_guard(3 * h * p["time_n_max"] ** 2 * 4, f"timing attention at n={p['time_n_max']} with {h} heads")
+
+    terms = analytic_terms(n, d, d_ff)
+    total = sum(term.flops for term in terms)
+    quadratic = sum(term.flops for term in terms if term.order == "n^2 d")
+    by = {term.name: term.flops for term in terms}
+    c = counted(n, d, h, d_ff)
+    checks = [
+        CounterCheck("qkv_projections", by["qkv_projections"], c["qkv_projections"]),
+        CounterCheck("output_projection", by["output_projection"], c["output_projection"]),
+        CounterCheck("scores+weighted_sum", by["scores"] + by["weighted_sum"], c["scores+weighted_sum"]),
+        CounterCheck("ffn", by["ffn"], c["ffn"]),
+        CounterCheck("block", total, c["block"]),
+    ]
+    time_points, measured_bytes = time_curve(p["time_n_max"], p["time_d_model"], h, p["ff_mult"] * p["time_d_model"], p["repeats"])
+    at_cross = counted(2 * d + d_ff, d, h, d_ff)  # the counter at the crossover n: both parts should be equal
+    slope = loglog_slope(time_points)
+    cross_block, cross_attn = 2 * d + d_ff, 2 * d
+    all_equal = all(ch.analytic == ch.counted for ch in checks)
+    weights_bytes = h * n * n * 4
+    claims = [
+        Claim("flops_match", t("explain.complexity.claim.flops", lang, total=total, counted=c["block"]),
+              float(c["block"]), float(total), all_equal),
+        Claim("crossover", t("explain.complexity.claim.crossover", lang, block=cross_block, attn=cross_attn,
+                             quad=at_cross["scores+weighted_sum"], lin=at_cross["block"] - at_cross["scores+weighted_sum"]),
+              float(at_cross["scores+weighted_sum"]), float(at_cross["block"] - at_cross["scores+weighted_sum"]),
+              2 * at_cross["scores+weighted_sum"] == at_cross["block"]),
+        Claim("memory", t("explain.complexity.claim.memory", lang, n=p["time_n_max"], h=h, measured=measured_bytes,
+                          formula=4 * h * p["time_n_max"] ** 2),
+              float(measured_bytes), float(4 * h * p["time_n_max"] ** 2), measured_bytes == 4 * h * p["time_n_max"] ** 2),
+    ]
+    return ComplexityResult(
+        "complexity", p, terms, total, quadratic / total, checks, cross_block, cross_attn,
+        weights_bytes, n * n * 4, time_points, slope, measured_bytes, claims,
+    )

@@ -1,0 +1,126 @@
+"""Words the course leans on: token, embedding, logits (and the order they occur), the meanings of "context",
+and the self-check questions as quizzes whose answer shows only after the learner commits one.
+
+The order is not asserted by us: a small untrained GPT reads the text once under `trace`, and the stages
+are listed in the order the model recorded them, with their shapes. The quiz rule lives here, not in the
+views: a quiz's answer is None unless that quiz was answered with some text (or a choice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, ParamError, check, seeded
+
+N_QUIZZES = 5
+PARAMS = (
+    Param("text", "str", "床前明月光", max_len=32, help="the text walked from tokens to logits"),
+    Param("quiz", "int", 0, 0, N_QUIZZES, step=1, help="the quiz being answered (1..5; 0: none)"),
+    Param("answer", "str", "", max_len=2000, help="the learner's answer to that quiz; its model answer then shows"),
+)
+
+# Quiz 5 has numbers: weights [0.9, 0.05, 0.05] on values whose norms are 0.01, 100, 100.
+QUIZ5_WEIGHTS, QUIZ5_NORMS = (0.9, 0.05, 0.05), (0.01, 100.0, 100.0)
+
+
+@dataclass
+class Stage:
+    stage: str  # token | id | embedding | block | logits | probabilities
+    name: str  # what the trace called it, when it comes from the trace
+    shape: list[int]
+    meaning: str
+    example: str  # a few numbers or tokens of the actual run
+
+
+@dataclass
+class ContextMeaning:
+    term: str
+    meaning: str
+    example: str
+
+
+@dataclass
+class Quiz:
+    number: int
+    question: str
+    choices: list[str]  # empty: answer in your own words
+    committed: str | None  # what the learner answered, when this quiz was answered
+    answer: str | None  # the model answer: None until the learner commits one
+    correct: bool | None  # for choice quizzes, once answered
+    numbers: dict | None  # quiz 5's contributions, revealed with the answer
+
+
+@dataclass
+class GlossaryResult:
+    topic: str
+    params: dict
+    stages: list[Stage]
+    context: list[ContextMeaning]
+    quizzes: list[Quiz]
+    claims: list[Claim]
+
+
+def walk(text: str, lang: str) -> list[Stage]:
+    """token -> id -> embedding -> blocks -> logits -> probabilities, as a tiny untrained GPT records them."""
+    from attnlab.models import GPT, GPTConfig
+    from attnlab.text import CharTokenizer
+    from attnlab.trace import trace
+
+    tok = CharTokenizer.train(text)
+    ids = torch.tensor([tok.encode(text)])  # (1, T)
+    with seeded(0):
+        model = GPT(GPTConfig(vocab_size=tok.vocab_size, context_length=max(8, len(text)), d_model=16, n_heads=2, n_layers=1))
+    tr = trace(model.eval(), ids)
+    recorded = tr.names()
+    logits = tr["logits"][0, -1]  # (V,) the scores for the token after the last one
+    probs = torch.softmax(logits, -1)
+    top = probs.topk(min(3, probs.numel()))
+    stages = [
+        Stage("token", "", [len(text)], t("explain.glossary.stage.token", lang), " ".join(tok.tokens(ids[0].tolist()))),
+        Stage("id", "", list(ids.shape), t("explain.glossary.stage.id", lang), str(ids[0].tolist())),
+    ]
+    order = [("embedding", "embed.tokens"), ("block", "layers.0.output"), ("logits", "logits")]
+    for stage, name in sorted(order, key=lambda s: recorded.index(s[1])):  # the order the model recorded them
+        value = tr[name]
+        sample = value[0, -1, :4] if value.dim() == 3 else value.flatten()[:4]
+        stages.append(Stage(stage, name, list(value.shape), t(f"explain.glossary.stage.{stage}", lang),
+                            ", ".join(f"{v:+.3f}" for v in sample.tolist()) + " …"))
+    stages.append(Stage("probabilities", "softmax(logits)", list(probs.shape), t("explain.glossary.stage.probabilities", lang),
+                        ", ".join(f"{tok.token(i)} {p:.3f}" for p, i in zip(top.values.tolist(), top.indices.tolist()))))
+    return stages
+
+
+def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, lang: str = "zh") -> GlossaryResult:
+    """Definitions, the token-to-logits walk, the meanings of "context" and the self-check quizzes."""
+    p = check(PARAMS, dict(text=text, quiz=quiz, answer=answer))
+    if not p["text"].strip():
+        raise ParamError("text must hold at least one character, got an empty string")
+    stages = walk(p["text"], lang)
+    context = [
+        ContextMeaning(t(f"explain.glossary.context.{k}.term", lang), t(f"explain.glossary.context.{k}.meaning", lang),
+                       t(f"explain.glossary.context.{k}.example", lang))
+        for k in ("window", "prefix", "representation", "vector", "prompt")
+    ]
+    committed = p["answer"].strip()
+    quizzes = []
+    for i in range(1, N_QUIZZES + 1):
+        choices = [t(f"explain.glossary.quiz{i}.choice{j}", lang) for j in (1, 2)] if i == 5 else []
+        answered = p["quiz"] == i and bool(committed)
+        if answered and choices and committed not in choices and committed not in ("1", "2"):
+            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}")
+        correct = None
+        numbers = None
+        if answered and choices:
+            picked = choices[int(committed) - 1] if committed in ("1", "2") else committed
+            correct = picked == choices[1]
+            contributions = [w * v for w, v in zip(QUIZ5_WEIGHTS, QUIZ5_NORMS)]  # ||a_j v_j|| = a_j ||v_j||
+            numbers = {"weights": list(QUIZ5_WEIGHTS), "value_norms": list(QUIZ5_NORMS), "contributions": contributions}
+        quizzes.append(Quiz(i, t(f"explain.glossary.quiz{i}.q", lang), choices, committed if answered else None,
+                            t(f"explain.glossary.quiz{i}.a", lang) if answered else None, correct, numbers))
+    order = [s.stage for s in stages]
+    expected = ["token", "id", "embedding", "block", "logits", "probabilities"]
+    claims = [Claim("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), None, None, order == expected)]
+    return GlossaryResult("glossary", p, stages, context, quizzes, claims)

@@ -1,0 +1,100 @@
+"""Communication and computation: which layers let position j change the output at position i?
+
+For a layer y = f(x) on n positions, the Jacobian d y_i / d x_j is a d x d block for each pair (i, j).
+Attention is the only layer with non-zero blocks off the diagonal (i != j); FFN, LayerNorm and the
+residual connection around them act on each position alone, so their off-diagonal blocks are exactly 0 —
+not small, zero. The "bug" toggle feeds each FFN its neighbour's vector as well (x_i + x_{i-1}): a block
+appears at (i, i-1) and the position-wise invariant is broken (003, self-check 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.autograd.functional import jacobian
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, check, seeded
+
+PARAMS = (
+    Param("n", "int", 5, 2, 12, step=1, help="positions"),
+    Param("d_model", "int", 8, 2, 32, step=1, help="width of each position's vector"),
+    Param("bug", "bool", False, help="let the FFN read its neighbour (breaks position-wise)"),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the input and the weights"),
+)
+
+LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
+
+
+@dataclass
+class LayerJacobian:
+    layer: str
+    block_norms: list[list[float]]  # (n, n): ||d y_i / d x_j||_F
+    off_diagonal_max: float  # largest block norm with i != j
+    diagonal_min: float  # smallest block norm with i == j
+    mixes_positions: bool  # any off-diagonal block non-zero
+
+
+@dataclass
+class PositionWiseResult:
+    topic: str
+    params: dict
+    layers: list[LayerJacobian]
+    claims: list[Claim]
+
+
+def neighbour_bug(ffn):
+    """An FFN that also reads the previous position: FFN(x_i + x_{i-1}). Deliberately wrong."""
+
+    def buggy(x: torch.Tensor) -> torch.Tensor:
+        previous = torch.cat([torch.zeros_like(x[:, :1]), x[:, :-1]], dim=1)  # (B, n, d): x_{i-1}, 0 for i = 0
+        return ffn(x + previous)
+
+    return buggy
+
+
+def block_norms(fn, x: torch.Tensor) -> torch.Tensor:
+    """(n, n) grid of ||d y_i / d x_j||_F for fn: (1, n, d) -> (1, n, d), by autograd in float64."""
+    J = jacobian(lambda x2: fn(x2[None])[0], x)  # (n, d, n, d)
+    return J.permute(0, 2, 1, 3).flatten(2).norm(dim=-1)  # (n, n, d*d) -> (n, n)
+
+
+def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0, *, lang: str = "zh") -> PositionWiseResult:
+    """Block norms of the Jacobian for attention, FFN, LayerNorm, residual and a whole block."""
+    p = check(PARAMS, dict(n=n, d_model=d_model, bug=bug, seed=seed))
+    n, d = p["n"], p["d_model"]
+    from attnlab.nn import Block, FeedForward, LayerNorm, MultiHeadAttention
+
+    with seeded(p["seed"]):
+        attn = MultiHeadAttention(d, 1).double()
+        ffn = FeedForward(d).double()
+        ln = LayerNorm(d).double()
+        block = Block(d, 1).double()
+        x = torch.randn(n, d, dtype=torch.float64)
+    ffn_fn = neighbour_bug(ffn) if p["bug"] else ffn
+    fns = {
+        "attention": lambda h: attn(h)[0],
+        "ffn": ffn_fn,
+        "layernorm": ln,
+        "residual": lambda h: h + ffn_fn(h),  # the skip connection around the FFN
+        "block": block,
+    }
+    off = ~torch.eye(n, dtype=torch.bool)
+    layers = []
+    for name in LAYERS:
+        grid = block_norms(fns[name], x)
+        off_max = grid[off].max().item()
+        layers.append(LayerJacobian(name, grid.tolist(), off_max, grid.diagonal().min().item(), off_max != 0.0))
+    by = {layer.layer: layer for layer in layers}
+    claims = [
+        Claim("attention_mixes", t("explain.position_wise.claim.attention", lang, v=by["attention"].off_diagonal_max),
+              by["attention"].off_diagonal_max, 0.0, by["attention"].off_diagonal_max > 0),
+        Claim("ffn_alone", t("explain.position_wise.claim.ffn", lang, v=by["ffn"].off_diagonal_max),
+              by["ffn"].off_diagonal_max, 0.0, by["ffn"].off_diagonal_max == 0.0),
+        Claim("layernorm_alone", t("explain.position_wise.claim.layernorm", lang, v=by["layernorm"].off_diagonal_max),
+              by["layernorm"].off_diagonal_max, 0.0, by["layernorm"].off_diagonal_max == 0.0),
+        Claim("residual_alone", t("explain.position_wise.claim.residual", lang, v=by["residual"].off_diagonal_max),
+              by["residual"].off_diagonal_max, 0.0, by["residual"].off_diagonal_max == 0.0),
+    ]
+    return PositionWiseResult("position-wise", p, layers, claims)

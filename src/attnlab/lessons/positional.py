@@ -1,0 +1,103 @@
+"""Sinusoidal positions: the table, a few of its columns as curves, and the rotation property.
+
+For every frequency omega_i = 10000^(-2i/d) the pair (PE[pos, 2i], PE[pos, 2i+1]) = (sin, cos)(omega_i pos)
+moves to PE[pos + delta] by the 2x2 rotation R_i(delta) = [[cos, sin], [-sin, cos]](omega_i delta), the same
+matrix for every pos. The lesson applies R(delta) to PE[pos] for many pos and reports the largest error
+against PE[pos + delta], in float64, computed here from the formula with NumPy independently of
+`attnlab.nn.sinusoidal_positions`, which is then compared with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, ParamError, check
+
+PARAMS = (
+    Param("n_positions", "int", 64, 2, 512, step=1, help="positions in the table (rows)"),
+    Param("d_model", "int", 64, 2, 512, step=2, help="width of a position vector (even)"),
+    Param("delta", "int", 5, 0, 4096, step=1, help="the shift delta of the rotation property"),
+    Param("n_check", "int", 1000, 1, 100000, step=1, log=True, help="positions pos = 0 .. n_check-1 checked"),
+)
+
+BASE = 10000.0
+
+
+@dataclass
+class Rotation:
+    i: int  # frequency index: dims (2i, 2i+1)
+    omega: float  # 10000^(-2i/d)
+    angle: float  # omega * delta, radians
+    matrix: list[list[float]]  # [[cos, sin], [-sin, cos]]
+    max_error: float  # max over pos of |R PE[pos] - PE[pos + delta]| on this pair of dims
+
+
+@dataclass
+class PositionalResult:
+    topic: str
+    params: dict
+    table: list[list[float]]  # (n_positions, d_model) heatmap: position x dimension
+    curves: dict[str, list[float]]  # "dim 0" -> PE[:, 0] over positions
+    rotations: list[Rotation]  # one per frequency
+    max_rotation_error: float  # over every pair and every checked pos
+    wavelengths: list[float]  # 2 pi / omega_i: the period, in positions, of each pair
+    layer_max_diff: float  # |attnlab.nn.sinusoidal_positions - this table|, the layer is float32 by default
+    note: str  # computing a position is not extrapolating to it
+    claims: list[Claim]
+
+
+def pe_table(n_positions: int, d_model: int) -> np.ndarray:
+    """PE[pos, 2i] = sin(pos omega_i), PE[pos, 2i+1] = cos(pos omega_i), float64, straight from the formula."""
+    pos = np.arange(n_positions, dtype=np.float64)[:, None]  # (n, 1)
+    omega = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (d/2,)
+    pe = np.empty((n_positions, d_model))
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)
+    return pe
+
+
+def rotation(omega: float, delta: int) -> np.ndarray:
+    """R(delta) with (sin, cos)(omega (pos + delta)) = R(delta) (sin, cos)(omega pos)."""
+    c, s = np.cos(omega * delta), np.sin(omega * delta)
+    return np.array([[c, s], [-s, c]])
+
+
+def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check: int = 1000, *, lang: str = "zh") -> PositionalResult:
+    """The sinusoidal table and the check that a shift by delta is one fixed rotation per frequency."""
+    p = check(PARAMS, dict(n_positions=n_positions, d_model=d_model, delta=delta, n_check=n_check))
+    n_positions, d_model, delta, n_check = p["n_positions"], p["d_model"], p["delta"], p["n_check"]
+    if d_model % 2:
+        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}")
+
+    table = pe_table(n_positions, d_model)
+    omegas = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
+    checked = pe_table(n_check + delta, d_model)  # rows 0 .. n_check-1+delta
+    rotations = []
+    for i, omega in enumerate(omegas):
+        R = rotation(omega, delta)
+        pairs = checked[:n_check, 2 * i: 2 * i + 2]  # (n_check, 2) = (sin, cos)(omega pos)
+        shifted = checked[delta: delta + n_check, 2 * i: 2 * i + 2]  # (n_check, 2) at pos + delta
+        error = np.abs(pairs @ R.T - shifted).max()  # R @ (sin, cos)^T for every pos at once
+        rotations.append(Rotation(i, float(omega), float(omega * delta), R.tolist(), float(error)))
+    max_err = max(r.max_error for r in rotations)
+
+    from attnlab.nn import sinusoidal_positions  # the layer the models use
+
+    layer = sinusoidal_positions(n_positions, d_model).double().numpy()
+    layer_diff = float(np.abs(layer - table).max())
+    dims = sorted({2 * (d_model // 16), 2 * (d_model // 8), 2 * (d_model // 8) + 1, 2 * (d_model // 4) + 1, d_model - 2})
+    claims = [
+        Claim("rotation", t("explain.positional.claim.rotation", lang, delta=delta, n=n_check, err=max_err),
+              max_err, 1e-6, max_err < 1e-6),
+        Claim("layer", t("explain.positional.claim.layer", lang, diff=layer_diff), layer_diff, 1e-6, layer_diff < 1e-6),
+    ]
+    return PositionalResult(
+        topic="positional", params=p, table=table.tolist(),
+        curves={f"{d}": table[:, d].tolist() for d in dims},
+        rotations=rotations, max_rotation_error=max_err,
+        wavelengths=(2 * np.pi / omegas).tolist(), layer_max_diff=layer_diff,
+        note=t("explain.positional.note", lang), claims=claims,
+    )

@@ -1,0 +1,147 @@
+"""Gradients through time: a tanh RNN's ||d h_t / d h_k|| against the bound lambda^(t-k), and an LSTM's cell path.
+
+d h_t / d h_k = prod_{i=k+1..t} diag(tanh'(z_i)) W_h, and tanh' <= 1, so its spectral norm is at most
+||W_h||^(t-k) = lambda^(t-k) with lambda the largest singular value of W_h. The lesson sets lambda, runs
+the RNN, takes every d h_T / d h_k with autograd and compares. The LSTM's direct cell path
+c_{t-1} -> c_t has derivative diag(f_t) (gates held fixed), so over t-k steps it is the product of the
+forget gates: no W in it, and near 1 when the gates are open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, check, seeded
+
+PARAMS = (
+    Param("lam", "float", 0.9, 0.1, 2.0, step=0.05, help="largest singular value lambda of W_h"),
+    Param("steps", "int", 40, 2, 100, step=1, help="time steps T"),
+    Param("hidden", "int", 32, 2, 64, step=1, help="hidden size"),
+    Param("forget_bias", "float", 3.0, -4.0, 6.0, step=0.5, help="LSTM forget-gate bias (larger: gates nearer 1)"),
+    Param("input_scale", "float", 0.3, 0.0, 3.0, step=0.1, help="size of the random inputs x_t"),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
+)
+
+LAMBDAS = (0.5, 0.9, 1.0, 1.1)  # the course's four cases, always computed for the figure
+
+
+@dataclass
+class RNNCurve:
+    lam: float
+    distance: list[int]  # t - k = 1 .. T
+    measured: list[float]  # ||d h_T / d h_k||_2 by autograd
+    bound: list[float]  # lam^(t-k)
+    max_ratio: float  # max of measured / bound: at most 1
+
+
+@dataclass
+class LSTMCurve:
+    distance: list[int]
+    direct_mean: list[float]  # mean over units of prod f_i: the direct cell path, per unit
+    direct_max: list[float]  # its spectral norm (the largest unit)
+    full: list[float]  # ||d c_T / d c_k||_2 with every path (gates not held fixed), by autograd
+    mean_forget: float  # mean forget gate value
+    direct_check: float  # max |autograd with gates held fixed - diag(prod f)|
+
+
+@dataclass
+class RNNGradientsResult:
+    topic: str
+    params: dict
+    chosen: RNNCurve
+    curves: list[RNNCurve]  # lam in 0.5, 0.9, 1.0, 1.1
+    lstm: LSTMCurve
+    claims: list[Claim]
+
+
+def scaled_matrix(n: int, lam: float, g: torch.Generator) -> torch.Tensor:
+    """lam times a random orthogonal n x n matrix: every singular value is lam, so the largest one is lam and
+    the bound lam^(t-k) is as tight as tanh' allows (a Gaussian matrix's smaller singular values would hide it)."""
+    Q, R = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64))
+    return lam * Q * torch.sign(torch.diagonal(R))  # sign fix: Q uniformly distributed over orthogonal matrices
+
+
+def jacobians_to_last(states: list[torch.Tensor]) -> list[torch.Tensor]:
+    """[d s_T / d s_k for k = 0 .. T-1], each (d, d), by autograd: one batched backward pass seeded with
+    the identity, row i of every J_k being d s_T[i] / d s_k."""
+    last, earlier = states[-1], states[:-1]  # (1, d) each
+    d = last.shape[-1]
+    eye = torch.eye(d, dtype=last.dtype)[:, None, :]  # (d, 1, d): one unit vector per backward pass
+    grads = torch.autograd.grad(last, earlier, grad_outputs=eye, retain_graph=True, is_grads_batched=True)
+    return [g[:, 0, :] for g in grads]  # (d, 1, d) -> (d, d)
+
+
+def spectral_norms(Js: list[torch.Tensor]) -> list[float]:
+    """||J||_2 of each J. Each is scaled by its largest entry first: these gradients reach 1e-100 and below,
+    and an SVD on numbers that small (subnormal floats) is both slow and inaccurate."""
+    J = torch.stack(Js)  # (K, d, d)
+    scale = J.abs().amax(dim=(-2, -1))  # (K,)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    J = J / safe[:, None, None]
+    top = torch.linalg.eigvalsh(J.mT @ J)[:, -1].clamp_min(0)  # largest eigenvalue of J^T J = ||J||_2^2
+    return (top.sqrt() * scale).tolist()
+
+
+def rnn_curve(lam: float, xs: torch.Tensor, hidden: int, seed: int) -> RNNCurve:
+    from attnlab.nn.recurrent import RNN
+
+    g = torch.Generator().manual_seed(seed)
+    rnn = RNN(xs.shape[-1], hidden).double()
+    with torch.no_grad():
+        rnn.W_h.copy_(scaled_matrix(hidden, lam, g))
+        rnn.W_x.copy_(torch.randn(hidden, xs.shape[-1], generator=g, dtype=torch.float64) / xs.shape[-1] ** 0.5)
+    h0 = torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)  # so d h_T / d h_0 exists too
+    _, states = rnn(xs, h0)
+    T = len(states) - 1
+    norms = spectral_norms(jacobians_to_last(states))  # k = 0 .. T-1
+    distance = [T - k for k in range(T)][::-1]  # 1 .. T
+    measured = norms[::-1]
+    bound = [lam**dist for dist in distance]
+    return RNNCurve(lam, distance, measured, bound, max(m / b for m, b in zip(measured, bound)))
+
+
+def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> LSTMCurve:
+    from attnlab.nn.recurrent import LSTM
+
+    with seeded(seed):
+        lstm = LSTM(xs.shape[-1], hidden, forget_bias=forget_bias).double()
+    zeros = lambda: torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)  # noqa: E731
+    _, tr = lstm(xs, (zeros(), zeros()))
+    T = len(tr["f"])
+    f = torch.stack(tr["f"])[:, 0].detach()  # (T, d): f_1 .. f_T
+    direct = [f[k:].prod(0) for k in range(T)]  # d c_T / d c_k along the cell path = prod_{i=k+1..T} f_i
+    full = spectral_norms(jacobians_to_last(tr["c"]))
+    _, held = lstm(xs, (zeros(), zeros()), detach_gates=True)
+    held_J = jacobians_to_last(held["c"])
+    check_err = max((J - torch.diag(p)).abs().max().item() for J, p in zip(held_J, direct))
+    distance = [T - k for k in range(T)][::-1]
+    return LSTMCurve(
+        distance, [p.mean().item() for p in direct][::-1], [p.max().item() for p in direct][::-1], full[::-1],
+        f.mean().item(), check_err,
+    )
+
+
+def rnn_gradients(
+    lam: float = 0.9, steps: int = 40, hidden: int = 32, forget_bias: float = 3.0, input_scale: float = 0.3,
+    seed: int = 0, *, lang: str = "zh",
+) -> RNNGradientsResult:
+    """Measured ||d h_t / d h_k|| for a tanh RNN against lambda^(t-k), and the LSTM's forget-gate product."""
+    p = check(PARAMS, dict(lam=lam, steps=steps, hidden=hidden, forget_bias=forget_bias, input_scale=input_scale, seed=seed))
+    g = torch.Generator().manual_seed(p["seed"])
+    d_in = 8
+    xs = torch.randn(1, p["steps"], d_in, generator=g, dtype=torch.float64) * p["input_scale"]  # (1, T, d_in)
+    curves = [rnn_curve(lam_i, xs, p["hidden"], p["seed"]) for lam_i in LAMBDAS]
+    chosen = next((c for c in curves if c.lam == p["lam"]), None) or rnn_curve(p["lam"], xs, p["hidden"], p["seed"])
+    lstm = lstm_curve(xs, p["hidden"], p["forget_bias"], p["seed"])
+    T = p["steps"]
+    claims = [
+        Claim("rnn_bound", t("explain.rnn_gradients.claim.bound", lang, lam=chosen.lam, T=T, ratio=chosen.max_ratio,
+                             m=chosen.measured[-1], b=chosen.bound[-1]),
+              chosen.max_ratio, 1.0, chosen.max_ratio <= 1.0 + 1e-9),
+        Claim("lstm_direct", t("explain.rnn_gradients.claim.direct", lang, err=lstm.direct_check),
+              lstm.direct_check, 1e-12, lstm.direct_check < 1e-12),
+    ]
+    return RNNGradientsResult("rnn-gradients", p, chosen, curves, lstm, claims)
