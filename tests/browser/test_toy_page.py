@@ -51,6 +51,7 @@ def test_clicks_mask_predictions_and_hand_calculation(open_page, live_update, ap
     live_update(page, lambda: page.check("#causal"))  # the causal mask
     assert_lab_matches(page, api, "它", True)
     assert "causal=1" in page.url
+    assert page.locator("#lab-announce").inner_text() == page.locator("#lab-status").inner_text()  # read out
     assert page.locator("#h1-S td.masked").count() == 6 and page.locator("#h1-A td.masked").count() == 6
     live_update(page, lambda: page.click("#q-3"))
     assert_lab_matches(page, api, "老鼠", True)
@@ -152,6 +153,8 @@ def test_lookup_and_ledger_pages(open_page, live_update, api):
     assert weights == look["soft_weights"]
     page.click("#imp-answer summary")
     assert page.locator("#imp-table").is_visible()
+    live_update(page, lambda: page.click("#lq-1"))
+    assert page.locator("#imp-table").is_visible()  # an opened answer stays open across updates
     page = open_page("/ledger")
     live_update(page, lambda: page.fill("#in-n", "1024"))
     cost = api("/api/ledger?n=1024&d_model=4&heads=2")["cost"]

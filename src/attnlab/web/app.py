@@ -13,8 +13,9 @@ Adding a page (a lesson called `demo`):
 3. `web/nav.py`: one `Lesson("demo", "demo.nav.title", "demo.nav.summary")` line.
 4. Below: one line `"attnlab.web.pages.demo",` in PAGES.
 The page must be complete without JavaScript: plain GET forms. To update it without a reload, mark a
-form `data-live` (and an input `data-auto` to send it on change): `static/lab.js` fetches the same page
-and swaps the elements that carry `data-region` (the whole <main> by default), then fires `lab:updated`.
+form `data-live` (and an input `data-auto` to send it on change; `data-announce="#id"` on the form to have
+a screen reader read that element after an update): `static/lab.js` fetches the same page and swaps the
+elements that carry `data-region` (the whole <main> by default), then fires `lab:updated`.
 Scripts and styles are files under web/static/ (the Content-Security-Policy refuses inline scripts and
 every request that leaves this server). Browser tests: add `tests/browser/test_demo.py` using the
 fixtures in `tests/browser/conftest.py`.

@@ -1,8 +1,10 @@
 // attnlab: live forms. Every page works with plain GET forms; this file only saves the reload.
 // A <form data-live> is sent with fetch instead of loading a page. The same server-rendered page comes
 // back, and each element carrying data-region="name" replaces ours (in base.html, the whole <main>).
-// An input or checkbox with data-auto sends its form as it changes. After each update the document
-// fires "lab:updated". Numbers are never computed here: they are the server's, in its HTML.
+// An input or checkbox with data-auto sends its form as it changes. A form's data-announce="#id" names
+// the element whose new text is read out to screen readers (through #lab-announce, which stays put).
+// After each update the document fires "lab:updated". Numbers are never computed here: they are the
+// server's, in its HTML.
 (() => {
   "use strict";
   document.documentElement.classList.add("js");
@@ -20,7 +22,7 @@
     const url = urlFor(form, submitter);
     let response, html;
     try {
-      response = await fetch(url, { headers: { "X-Lab-Live": "1" }, credentials: "same-origin" });
+      response = await fetch(url, { credentials: "same-origin" });
       html = await response.text();
     } catch (err) {
       location.assign(url); // the server went away: fall back to a plain page load
@@ -29,16 +31,28 @@
     if (ticket !== latest) return;
     swap(new DOMParser().parseFromString(html, "text/html"));
     history.replaceState(null, "", response.url);
+    announce(form.dataset.announce);
     document.dispatchEvent(new CustomEvent("lab:updated", { detail: { url: response.url } }));
   }
 
+  function announce(selector) {
+    const target = selector && document.querySelector(selector);
+    const region = document.getElementById("lab-announce");
+    if (target && region) region.textContent = target.textContent.replace(/\s+/g, " ").trim();
+  }
+
   function swap(doc) {
+    const open = [...document.querySelectorAll("details[open][id]")].map((d) => d.id); // the reader's own state
     const active = document.activeElement;
     const focusId = active && active !== document.body ? active.id : "";
     const caret = active && typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null;
     for (const fresh of doc.querySelectorAll("[data-region]")) {
       const old = document.querySelector(`[data-region="${CSS.escape(fresh.dataset.region)}"]`);
       if (old) old.replaceWith(document.adoptNode(fresh));
+    }
+    for (const id of open) {
+      const details = document.getElementById(id);
+      if (details && details.tagName === "DETAILS") details.open = true;
     }
     if (doc.title) document.title = doc.title;
     const again = focusId && document.getElementById(focusId);
