@@ -36,3 +36,5 @@ from attnlab.commands import train  # noqa: E402
 train.register(app)
 from attnlab.commands import generate  # noqa: E402
 generate.register(app)
+from attnlab.commands import explain  # noqa: E402
+explain.register(app)

@@ -309,8 +309,8 @@ def plot_complexity(r, fig, tr: Labels) -> None:
         t0 = r.time_points[-1].seconds * 1e3
         for slope, color in ((1, BLUE), (2, RED)):
             ax.loglog(ref, t0 * (ref / ref[-1]) ** slope, ls=":", color=color, lw=1, label=tr("cx.slope_ref", s=slope), base=2)
+        ax.legend(fontsize=8)
     ax.set(xlabel="n", ylabel="ms", title=tr("cx.time_title", s=r.time_slope, d=r.params["time_d_model"]))
-    ax.legend(fontsize=8)
 
     ax = fig.add_subplot(grid[1, 1])
     ax.axis("off")

@@ -9,8 +9,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 
 class ParamError(ValueError):
     """A parameter value a lesson cannot take; the message names the parameter, what it expects and what came."""
@@ -35,7 +33,7 @@ class Param:
 
     def expects(self) -> str:
         if self.kind == "int":
-            return f"an integer from {self.lo:g} to {self.hi:g}"
+            return f"an integer from {int(self.lo)} to {int(self.hi)}"
         if self.kind == "float":
             return f"a number from {self.lo:g} to {self.hi:g}"
         if self.kind == "bool":
@@ -124,6 +122,8 @@ def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
 @contextmanager
 def seeded(seed: int):
     """Run a block under torch.manual_seed(seed) without disturbing the caller's random state."""
+    import torch
+
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
@@ -133,6 +133,8 @@ def seeded(seed: int):
 def one_thread():
     """Time on one CPU thread: on a busy machine, a multi-threaded kernel waits for its slowest thread and
     the curve shows the scheduler instead of the arithmetic."""
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -145,8 +147,8 @@ def memory_guard(n_bytes: float, what: str, limit_bytes: float = 512 * 2**20) ->
     """Refuse a computation whose tensors would not fit comfortably in a laptop's memory."""
     if n_bytes > limit_bytes:
         raise ParamError(
-            f"{what} would need {n_bytes / 2**20:,.0f} MiB, more than this lesson allows ({limit_bytes / 2**20:,.0f} MiB); "
-            "choose smaller sizes"
+            f"too large for memory: {what} would need {n_bytes / 2**20:,.0f} MiB, more than this lesson allows "
+            f"({limit_bytes / 2**20:,.0f} MiB); choose smaller sizes"
         )
 
 

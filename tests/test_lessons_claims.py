@@ -1,0 +1,255 @@
+"""Each quantitative claim of the concept lessons, held against closed forms, numpy and torch's own layers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlab.lessons.complexity import analytic_terms, complexity, counted
+from attnlab.lessons.forms import forms
+from attnlab.lessons.multihead import count, multihead
+from attnlab.lessons.params import ParamError
+from attnlab.lessons.permutation import permutation
+from attnlab.lessons.position_wise import position_wise
+from attnlab.lessons.positional import pe_table, positional
+from attnlab.lessons.rnn_gradients import jacobians_to_last, rnn_gradients, spectral_norms
+from attnlab.lessons.serial_vs_parallel import serial_vs_parallel
+from attnlab.lessons.sqrt_dk import softmax_jacobian_norm, sqrt_dk
+
+
+def claims(result) -> dict:
+    return {c.id: c for c in result.claims}
+
+
+# ------------------------------------------------------------------------------------------------- sqrt-dk
+def test_variance_of_q_dot_k_is_d_k_within_5_percent():
+    r = sqrt_dk(d_k=64, n_samples=50000)
+    for s in r.sweep:  # d_k = 1 .. 512 at 50000 pairs each
+        assert abs(s.var / s.d_k - 1) < 0.05, (s.d_k, s.var)
+        assert abs(s.scaled_var - 1) < 0.05
+        assert abs(s.mean) < 4 * math.sqrt(s.d_k / 50000)
+    assert all(c.holds for c in r.claims)
+
+
+def test_unscaled_softmax_saturates_and_its_gradient_vanishes_at_large_d_k():
+    r = sqrt_dk(d_k=256, n_samples=2000, n_keys=16)
+    big = r.softmax_sweep[-1]  # d_k = 512
+    assert big.max_weight_unscaled > 0.8 > big.max_weight_scaled
+    assert big.entropy_unscaled < big.entropy_scaled <= math.log(16)
+    assert big.grad_norm_unscaled < 0.5 * big.grad_norm_scaled
+    for s in r.softmax_sweep:  # softmax(beta s) sharpens monotonically in beta = 1 vs 1/sqrt(d_k)
+        assert s.max_weight_unscaled >= s.max_weight_scaled - 1e-12
+    assert sum(r.example_unscaled) == pytest.approx(1) and sum(r.example_scaled) == pytest.approx(1)
+
+
+def test_autograd_softmax_jacobian_norm_matches_the_closed_form():
+    s = torch.randn(5, 7, dtype=torch.float64)
+    p = torch.softmax(s, -1).numpy()
+    closed = [np.linalg.norm(np.diag(row) - np.outer(row, row)) for row in p]  # J = diag(p) - p p^T
+    np.testing.assert_allclose(softmax_jacobian_norm(s).numpy(), closed, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- positional
+def test_rotation_error_is_below_1e_6_and_the_layer_matches_the_formula():
+    r = positional(n_positions=32, d_model=32, delta=7, n_check=2000)
+    assert r.max_rotation_error < 1e-6
+    assert r.layer_max_diff < 1e-6
+    assert all(c.holds for c in r.claims)
+    assert len(r.table) == 32 and len(r.table[0]) == 32
+
+
+@settings(max_examples=25, deadline=None)
+@given(pos=st.integers(0, 5000), delta=st.integers(0, 500), i=st.integers(0, 15))
+def test_rotation_property_against_math_sin_cos(pos, delta, i):
+    d = 32
+    omega = 10000.0 ** (-2 * i / d)
+    c, s = math.cos(omega * delta), math.sin(omega * delta)
+    R = np.array([[c, s], [-s, c]])
+    here = np.array([math.sin(omega * pos), math.cos(omega * pos)])
+    there = np.array([math.sin(omega * (pos + delta)), math.cos(omega * (pos + delta))])
+    assert np.abs(R @ here - there).max() < 1e-9
+    table = pe_table(pos + 1, d)
+    assert table[pos, 2 * i] == pytest.approx(here[0], abs=1e-9) and table[pos, 2 * i + 1] == pytest.approx(here[1], abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------------- permutation
+def test_permutation_equivariant_without_positions_not_with():
+    r = permutation()
+    assert r.without_positions.max_diff < 1e-5
+    assert r.with_positions.max_diff > 1e-2
+    assert r.pair["without_positions"]["max_diff"] < 1e-5 < 1e-2 < r.pair["with_positions"]["max_diff"]
+    assert sorted(r.shuffled) == sorted(r.tokens) and r.shuffled != r.tokens
+    assert all(c.holds for c in r.claims)
+
+
+@settings(max_examples=8, deadline=None)
+@given(text=st.text(alphabet="床前明月光疑是地上霜", min_size=2, max_size=10).filter(lambda s: len(set(s)) > 1),
+       seed=st.integers(0, 1000))
+def test_permutation_property_for_any_sentence(text, seed):
+    r = permutation(sentence=text, seed=seed, d_model=8, n_heads=2)
+    assert r.without_positions.max_diff < 1e-5
+    assert r.with_positions.max_diff > 1e-2
+
+
+def test_permutation_rejects_a_sentence_no_shuffle_changes():
+    with pytest.raises(ParamError, match="unchanged"):
+        permutation(sentence="明明明")
+    with pytest.raises(ParamError, match="at least 2"):
+        permutation(sentence="明")
+
+
+# ----------------------------------------------------------------------------------------------- multihead
+def test_one_wide_head_and_h_narrow_heads_cost_the_same():
+    for d, h, n in ((64, 4, 10), (48, 6, 33), (512, 8, 128)):
+        one, many = count(d, 1, n), count(d, h, n)
+        assert one.params == many.params == 4 * d * d + 4 * d
+        assert one.flops == many.flops == 8 * n * d * d + 4 * n * n * d
+        assert many.weight_entries == h * one.weight_entries
+
+
+def test_torch_multihead_attention_has_the_same_parameter_count():
+    mha = torch.nn.MultiheadAttention(64, 4)  # the reference layer, never used in the product
+    assert sum(p.numel() for p in mha.parameters()) == count(64, 4, 8).params
+
+
+def test_trained_heads_split_the_work():
+    r = multihead(d_model=64, n_heads=4, n=16)  # default: 300 steps, seed 2
+    assert r.accuracy > 0.95
+    kinds = {h.kind for h in r.heads}
+    assert kinds == {"previous", "first"}
+    assert all(c.holds for c in r.claims)
+    for h in r.heads:
+        for i, row in enumerate(h.weights):
+            assert sum(row) == pytest.approx(1, abs=1e-5) and all(w == 0 for w in row[i + 1:])  # causal rows
+
+
+# ------------------------------------------------------------------------------------------- position-wise
+def test_only_attention_has_off_diagonal_jacobian_blocks():
+    r = position_wise(n=4, d_model=6)
+    by = {layer.layer: layer for layer in r.layers}
+    for name in ("ffn", "layernorm", "residual"):
+        grid = np.array(by[name].block_norms)
+        assert (grid[~np.eye(4, dtype=bool)] == 0).all(), name  # exactly zero, not small
+        assert (np.diag(grid) > 0).all()
+    assert by["attention"].off_diagonal_max > 1e-3 and by["block"].off_diagonal_max > 1e-3
+    assert all(c.holds for c in r.claims)
+
+
+def test_the_neighbour_bug_breaks_the_invariant_exactly_at_i_minus_1():
+    r = position_wise(n=4, d_model=6, bug=True)
+    grid = np.array({layer.layer: layer for layer in r.layers}["ffn"].block_norms)
+    below = np.eye(4, k=-1, dtype=bool)
+    assert (grid[below] > 0).all()  # y_i now reads x_{i-1}
+    assert (grid[~below & ~np.eye(4, dtype=bool)] == 0).all()
+    assert not claims(r)["ffn_alone"].holds and claims(r)["layernorm_alone"].holds
+
+
+# ------------------------------------------------------------------------------------------- rnn-gradients
+def test_rnn_gradient_norms_stay_under_the_bound():
+    r = rnn_gradients(lam=0.9, steps=25, hidden=12)
+    for c in [*r.curves, r.chosen]:
+        for m, b in zip(c.measured, c.bound):
+            assert m <= b * (1 + 1e-9)
+        assert c.bound == pytest.approx([c.lam**k for k in range(1, 26)])
+    assert claims(r)["rnn_bound"].holds and claims(r)["lstm_direct"].holds
+    assert r.lstm.direct_check < 1e-12
+
+
+def test_autograd_jacobian_equals_the_product_of_diag_tanh_prime_w():
+    from attnlab.nn.recurrent import RNN
+
+    torch.manual_seed(0)
+    rnn = RNN(3, 5).double()
+    x = torch.randn(1, 6, 3, dtype=torch.float64)
+    h0 = torch.zeros(1, 5, dtype=torch.float64, requires_grad=True)
+    _, states = rnn(x, h0)
+    W = rnn.W_h.detach().numpy()
+    hs = [s.detach().numpy()[0] for s in states]
+    J = np.eye(5)
+    expected = []
+    for t in range(6, 0, -1):  # d h_6 / d h_k = prod_{i=k+1..6} diag(1 - h_i^2) W
+        J = J @ np.diag(1 - hs[t] ** 2) @ W
+        expected.append(J.copy())
+    measured = jacobians_to_last(states)[::-1]  # k = 5, 4, ..., 0
+    for got, want in zip(measured, expected):
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+    np.testing.assert_allclose(spectral_norms(measured), [np.linalg.norm(w, 2) for w in expected], rtol=1e-9)
+
+
+# -------------------------------------------------------------------------------------- serial-vs-parallel
+def test_rnn_steps_grow_with_n_attention_does_not_and_paths_are_n_minus_1_and_1():
+    r = serial_vs_parallel(n_max=64, d_model=8, n_heads=2, repeats=1)
+    assert [p.n for p in r.points] == [16, 32, 64]
+    for p in r.points:
+        assert p.rnn_steps == p.n and p.attention_steps == 1
+        assert p.rnn_path == p.n - 1 and p.attention_path == 1
+        assert p.rnn_seconds > 0 and p.attention_seconds > 0  # measured, never compared
+    ops = [p.rnn_ops for p in r.points]
+    assert ops[2] - ops[1] == 2 * (ops[1] - ops[0])  # linear in n
+    assert len({p.attention_ops for p in r.points}) == 1
+    assert all(c.holds for c in r.claims)
+
+
+# ---------------------------------------------------------------------------------------------- complexity
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 300), h=st.sampled_from([1, 2, 4]), k=st.integers(1, 16), ff=st.integers(1, 4))
+def test_analytic_flops_equal_flop_counter_mode_on_our_block(n, h, k, ff):
+    d = h * k
+    c = counted(n, d, h, ff * d)
+    terms = {t.name: t.flops for t in analytic_terms(n, d, ff * d)}
+    assert c["qkv_projections"] == terms["qkv_projections"]
+    assert c["output_projection"] == terms["output_projection"]
+    assert c["scores+weighted_sum"] == terms["scores"] + terms["weighted_sum"]
+    assert c["ffn"] == terms["ffn"]
+    assert c["block"] == sum(terms.values())
+
+
+def test_complexity_ledger_crossover_and_memory():
+    r = complexity(n=100_000, d_model=256, n_heads=4, time_n_max=128, time_d_model=16, repeats=1)
+    assert all(c.analytic == c.counted for c in r.checks)
+    assert r.crossover_block == 2 * 256 + 4 * 256 and r.crossover_attention == 512
+    assert r.weights_bytes == 4 * 4 * 100_000**2  # 160 GB: computed on meta tensors, never allocated
+    assert r.time_weights_bytes == 4 * 4 * 128 * 128
+    assert [p.n for p in r.time_points] == [64, 128] and math.isfinite(r.time_slope)
+    assert all(c.holds for c in r.claims)
+
+
+# --------------------------------------------------------------------------------------------------- forms
+def test_decoder_only_block_has_no_cross_attention_and_masks_match_torch():
+    from attnlab.models import GPT, GPTConfig
+    from attnlab.nn import MultiHeadAttention
+
+    r = forms(n_tgt=5, n_src=3)
+    by = {f.name: f for f in r.forms}
+    gpt_block = by["decoder-only"].blocks[0]
+    assert gpt_block.attention_modules == ["attn"] and not gpt_block.has_cross_attention
+    assert by["encoder-decoder"].blocks[1].attention_modules == ["self_attn", "cross_attn"]
+    model = GPT(GPTConfig(vocab_size=8, context_length=8, d_model=8, n_heads=2, n_layers=2))
+    assert sum(isinstance(m, MultiHeadAttention) for m in model.modules()) == 2  # one per block, none crossing
+    assert not any("cross" in name for name, _ in model.named_modules())
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(5) == 0  # torch's own causal mask
+    masks = {(f.name, m.name): m for f in r.forms for m in f.masks}
+    assert masks[("decoder-only", "causal")].observed == causal.int().tolist()
+    assert masks[("encoder-decoder", "cross")].observed == [[1] * 3] * 5
+    assert all(c.holds for c in r.claims)
+
+
+# --------------------------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("call, match", [
+    (lambda: sqrt_dk(d_k=0), "d_k must be an integer from 1 to 1024, got 0"),
+    (lambda: sqrt_dk(n_keys=1024, d_k=1024), "too large for memory"),
+    (lambda: complexity(n=-5), "n must be an integer from 1"),
+    (lambda: serial_vs_parallel(n_max=8192, n_heads=16, d_model=64), "MiB"),
+    (lambda: positional(d_model=7), "even"),
+    (lambda: multihead(d_model=64, n_heads=5), "divisible"),
+    (lambda: rnn_gradients(lam=float("nan")), "lam must be a number"),
+    (lambda: position_wise(bug="maybe"), "bug must be true or false"),
+])
+def test_bad_parameters_raise_clear_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
