@@ -141,4 +141,4 @@ def _explain_steps(gen, lang: str) -> None:
                  for c in step.candidates]
         table.add_row(str(step.index + 1), "  ".join(cells), f"{escape(step.chosen.token)} ({num(step.chosen.prob)})")
     console.print(table)
-    console.print(t("pipeline.step6.legend", lang), style="dim")
+    console.print(t("pipeline.cli.legend", lang), style="dim")

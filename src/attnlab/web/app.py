@@ -39,6 +39,7 @@ PAGES = (
     "attnlab.web.pages.toy",
     "attnlab.web.pages.lookup",
     "attnlab.web.pages.ledger",
+    "attnlab.web.pages.pipeline",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).

@@ -24,4 +24,5 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("toy", "toy.nav.title", "toy.nav.summary"),
     Lesson("lookup", "toy.lookup.nav.title", "toy.lookup.nav.summary"),
     Lesson("ledger", "toy.ledger.nav.title", "toy.ledger.nav.summary"),
+    Lesson("pipeline", "pipeline.nav.title", "pipeline.nav.summary"),
 )

@@ -1,0 +1,106 @@
+"""Training in a background thread, for the web lab: events kept in order, a stop switch, a status.
+
+The web page starts a run, then reads its events (server-sent events) from any point, as often as it
+likes; a late reader gets the whole curve. Only finished runs are evicted when too many are kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from attnlab.train.run import Run
+
+STATUSES = ("training", "stopping", "stopped", "done", "failed")
+
+
+@dataclass
+class BackgroundRun:
+    id: str
+    run: Run
+    settings: dict  # what was asked for (corpus, sizes, steps, lr, seed ...)
+    before: object = None  # the untrained model's step ④ (a lesson dataclass), computed before step 1
+    pace: float = 0.0  # seconds to wait after each step, so a learner can watch a tiny model learn
+    events: list[dict] = field(default_factory=list)
+    status: str = "training"
+    error: str | None = None
+    result: object = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("stopped", "done", "failed")
+
+    def start(self) -> "BackgroundRun":
+        self._thread = threading.Thread(target=self._work, name=f"attnlab-train-{self.id}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ask the loop to end after its current step (the model keeps what it learned so far)."""
+        if not self.finished:
+            self.status = "stopping"
+            self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.finished
+
+    def _emit(self, event: dict) -> None:
+        self.events.append(event)  # list.append is atomic: readers see whole events, in order
+        if event["type"] == "step" and self.pace:
+            self._stop.wait(self.pace)  # a stop request cuts the pause short
+
+    def _work(self) -> None:
+        try:
+            self.result = self.run.trainer.run(callback=self._emit, should_stop=self._stop.is_set)
+            self.status = "stopped" if self.result.stopped else "done"
+        except Exception as err:  # noqa: BLE001 - reported to the page, not lost in a thread
+            self.error = f"{type(err).__name__}: {err}"
+            self.events.append({"type": "failed", "message": self.error})
+            self.status = "failed"
+
+
+class Registry:
+    """The runs of one server, by id; at most `max_runs` kept (finished ones are dropped oldest first)."""
+
+    def __init__(self, max_runs: int = 8, max_training: int = 2):
+        self.max_runs, self.max_training = max_runs, max_training
+        self._runs: OrderedDict[str, BackgroundRun] = OrderedDict()
+        self._lock = threading.Lock()
+        self._counter = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"{next(self._counter)}-{uuid.uuid4().hex[:8]}"
+
+    def training(self) -> list[BackgroundRun]:
+        return [r for r in self._runs.values() if not r.finished]
+
+    def add(self, bg: BackgroundRun, *, start: bool = True) -> BackgroundRun:
+        with self._lock:
+            if start and len(self.training()) >= self.max_training:
+                raise RuntimeError(f"{self.max_training} runs are already training; stop one first")
+            self._runs[bg.id] = bg
+            while len(self._runs) > self.max_runs:
+                oldest = next((k for k, r in self._runs.items() if r.finished), None)
+                if oldest is None:
+                    break
+                del self._runs[oldest]
+        return bg.start() if start else bg
+
+    def get(self, run_id: str) -> BackgroundRun | None:
+        return self._runs.get(run_id)
+
+
+def wait_all(registry: Registry, timeout: float = 30.0) -> None:
+    """Stop and join every run (used when the server shuts down, and by tests)."""
+    deadline = time.monotonic() + timeout
+    for bg in list(registry._runs.values()):
+        bg.stop()
+        bg.wait(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,353 @@
+"""The whole pipeline page (/pipeline): ① ids ② embeddings ③ attention ④ next-token probabilities, ⑤ train
+live, ⑥ generate token by token. And its API: POST /api/train, GET /api/train/{id}, GET
+/api/train/{id}/events (server-sent events), DELETE /api/train/{id}, POST /api/generate, GET /api/pipeline.
+
+Runs live in this server's memory (a few at a time) and train in a background thread; the page follows one
+by SSE. Without JavaScript the settings form posts to /pipeline/train, which trains before answering and
+redirects to the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from attnlab.lessons.pipeline import NextStep, PipelineView, next_step, pipeline
+from attnlab.sampling import Generation, generate
+from attnlab.text import BUILTIN_TEXTS
+from attnlab.models import preset as model_preset
+from attnlab.train import TrainConfig, new_run
+from attnlab.train.background import BackgroundRun, Registry
+from attnlab.train.run import corpus_defaults
+from attnlab.web.errors import describe, unprocessable
+from attnlab.web.render import lang_of, make_url, render
+
+router = APIRouter()
+RUNS = Registry(max_runs=8, max_training=2)
+CORPORA = ("poem", "jingyesi")  # the web lab trains only on the built-in texts (it never reads files)
+PROMPTS = {"poem": "床前", "jingyesi": "床"}
+SHOWN_DIMS = 8  # embedding columns shown on the page (the API has them all)
+
+
+class TrainRequest(BaseModel):
+    """A training run's settings; a field left out takes the corpus's default."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus: Literal["poem", "jingyesi"] = "poem"
+    layers: int | None = Field(None, ge=1, le=8, description="Transformer blocks")
+    heads: int | None = Field(None, ge=1, le=8, description="attention heads per block; must divide d_model")
+    d_model: int | None = Field(None, ge=2, le=256, description="width of every token vector")
+    steps: int | None = Field(None, ge=1, le=5000, description="optimizer steps")
+    lr: float | None = Field(None, gt=0, le=1, description="peak learning rate")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
+    pace_ms: int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms)")
+
+
+class GenerateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: str = Field(..., description="id of a training run (from POST /api/train)")
+    prompt: str = Field(..., min_length=1, max_length=200)
+    max_new_tokens: int = Field(30, ge=1, le=300)
+    temperature: float = Field(1.0, ge=0, le=10, description="0 = greedy")
+    top_k: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0, le=1)
+    greedy: bool = False
+    seed: int | None = Field(None, ge=0, le=2**31 - 1)
+
+
+class TrainStarted(BaseModel):
+    id: str
+    status: str
+    steps: int
+    events: str  # URL of the event stream
+    page: str  # URL of the run's page
+
+
+@dataclass
+class RunStatus:
+    id: str
+    status: str  # training | stopping | stopped | done | failed
+    step: int
+    steps: int
+    settings: dict
+    history: list[dict]  # per step: loss, p_probe (p of the target after the context), val_loss
+    before: NextStep  # step ④ of the untrained model
+    error: str | None
+
+
+# ---- runs ---------------------------------------------------------------------------------------------
+
+def _start(req: TrainRequest, *, background: bool = True) -> BackgroundRun:
+    """Build the seeded model and start (or, for the form post, just prepare) its training."""
+    try:
+        run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
+                      lr=req.lr, seed=req.seed, device="auto")
+    except ValueError as err:
+        field = "heads" if "divisible" in str(err) else "corpus"
+        raise unprocessable(("body", field), err, getattr(req, field)) from None
+    before = next_step(run.model, run.tokenizer)  # p(光 | 床前明月) before any training
+    bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before, pace=req.pace_ms / 1000)
+    try:
+        return RUNS.add(bg, start=background)
+    except RuntimeError as err:
+        raise HTTPException(429, str(err)) from None
+
+
+def _run_or_404(run_id: str) -> BackgroundRun:
+    bg = RUNS.get(run_id)
+    if bg is None:
+        raise HTTPException(404, f"no training run {run_id!r} in this server (runs live in memory; train again)")
+    return bg
+
+
+def _status(bg: BackgroundRun) -> RunStatus:
+    t = bg.run.trainer
+    return RunStatus(id=bg.id, status=bg.status, step=t.step, steps=t.cfg.steps, settings=bg.settings,
+                     history=list(t.history), before=bg.before, error=bg.error)
+
+
+# ---- JSON API -----------------------------------------------------------------------------------------
+
+@router.post("/api/train", status_code=202, tags=["pipeline"])
+def api_train(body: TrainRequest, request: Request) -> TrainStarted:
+    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`."""
+    bg = _start(body)
+    return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
+                        page=make_url("/pipeline", lang_of(request), run=bg.id))
+
+
+@router.get("/api/train/{run_id}", tags=["pipeline"])
+def api_train_status(run_id: str) -> RunStatus:
+    """A run's status, settings and loss history so far."""
+    return _status(_run_or_404(run_id))
+
+
+@router.delete("/api/train/{run_id}", tags=["pipeline"])
+def api_train_stop(run_id: str) -> RunStatus:
+    """Stop a run after its current step; the model keeps what it has learned."""
+    bg = _run_or_404(run_id)
+    bg.stop()
+    bg.wait(timeout=5)
+    return _status(bg)
+
+
+def _sse(index: int, event: dict) -> str:
+    return f"id: {index}\nevent: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+
+
+@router.get("/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse)
+async def api_train_events(run_id: str, request: Request):
+    """Server-sent events: `step` (step, loss, p_probe, val_loss, lr, seconds) for every step from the first,
+    then `done` (or `failed`, with a message). A reconnecting client sends Last-Event-ID and continues after it."""
+    bg = _run_or_404(run_id)
+    try:
+        start = int(request.headers.get("last-event-id", "-1")) + 1
+    except ValueError:
+        start = 0
+
+    async def stream():
+        i, quiet = start, 0.0
+        yield "retry: 1000\n\n"
+        while True:
+            while i < len(bg.events):
+                yield _sse(i, bg.events[i])
+                i += 1
+                quiet = 0.0
+            if bg.finished and i >= len(bg.events):
+                return
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(0.05)
+            quiet += 0.05
+            if quiet >= 15:  # a comment line keeps proxies from closing an idle stream
+                yield ": still training\n\n"
+                quiet = 0.0
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _generate(req: GenerateRequest) -> Generation:
+    bg = _run_or_404(req.run)
+    if not bg.finished:
+        raise HTTPException(409, "this run is still training; wait for it to finish or stop it first")
+    try:
+        return generate(bg.run.model, bg.run.tokenizer, req.prompt, max_new_tokens=req.max_new_tokens,
+                        temperature=req.temperature, top_k=req.top_k, top_p=req.top_p, greedy=req.greedy,
+                        seed=req.seed, n_candidates=5)
+    except ValueError as err:
+        raise unprocessable(("body", "prompt"), err, req.prompt) from None
+
+
+@router.post("/api/generate", tags=["pipeline"])
+def api_generate(body: GenerateRequest) -> Generation:
+    """Continue a prompt with a trained run's model, one token at a time (KV cache); every step's top
+    candidates, whether each survived temperature / top-k / top-p, and the one chosen."""
+    return _generate(body)
+
+
+@router.get("/api/pipeline", tags=["pipeline"])
+def api_pipeline(
+    run: Annotated[str | None, Query(description="a training run's id; none = an untrained model")] = None,
+    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
+    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+    text: Annotated[str | None, Query(max_length=200, description="the text for ① to ③ (default: the poem)")] = None,
+) -> PipelineView:
+    """Steps ① to ④ for a run's model (or the untrained model of `corpus` and `seed`)."""
+    model, tok, corpus = _model_for(run, corpus, seed)
+    try:
+        return pipeline(model, tok, text=text or BUILTIN_TEXTS[corpus])
+    except ValueError as err:
+        raise unprocessable(("query", "text"), err, text) from None
+
+
+def _model_for(run_id: str | None, corpus: str, seed: int):
+    if run_id:
+        bg = _run_or_404(run_id)
+        if not bg.finished:
+            raise HTTPException(409, "this run is still training; its model is changing")
+        return bg.run.model, bg.run.tokenizer, bg.run.corpus
+    fresh = new_run(corpus, seed=seed, device="cpu")  # untrained: building it is cheap and deterministic
+    return fresh.model, fresh.tokenizer, corpus
+
+
+# ---- the page -----------------------------------------------------------------------------------------
+
+PAGE_FIELDS = ("corpus", "layers", "heads", "d_model", "steps", "lr", "seed")
+GEN_FIELDS = {"prompt": "", "max_new_tokens": "30", "temperature": "1", "top_k": "", "top_p": "", "greedy": "",
+              "gseed": ""}
+TRUE = {"1", "true", "on", "yes"}
+
+
+def _settings_from(params) -> dict:
+    """The settings form's values, as strings ('' = the corpus's default)."""
+    raw = {k: (params.get(k) or "").strip() for k in PAGE_FIELDS}
+    if raw["corpus"] not in CORPORA:
+        raw["corpus"] = "poem"
+    return raw
+
+
+def _request_from(raw: dict) -> TrainRequest:
+    data = {k: v for k, v in raw.items() if v != ""}
+    return TrainRequest(**data)
+
+
+def curve(history: list[dict], steps: int, vocab: int, width: int = 600, height: int = 180) -> dict:
+    """Polyline points for the loss (left scale, 0 .. max(log|V|, largest loss)) and p (right scale, 0 .. 1).
+
+    pipeline.js draws live points with the same formula; this draws a finished run's curve without JS.
+    """
+    top = max([math.log(vocab)] + [h["loss"] for h in history if h.get("loss") is not None])
+    x = lambda step: round(width * step / max(1, steps), 1)  # noqa: E731
+    loss = " ".join(f"{x(h['step'])},{round(height * (1 - h['loss'] / top), 1)}" for h in history)
+    prob = " ".join(f"{x(h['step'])},{round(height * (1 - h['p_probe']), 1)}" for h in history
+                    if h.get("p_probe") is not None)
+    return {"loss": loss, "p": prob, "top": top, "width": width, "height": height}
+
+
+@router.get("/pipeline", response_class=HTMLResponse, include_in_schema=False)
+def pipeline_page(request: Request):
+    params = request.query_params
+    raw = _settings_from(params)
+    problems = ["pipeline.busy"] if params.get("error") == "busy" else []
+    gen_state = {k: (params.get(k) or v).strip() for k, v in GEN_FIELDS.items()}
+    run_id = (params.get("run") or "").strip()
+    bg = RUNS.get(run_id) if run_id else None
+    if run_id and bg is None:
+        problems.append("pipeline.run.gone")
+        run_id = ""
+    if bg is not None:  # the form shows the run's own settings, ready to change and train again
+        raw = {k: "" if bg.settings.get(k) is None else str(bg.settings[k]) for k in PAGE_FIELDS}
+
+    settings_problem = None
+    try:
+        req = _request_from(raw)
+    except ValidationError as err:
+        settings_problem = describe(err.errors())
+        req = TrainRequest(corpus=raw["corpus"])
+    if bg is not None:
+        corpus, run = bg.run.corpus, bg.run
+    else:
+        corpus = req.corpus
+        try:
+            run = new_run(corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, seed=req.seed, device="cpu")
+        except ValueError as err:
+            settings_problem = str(err)
+            run = new_run(corpus, seed=req.seed, device="cpu")
+    training = bg is not None and not bg.finished
+
+    view = None if training else pipeline(run.model, run.tokenizer, text=BUILTIN_TEXTS[corpus])
+    emb = None
+    if view is not None:  # the page shows the first few columns of step ②; the API has them all
+        e, k = view.embedding, min(SHOWN_DIMS, view.embedding.d_model)
+        emb = {"shown": k, "token": [r[:k] for r in e.token_rows], "sum": [r[:k] for r in e.sums],
+               "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None}
+    history = list(run.trainer.history)
+    status = _status(bg) if bg is not None else None
+
+    generation, gen_problem = None, None
+    if bg is not None and bg.finished and gen_state["prompt"]:
+        try:
+            generation = _generate(GenerateRequest(
+                run=bg.id, prompt=gen_state["prompt"], max_new_tokens=gen_state["max_new_tokens"] or 30,
+                temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
+                top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
+                seed=gen_state["gseed"] or None))
+        except ValidationError as err:
+            gen_problem = describe(err.errors())
+        except Exception as err:  # noqa: BLE001 - the 422 raised for unseen characters, shown in the page
+            errors = getattr(err, "errors", None)
+            gen_problem = describe(errors()) if callable(errors) else str(getattr(err, "detail", err))
+    if not gen_state["prompt"]:
+        gen_state["prompt"] = PROMPTS[corpus]
+
+    preset_name, train_defaults = corpus_defaults(corpus)
+    pc, tc = model_preset(preset_name, vocab_size=run.tokenizer.vocab_size), TrainConfig(**train_defaults)
+    placeholders = dict(layers=pc.n_layers, heads=pc.n_heads, d_model=pc.d_model, steps=tc.steps, lr=tc.lr, seed=0)
+    mc = run.model.config
+    return render(
+        request, "pipeline.html",
+        raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
+        view=view, emb=emb, history=history, curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
+        model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
+        placeholders=placeholders,
+        problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
+        gen_problem=gen_problem, shown_dims=SHOWN_DIMS, uniform_loss=math.log(run.tokenizer.vocab_size),
+        state={k: v for k, v in raw.items() if v and not (k == "corpus" and v == "poem")},
+    )
+
+
+@router.post("/pipeline/train", include_in_schema=False)
+def pipeline_train_form(
+    request: Request,
+    corpus: Annotated[str, Form()] = "poem",
+    layers: Annotated[str, Form()] = "",
+    heads: Annotated[str, Form()] = "",
+    d_model: Annotated[str, Form()] = "",
+    steps: Annotated[str, Form()] = "",
+    lr: Annotated[str, Form()] = "",
+    seed: Annotated[str, Form()] = "",
+    lang: Annotated[str, Form()] = "",
+):
+    """The no-JavaScript path: train right here (the built-in poems take seconds), then show the result."""
+    raw = dict(corpus=corpus, layers=layers, heads=heads, d_model=d_model, steps=steps, lr=lr, seed=seed)
+    raw = {k: (v or "").strip() for k, v in raw.items()}
+    lang = lang or lang_of(request)
+    try:
+        bg = _start(_request_from(raw), background=False)
+    except (ValidationError, RequestValidationError, HTTPException) as err:
+        # The page, given the same fields, finds and shows the same problem beside the form.
+        kept = {k: v for k, v in raw.items() if v}
+        busy = "busy" if isinstance(err, HTTPException) and err.status_code == 429 else None
+        return RedirectResponse(make_url("/pipeline", lang, error=busy, **kept), status_code=303)
+    bg.start()
+    bg.wait()
+    return RedirectResponse(make_url("/pipeline", lang, run=bg.id), status_code=303)

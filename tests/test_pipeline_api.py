@@ -1,0 +1,214 @@
+"""The pipeline page's API: training runs with server-sent events, stopping, generation, and the page showing
+the same numbers as the API and the Python calls."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from attnlab.lessons.pipeline import pipeline
+from attnlab.sampling import generate
+from attnlab.text import JINGYESI
+from attnlab.train import new_run
+from attnlab.web.app import create_app
+from attnlab.web.pages import pipeline as page_module
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+    for bg in list(page_module.RUNS._runs.values()):
+        bg.stop()
+        bg.wait(10)
+
+
+def read_events(client, run_id: str, headers=None) -> list[tuple[int, str, dict]]:
+    """(id, event, data) of every event on the run's stream, until the server ends it."""
+    events, current = [], {}
+    with client.stream("GET", f"/api/train/{run_id}/events", headers=headers or {}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if not line:
+                if "data" in current:
+                    events.append((int(current["id"]), current["event"], json.loads(current["data"])))
+                current = {}
+                continue
+            key, _, value = line.partition(": ")
+            current[key] = value
+    return events
+
+
+def train(client, **settings) -> str:
+    response = client.post("/api/train", json=settings)
+    assert response.status_code == 202, response.text
+    return response.json()["id"]
+
+
+def test_train_streams_every_step_then_done(client):
+    run_id = train(client, corpus="poem", seed=0)
+    events = read_events(client, run_id)
+    steps = [data for _, kind, data in events if kind == "step"]
+    assert [e["step"] for e in steps] == list(range(1, 61))  # the poem's default budget, every step
+    assert [i for i, _, _ in events] == list(range(len(events)))
+    kind, done = events[-1][1], events[-1][2]
+    assert kind == "done" and not done["stopped"] and done["step"] == 60
+    assert steps[0]["loss"] > 1.0 and steps[-1]["loss"] < 0.05 and steps[-1]["p_probe"] > 0.95
+
+    status = client.get(f"/api/train/{run_id}").json()
+    assert status["status"] == "done" and status["step"] == 60
+    assert [h["loss"] for h in status["history"]] == [e["loss"] for e in steps]  # the same numbers
+    # the before-training probability is the untrained model's, near 1/|V|
+    assert 0.5 / 6 < status["before"]["p_target"] < 2 / 6
+
+
+def test_runs_equal_the_python_call(client):
+    run_id = train(client, corpus="jingyesi", steps=25, seed=7, layers=1, d_model=32, heads=2)
+    read_events(client, run_id)
+    api = client.get(f"/api/train/{run_id}").json()["history"]
+    run = new_run("jingyesi", steps=25, seed=7, layers=1, d_model=32, heads=2, device="cpu")
+    run.trainer.run()
+    assert [h["loss"] for h in api] == pytest.approx([h["loss"] for h in run.trainer.history], rel=1e-6)
+    assert [h["p_probe"] for h in api] == pytest.approx([h["p_probe"] for h in run.trainer.history], rel=1e-6)
+
+
+def test_a_reconnecting_reader_continues_after_last_event_id(client):
+    run_id = train(client, corpus="poem", steps=20)
+    first = read_events(client, run_id)
+    again = read_events(client, run_id, headers={"Last-Event-ID": "9"})
+    assert again == first[10:]
+
+
+def test_stop_ends_a_run_early(client):
+    run_id = train(client, corpus="jingyesi", steps=5000, pace_ms=20)
+    deadline = time.monotonic() + 30
+    while client.get(f"/api/train/{run_id}").json()["step"] < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    stopped = client.delete(f"/api/train/{run_id}").json()
+    assert stopped["status"] == "stopped" and 3 <= stopped["step"] < 5000
+    events = read_events(client, run_id)
+    assert events[-1][1] == "done" and events[-1][2]["stopped"] and events[-1][2]["step"] == stopped["step"]
+    assert client.delete(f"/api/train/{run_id}").json()["status"] == "stopped"  # stopping twice is harmless
+
+
+def test_generation_through_the_api(client):
+    run_id = train(client, corpus="jingyesi")
+    read_events(client, run_id)
+    greedy = client.post("/api/generate", json={"run": run_id, "prompt": "床", "greedy": True, "max_new_tokens": 40}).json()
+    assert greedy["text"] == JINGYESI and greedy["stop_reason"] == "eot"
+    assert all(step["chosen"]["kept"] for step in greedy["steps"])
+
+    body = {"run": run_id, "prompt": "举头", "temperature": 1.5, "top_k": 3, "seed": 4, "max_new_tokens": 10}
+    a, b = (client.post("/api/generate", json=body).json() for _ in range(2))
+    assert a == b  # seeded sampling repeats
+    for step in a["steps"]:
+        assert step["n_kept"] <= 3 and step["chosen"]["kept"]
+        kept = [c for c in step["candidates"] if c["kept"]]
+        assert sum(c["filtered_prob"] for c in kept) == pytest.approx(1.0, abs=1e-5)
+
+    # the same model through Python gives the same steps
+    model = page_module.RUNS.get(run_id).run
+    direct = generate(model.model, model.tokenizer, "举头", temperature=1.5, top_k=3, seed=4, max_new_tokens=10)
+    assert direct.new_ids == a["new_ids"]
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ({"prompt": "春风"}, 422, "'春风'"),
+    ({"prompt": "床", "temperature": -1}, 422, "temperature"),
+    ({"prompt": "床", "top_p": 0}, 422, "top_p"),
+    ({"prompt": "床", "top_k": 0}, 422, "top_k"),
+    ({"prompt": ""}, 422, "prompt"),
+])
+def test_generation_refuses_bad_input(client, body, status, message):
+    run_id = train(client, corpus="poem", steps=5)
+    read_events(client, run_id)
+    response = client.post("/api/generate", json={"run": run_id, **body})
+    assert response.status_code == status and message in response.json()["message"]
+
+
+def test_unknown_and_busy_runs(client):
+    assert client.get("/api/train/nope").status_code == 404
+    assert client.post("/api/generate", json={"run": "nope", "prompt": "床"}).status_code == 404
+    assert client.get("/api/train/nope/events").status_code == 404
+    long_runs = [train(client, corpus="poem", steps=5000, pace_ms=50) for _ in range(2)]
+    try:
+        response = client.post("/api/generate", json={"run": long_runs[0], "prompt": "床"})
+        assert response.status_code == 409 and "still training" in response.json()["message"]
+        third = client.post("/api/train", json={"corpus": "poem"})
+        assert third.status_code == 429 and "already training" in third.json()["message"]
+    finally:
+        for run_id in long_runs:
+            client.delete(f"/api/train/{run_id}")
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"heads": 3}, "divisible"),
+    ({"steps": 0}, "steps"),
+    ({"corpus": "/etc/passwd"}, "corpus"),
+    ({"lr": 2}, "lr"),
+    ({"dropout": 0.5}, "dropout"),
+])
+def test_train_refuses_bad_settings(client, body, message):
+    response = client.post("/api/train", json=body)
+    assert response.status_code == 422 and message in response.json()["message"]
+
+
+def test_pipeline_api_equals_the_lesson(client):
+    api = client.get("/api/pipeline", params={"corpus": "jingyesi", "seed": 3}).json()
+    run = new_run("jingyesi", seed=3, device="cpu")
+    lesson = pipeline(run.model, run.tokenizer, text=JINGYESI)
+    assert api["tokens"]["ids"] == lesson.tokens.ids
+    assert api["next"]["p_target"] == pytest.approx(lesson.next.p_target, rel=1e-9)
+    flat = lambda rows: [x for row in rows for x in row]  # noqa: E731
+    assert flat(api["attention"]["maps"][3]["weights"]) == pytest.approx(flat(lesson.attention.maps[3].weights), rel=1e-6)
+    bad = client.get("/api/pipeline", params={"text": "春眠不觉晓"})
+    assert bad.status_code == 422 and "春眠不觉晓"[0] in bad.json()["message"]
+
+
+def data_values(html: str, element_id: str) -> float:
+    match = re.search(rf'id="{element_id}" data-value="([^"]+)"', html)
+    assert match, f"#{element_id} not on the page"
+    return float(match.group(1))
+
+
+def test_page_shows_the_api_numbers(client):
+    run_id = train(client, corpus="poem")
+    read_events(client, run_id)
+    html = client.get("/pipeline", params={"run": run_id}).text
+    api = client.get("/api/pipeline", params={"run": run_id}).json()
+    status = client.get(f"/api/train/{run_id}").json()
+    assert data_values(html, "p-target") == pytest.approx(api["next"]["p_target"], rel=1e-12)
+    assert data_values(html, "p-after") == pytest.approx(api["next"]["p_target"], rel=1e-12)
+    assert data_values(html, "p-before") == pytest.approx(status["before"]["p_target"], rel=1e-12)
+    assert data_values(html, "final-loss") == pytest.approx(status["history"][-1]["loss"], rel=1e-12)
+    untrained = client.get("/pipeline").text
+    assert data_values(untrained, "p-target") == pytest.approx(client.get("/api/pipeline").json()["next"]["p_target"])
+
+
+def test_no_javascript_form_post_trains_and_shows_the_result(client):
+    response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "60", "seed": "1"}, follow_redirects=False)
+    assert response.status_code == 303
+    page = client.get(response.headers["location"])
+    assert 'data-status="done"' in page.text and data_values(page.text, "p-target") > 0.9
+    run_id = re.search(r"run=([\w-]+)", response.headers["location"]).group(1)
+    generated = client.get("/pipeline", params={"run": run_id, "prompt": "床前", "greedy": "1"}).text
+    assert re.search(r'id="gen-text">床前明月光<', generated)
+    assert generated.count('class="gen-step"') == 4  # 明 月 光 <eot>
+
+
+def test_form_post_with_bad_settings_shows_the_problem(client):
+    response = client.post("/pipeline/train", data={"corpus": "poem", "heads": "3"}, follow_redirects=True)
+    assert response.status_code == 200 and "divisible" in response.text and 'id="settings-problem"' in response.text
+
+
+def test_page_for_a_forgotten_run(client):
+    html = client.get("/pipeline", params={"run": "gone-123"}).text
+    assert "gone" in client.get("/pipeline", params={"run": "gone-123", "lang": "en"}).text
+    assert 'data-status="untrained"' in html
