@@ -212,3 +212,12 @@ def test_page_for_a_forgotten_run(client):
     html = client.get("/pipeline", params={"run": "gone-123"}).text
     assert "gone" in client.get("/pipeline", params={"run": "gone-123", "lang": "en"}).text
     assert 'data-status="untrained"' in html
+
+
+def test_page_names_unseen_prompt_characters_and_bad_options(client):
+    run_id = train(client, corpus="poem", steps=5)
+    read_events(client, run_id)
+    html = client.get("/pipeline", params={"run": run_id, "prompt": "春床"}).text
+    assert re.search(r'id="gen-problem">[^<]*春', html) and 'id="gen-steps"' not in html
+    html = client.get("/pipeline", params={"run": run_id, "prompt": "床", "top_p": "1.5"}).text
+    assert re.search(r'id="gen-problem">top_p', html)

@@ -79,10 +79,6 @@ class Run:
         return save_checkpoint(out, self.model, self.tokenizer, self.meta(), self.trainer.state())
 
 
-def _texts(corpus: str) -> list[str]:
-    return read_corpus(corpus)
-
-
 def new_run(
     corpus: str = "poem",
     *,
@@ -99,7 +95,7 @@ def new_run(
     """A fresh, seeded run on `corpus` (a built-in name or a file path)."""
     preset_name, defaults = corpus_defaults(corpus)
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
-    texts = _texts(corpus)
+    texts = read_corpus(corpus)
     tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context).items()
                  if v is not None}
@@ -109,6 +105,8 @@ def new_run(
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
     trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data))
+    if corpus not in BUILTIN_TEXTS:
+        corpus = str(Path(corpus).resolve())  # so --resume finds it from any directory
     return Run(corpus, texts, tok, model, data, trainer)
 
 
@@ -125,7 +123,7 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     step = int(scalars.get("step", 0))
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
-    texts = _texts(corpus)
+    texts = read_corpus(corpus)
     data = TokenData.from_texts(texts, ckpt.tokenizer, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1)
     dev = pick_device(device)
     ckpt.model.train()

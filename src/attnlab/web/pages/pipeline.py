@@ -301,11 +301,10 @@ def pipeline_page(request: Request):
                 temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
                 top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
                 seed=gen_state["gseed"] or None))
-        except ValidationError as err:
-            gen_problem = describe(err.errors())
-        except Exception as err:  # noqa: BLE001 - the 422 raised for unseen characters, shown in the page
-            errors = getattr(err, "errors", None)
-            gen_problem = describe(errors()) if callable(errors) else str(getattr(err, "detail", err))
+        except (ValidationError, RequestValidationError) as err:  # out of range, or unseen characters
+            gen_problem = describe(list(err.errors()))
+        except HTTPException as err:
+            gen_problem = str(err.detail)
     if not gen_state["prompt"]:
         gen_state["prompt"] = PROMPTS[corpus]
 
@@ -320,8 +319,7 @@ def pipeline_page(request: Request):
         model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
         placeholders=placeholders,
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
-        gen_problem=gen_problem, shown_dims=SHOWN_DIMS, uniform_loss=math.log(run.tokenizer.vocab_size),
-        state={k: v for k, v in raw.items() if v and not (k == "corpus" and v == "poem")},
+        gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size),
     )
 
 
