@@ -160,3 +160,29 @@ def test_train_never_overwrites_a_foreign_directory(tmp_path):
 def test_resume_without_a_checkpoint(tmp_path):
     result = attnlab("train", "--resume", "--out", tmp_path / "none")
     assert result.exit_code == 2 and "no checkpoint at" in result.stderr
+
+
+def test_ctrl_c_stops_saves_and_resumes(tmp_path):
+    import signal
+
+    exe = str(Path(sys.executable).with_name("attnlab"))
+    if not Path(exe).exists():
+        pytest.skip("the attnlab console script is not installed next to this Python")
+    out = tmp_path / "ck"
+    proc = subprocess.Popen([exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        for line in proc.stderr:  # the hint is printed once Ctrl+C is caught
+            if "Ctrl+C stops" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert "stopped early" in stdout
+    step = json.loads((out / "config.json").read_text(encoding="utf-8"))["step"]
+    assert 0 < step < 200_000
+    resumed = attnlab("train", "--resume", "--steps", str(step + 5), "--out", out)
+    assert resumed.exit_code == 0 and f"step {step + 5}/{step + 5}" in resumed.stdout

@@ -85,6 +85,8 @@ def _train(run, out: Path) -> None:
 
     main_thread = threading.current_thread() is threading.main_thread()  # signals can only be caught there
     previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
+    if main_thread:
+        console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
     label = f"p({probe.target}|{probe.context})" if probe else ""
     columns = [TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}")]
     if run.data.val is not None:

@@ -89,6 +89,7 @@ def new_run(
     heads: int | None = None,
     d_model: int | None = None,
     context: int | None = None,
+    dropout: float | None = None,
     device: str = "auto",
     **train_settings,
 ) -> Run:
@@ -97,8 +98,8 @@ def new_run(
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
     texts = read_corpus(corpus)
     tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
-    overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context).items()
-                 if v is not None}
+    overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
+                                       dropout=dropout).items() if v is not None}
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     dev = pick_device(device)
     data = TokenData.from_texts(texts, tok, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1)
