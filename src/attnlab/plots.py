@@ -7,6 +7,7 @@ installed (falling back to English labels when none is), and writes the file.
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from attnlab.i18n import t  # noqa: E402
 
@@ -24,6 +26,7 @@ CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "WenQuanYi Micro Hei", "WenQuan
              "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
 FORMATS = (".png", ".svg")
 RED, BLUE, GREY, INK = "#c0392b", "#2c6fbb", "#8a8a8a", "#222222"
+_LOCK = threading.Lock()
 LAMBDA_COLORS = {0.5: "#2c6fbb", 0.9: "#27ae60", 1.0: "#e67e22", 1.1: "#c0392b"}
 
 
@@ -49,20 +52,22 @@ class Labels:
         return t(f"explain.plot.{key}", self.lang, **fields)
 
 
-def save(plot, result, path, *, lang: str = "zh") -> Path:
-    """Draw `result` with `plot` and write it to `path` (.png or .svg); returns the path."""
-    path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"a figure is written as .png or .svg, got {path.name!r}")
+def save(plot, result, path, *, lang: str = "zh"):
+    """Draw `result` with `plot` and write it to `path` (.png or .svg), or as PNG into a binary file object."""
+    if hasattr(path, "write"):
+        fmt = "png"
+    else:
+        path = Path(path)
+        if path.suffix.lower() not in FORMATS:
+            raise ValueError(f"a figure is written as .png or .svg, got {path.name!r}")
+        fmt = path.suffix.lower()[1:]
     families = ["DejaVu Sans"] + ([cjk_font()] if cjk_font() else [])
-    with plt.rc_context({"font.family": families, "axes.unicode_minus": False, "svg.fonttype": "path",
-                         "axes.spines.top": False, "axes.spines.right": False}):
-        fig = plt.figure(figsize=(12, 7.5), dpi=100)
-        try:
-            plot(result, fig, Labels(lang))
-            fig.savefig(path, dpi=110, bbox_inches="tight")
-        finally:
-            plt.close(fig)
+    style = {"font.family": families, "axes.unicode_minus": False, "svg.fonttype": "path",
+             "axes.spines.top": False, "axes.spines.right": False}
+    with _LOCK, plt.rc_context(style):  # rcParams are global: one figure at a time (the web app has threads)
+        fig = Figure(figsize=(12, 7.5), dpi=100)  # not pyplot's figure manager: nothing to close or leak
+        plot(result, fig, Labels(lang))
+        fig.savefig(path, format=fmt, dpi=110, bbox_inches="tight")
     return path
 
 

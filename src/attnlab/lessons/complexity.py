@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, memory_guard, one_thread, seeded
 
 PARAMS = (
     Param("n", "int", 1024, 1, 1_048_576, step=1, log=True, help="sequence length n"),
@@ -38,6 +38,7 @@ class Term:
     name: str  # qkv_projections | output_projection | scores | weighted_sum | ffn
     order: str  # "n d^2" or "n^2 d"
     flops: int  # analytic
+    label: str = ""  # the name in the requested language
 
 
 @dataclass
@@ -45,6 +46,7 @@ class CounterCheck:
     part: str  # the part of our Block the counter was read on
     analytic: int
     counted: int
+    label: str = ""
 
 
 @dataclass
@@ -138,6 +140,7 @@ def loglog_slope(points: list[TimePoint]) -> float:
     return float(slope)
 
 
+@lesson
 def complexity(
     n: int = 1024, d_model: int = 512, n_heads: int = 8, ff_mult: int = 4, time_n_max: int = 1024,
     time_d_model: int = 128, repeats: int = 3, *, lang: str = "zh",
@@ -148,11 +151,12 @@ def complexity(
     n, d, h = p["n"], p["d_model"], p["n_heads"]
     for width in ("d_model", "time_d_model"):
         if p[width] % h:
-            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}")
+            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads")
     d_ff = p["ff_mult"] * d
-    memory_guard(3 * h * p["time_n_max"] ** 2 * 4, f"timing attention at n={p['time_n_max']} with {h} heads")
+    memory_guard(3 * h * p["time_n_max"] ** 2 * 4, f"timing attention at n={p['time_n_max']} with {h} heads",
+                 name="time_n_max")
 
-    terms = analytic_terms(n, d, d_ff)
+    terms = [replace(term, label=t(f"explain.plot.cx.{term.name}", lang)) for term in analytic_terms(n, d, d_ff)]
     total = sum(term.flops for term in terms)
     quadratic = sum(term.flops for term in terms if term.order == "n^2 d")
     by = {term.name: term.flops for term in terms}
@@ -164,6 +168,7 @@ def complexity(
         CounterCheck("ffn", by["ffn"], c["ffn"]),
         CounterCheck("block", total, c["block"]),
     ]
+    checks = [replace(ch, label=t(f"explain.plot.cx.{ch.part}", lang)) for ch in checks]
     time_points, measured_bytes = time_curve(p["time_n_max"], p["time_d_model"], h, p["ff_mult"] * p["time_d_model"], p["repeats"])
     at_cross = counted(2 * d + d_ff, d, h, d_ff)  # the counter at the crossover n: both parts should be equal
     slope = loglog_slope(time_points)

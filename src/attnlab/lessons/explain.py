@@ -47,7 +47,8 @@ class Topic:
         if unknown:
             raise ParamError(
                 f"topic {self.name!r} has no parameter {', '.join(unknown)}; its parameters are "
-                f"{', '.join(p.name for p in self.params) or 'none'}"
+                f"{', '.join(p.name for p in self.params) or 'none'}",
+                unknown[0],
             )
         parsed = {p.name: p.parse(values[p.name]) for p in self.params if p.name in values}
         return self.lesson(**parsed, lang=lang)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, seeded
+from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("n_tgt", "int", 6, 2, 24, step=1, help="length of the sequence a decoder reads (and the encoder-only input)"),
@@ -38,6 +38,7 @@ class BlockInfo:
 @dataclass
 class MaskInfo:
     name: str  # "bidirectional" | "causal" | "cross"
+    label: str  # the name in the requested language
     observed: list[list[int]]  # 1 where the computed weight > 0
     expected: list[list[int]]
     matches: bool
@@ -70,11 +71,13 @@ def block_info(where: str, block: torch.nn.Module) -> BlockInfo:
     return BlockInfo(where, type(block).__name__, children, attn, len(attn) > 1 or any("cross" in a for a in attn))
 
 
-def mask_info(name: str, weights: torch.Tensor, expected: torch.Tensor) -> MaskInfo:
+def mask_info(name: str, weights: torch.Tensor, expected: torch.Tensor, lang: str) -> MaskInfo:
     observed = (weights[0] > 0).all(0)  # (T_q, T_k): > 0 in every head
-    return MaskInfo(name, observed.int().tolist(), expected.int().tolist(), bool(torch.equal(observed, expected)))
+    return MaskInfo(name, t(f"explain.plot.forms.mask.{name}", lang), observed.int().tolist(), expected.int().tolist(),
+                    bool(torch.equal(observed, expected)))
 
 
+@lesson
 def forms(n_tgt: int = 6, n_src: int = 5, seed: int = 0, *, lang: str = "zh") -> FormsResult:
     """Build each form, run it once, and read its masks and its blocks."""
     p = check(PARAMS, dict(n_tgt=n_tgt, n_src=n_src, seed=seed))
@@ -100,16 +103,16 @@ def forms(n_tgt: int = 6, n_src: int = 5, seed: int = 0, *, lang: str = "zh") ->
     built = [
         Form("encoder-only", t("explain.forms.encoder.examples", lang), t("explain.forms.encoder.good_for", lang),
              t("explain.forms.encoder.attention", lang), [block_info("Encoder.blocks[0]", encoder.blocks[0])],
-             [mask_info("bidirectional", enc_tr["layers.0.attn.weights"], full)], count(encoder)),
+             [mask_info("bidirectional", enc_tr["layers.0.attn.weights"], full, lang)], count(encoder)),
         Form("decoder-only", t("explain.forms.decoder.examples", lang), t("explain.forms.decoder.good_for", lang),
              t("explain.forms.decoder.attention", lang), [block_info("GPT.blocks[0]", gpt.blocks[0])],
-             [mask_info("causal", gpt_tr["layers.0.attn.weights"], causal)], count(gpt)),
+             [mask_info("causal", gpt_tr["layers.0.attn.weights"], causal, lang)], count(gpt)),
         Form("encoder-decoder", t("explain.forms.seq2seq.examples", lang), t("explain.forms.seq2seq.good_for", lang),
              t("explain.forms.seq2seq.attention", lang),
              [block_info("EncoderDecoder.encoder[0]", seq2seq.encoder[0]), block_info("EncoderDecoder.decoder[0]", seq2seq.decoder[0])],
-             [mask_info("bidirectional", s2s_tr["encoder.0.attn.weights"], torch.ones(m, m, dtype=torch.bool)),
-              mask_info("causal", s2s_tr["decoder.0.self_attn.weights"], causal),
-              mask_info("cross", s2s_tr["decoder.0.cross_attn.weights"], torch.ones(n, m, dtype=torch.bool))],
+             [mask_info("bidirectional", s2s_tr["encoder.0.attn.weights"], torch.ones(m, m, dtype=torch.bool), lang),
+              mask_info("causal", s2s_tr["decoder.0.self_attn.weights"], causal, lang),
+              mask_info("cross", s2s_tr["decoder.0.cross_attn.weights"], torch.ones(n, m, dtype=torch.bool), lang)],
              count(seq2seq)),
     ]
     gpt_block, dec_block = built[1].blocks[0], built[2].blocks[1]

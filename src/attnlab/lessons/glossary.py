@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
 N_QUIZZES = 5
 PARAMS = (
@@ -93,11 +93,12 @@ def walk(text: str, lang: str) -> list[Stage]:
     return stages
 
 
+@lesson
 def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, lang: str = "zh") -> GlossaryResult:
     """Definitions, the token-to-logits walk, the meanings of "context" and the self-check quizzes."""
     p = check(PARAMS, dict(text=text, quiz=quiz, answer=answer))
     if not p["text"].strip():
-        raise ParamError("text must hold at least one character, got an empty string")
+        raise ParamError("text must hold at least one character, got an empty string", "text")
     stages = walk(p["text"], lang)
     context = [
         ContextMeaning(t(f"explain.glossary.context.{k}.term", lang), t(f"explain.glossary.context.{k}.meaning", lang),
@@ -110,7 +111,7 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
         choices = [t(f"explain.glossary.quiz{i}.choice{j}", lang) for j in (1, 2)] if i == 5 else []
         answered = p["quiz"] == i and bool(committed)
         if answered and choices and committed not in choices and committed not in ("1", "2"):
-            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}")
+            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}", "answer")
         correct = None
         numbers = None
         if answered and choices:

@@ -9,13 +9,13 @@ steps on a task that needs two looks, and each head is described by where its we
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
 PARAMS = (
     Param("d_model", "int", 512, 8, 4096, step=8, log=True, help="model width"),
@@ -48,6 +48,7 @@ class HeadPattern:
     mean_distance: float  # mean of (i - j) under the weights: how far back the head reads
     entropy: float  # mean row entropy, nats
     kind: str  # "self" | "previous" | "first" | "spread", the largest share (spread when none dominates)
+    kind_label: str = ""  # the kind in the requested language
 
 
 @dataclass
@@ -141,14 +142,16 @@ def trained_heads(steps: int, seed: int) -> tuple[float, float, list[HeadPattern
     return float(loss.item()), accuracy, heads
 
 
+@lesson
 def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: int = 300, seed: int = 2, *, lang: str = "zh") -> MultiheadResult:
     """Count one wide head against h narrow heads, then show what a trained model's heads attend to."""
     p = check(PARAMS, dict(d_model=d_model, n_heads=n_heads, n=n, train_steps=train_steps, seed=seed))
     d_model, n_heads, n = p["d_model"], p["n_heads"], p["n"]
     if d_model % n_heads:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}", "n_heads")
     one, many = count(d_model, 1, n), count(d_model, n_heads, n)
     loss, accuracy, heads = trained_heads(p["train_steps"], p["seed"]) if p["train_steps"] else (None, None, [])
+    heads = [replace(h, kind_label=t(f"explain.plot.mh.kind.{h.kind}", lang)) for h in heads]  # the cache stays untouched
     claims = [
         Claim("params_equal", t("explain.multihead.claim.params", lang, one=one.params, many=many.params, h=n_heads),
               many.params, one.params, many.params == one.params),

@@ -4,14 +4,21 @@ all come from these specs, and every value is checked against them with one read
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 
 class ParamError(ValueError):
-    """A parameter value a lesson cannot take; the message names the parameter, what it expects and what came."""
+    """A parameter value a lesson cannot take; the message names the parameter, what it expects and what came.
+    `name` is the parameter at fault when there is one (the API reports it as the query parameter)."""
+
+    def __init__(self, message: str, name: str | None = None):
+        super().__init__(message)
+        self.name = name
 
 
 @dataclass(frozen=True)
@@ -47,14 +54,14 @@ class Param:
         try:
             value = self._convert(raw)
         except (TypeError, ValueError):
-            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}") from None
+            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name) from None
         if self.kind in ("int", "float"):
             if not (self.lo <= value <= self.hi):
-                raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}")
+                raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name)
         elif self.kind == "choice" and value not in self.choices:
-            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}")
+            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name)
         elif self.kind == "str" and self.max_len is not None and len(value) > self.max_len:
-            raise ParamError(f"{self.name} must be {self.expects()}, got {len(value)} characters")
+            raise ParamError(f"{self.name} must be {self.expects()}, got {len(value)} characters", self.name)
         return value
 
     def _convert(self, raw: Any) -> Any:
@@ -129,27 +136,53 @@ def seeded(seed: int):
         yield
 
 
+_threads_lock = threading.Lock()
+_threads_users = 0
+_threads_before = 1
+
+
 @contextmanager
 def one_thread():
-    """Time on one CPU thread: on a busy machine, a multi-threaded kernel waits for its slowest thread and
-    the curve shows the scheduler instead of the arithmetic."""
+    """Run torch on one CPU thread inside the block. The lessons' tensors are small: on a busy machine a
+    multi-threaded kernel spends its time waiting for its slowest thread (a tiny training run went from half
+    a second to over a minute), and a timing would show the scheduler instead of the arithmetic. Nested and
+    concurrent uses (the web app serves requests on threads) share one count; the last to leave restores."""
     import torch
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    global _threads_users, _threads_before
+    with _threads_lock:
+        if _threads_users == 0:
+            _threads_before = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _threads_users += 1
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        with _threads_lock:
+            _threads_users -= 1
+            if _threads_users == 0:
+                torch.set_num_threads(_threads_before)
 
 
-def memory_guard(n_bytes: float, what: str, limit_bytes: float = 512 * 2**20) -> None:
+def lesson(fn):
+    """Decorator for a lesson function: it runs under one_thread()."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with one_thread():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def memory_guard(n_bytes: float, what: str, limit_bytes: float = 512 * 2**20, name: str | None = None) -> None:
     """Refuse a computation whose tensors would not fit comfortably in a laptop's memory."""
     if n_bytes > limit_bytes:
         raise ParamError(
             f"too large for memory: {what} would need {n_bytes / 2**20:,.0f} MiB, more than this lesson allows "
-            f"({limit_bytes / 2**20:,.0f} MiB); choose smaller sizes"
+            f"({limit_bytes / 2**20:,.0f} MiB); choose smaller sizes",
+            name,
         )
 
 
-__all__ = ["Param", "ParamError", "Claim", "check", "memory_guard", "one_thread", "seeded"]
+__all__ = ["Param", "ParamError", "Claim", "check", "lesson", "memory_guard", "one_thread", "seeded"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
 PARAMS = (
     Param("sentence", "str", "床前明月光", max_len=64, help="the tokens, one character each"),
@@ -70,7 +70,8 @@ def choose_perm(tokens: list[str], how: str, seed: int) -> list[int]:
         if [tokens[j] for j in perm] != tokens:
             return perm
     raise ParamError(
-        f"shuffle={how!r} leaves {''.join(tokens)!r} unchanged; choose another shuffle or a sentence whose characters differ"
+        f"shuffle={how!r} leaves {''.join(tokens)!r} unchanged; choose another shuffle or a sentence whose characters differ",
+        "sentence",
     )
 
 
@@ -90,6 +91,7 @@ def run_case(layer, x: torch.Tensor, perm: list[int], with_positions: bool) -> C
     )
 
 
+@lesson
 def permutation(
     sentence: str = "床前明月光", shuffle: str = "random", d_model: int = 16, n_heads: int = 2, seed: int = 0, *, lang: str = "zh"
 ) -> PermutationResult:
@@ -97,9 +99,9 @@ def permutation(
     p = check(PARAMS, dict(sentence=sentence, shuffle=shuffle, d_model=d_model, n_heads=n_heads, seed=seed))
     tokens = [c for c in p["sentence"] if not c.isspace()]
     if len(tokens) < 2:
-        raise ParamError(f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}")
+        raise ParamError(f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}", "sentence")
     if p["d_model"] % p["n_heads"]:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}", "n_heads")
     perm = choose_perm(tokens, p["shuffle"], p["seed"])
 
     from attnlab.nn import MultiHeadAttention

@@ -15,7 +15,7 @@ import torch
 from torch.autograd.functional import jacobian
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, seeded
+from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("n", "int", 5, 2, 12, step=1, help="positions"),
@@ -30,6 +30,7 @@ LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
 @dataclass
 class LayerJacobian:
     layer: str
+    label: str  # the layer's name in the requested language
     block_norms: list[list[float]]  # (n, n): ||d y_i / d x_j||_F
     off_diagonal_max: float  # largest block norm with i != j
     diagonal_min: float  # smallest block norm with i == j
@@ -60,6 +61,7 @@ def block_norms(fn, x: torch.Tensor) -> torch.Tensor:
     return J.permute(0, 2, 1, 3).flatten(2).norm(dim=-1)  # (n, n, d*d) -> (n, n)
 
 
+@lesson
 def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0, *, lang: str = "zh") -> PositionWiseResult:
     """Block norms of the Jacobian for attention, FFN, LayerNorm, residual and a whole block."""
     p = check(PARAMS, dict(n=n, d_model=d_model, bug=bug, seed=seed))
@@ -85,7 +87,7 @@ def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0
     for name in LAYERS:
         grid = block_norms(fns[name], x)
         off_max = grid[off].max().item()
-        layers.append(LayerJacobian(name, grid.tolist(), off_max, grid.diagonal().min().item(), off_max != 0.0))
+        layers.append(LayerJacobian(name, t(f"explain.plot.pw.{name}", lang), grid.tolist(), off_max, grid.diagonal().min().item(), off_max != 0.0))
     by = {layer.layer: layer for layer in layers}
     claims = [
         Claim("attention_mixes", t("explain.position_wise.claim.attention", lang, v=by["attention"].off_diagonal_max),

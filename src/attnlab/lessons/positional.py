@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 
 PARAMS = (
     Param("n_positions", "int", 64, 2, 512, step=1, help="positions in the table (rows)"),
@@ -65,12 +65,13 @@ def rotation(omega: float, delta: int) -> np.ndarray:
     return np.array([[c, s], [-s, c]])
 
 
+@lesson
 def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check: int = 1000, *, lang: str = "zh") -> PositionalResult:
     """The sinusoidal table and the check that a shift by delta is one fixed rotation per frequency."""
     p = check(PARAMS, dict(n_positions=n_positions, d_model=d_model, delta=delta, n_check=n_check))
     n_positions, d_model, delta, n_check = p["n_positions"], p["d_model"], p["delta"], p["n_check"]
     if d_model % 2:
-        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}")
+        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}", "d_model")
 
     table = pe_table(n_positions, d_model)
     omegas = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, seeded
+from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("lam", "float", 0.9, 0.1, 2.0, step=0.05, help="largest singular value lambda of W_h"),
@@ -124,6 +124,7 @@ def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> 
     )
 
 
+@lesson
 def rnn_gradients(
     lam: float = 0.9, steps: int = 40, hidden: int = 32, forget_bias: float = 3.0, input_scale: float = 0.3,
     seed: int = 0, *, lang: str = "zh",

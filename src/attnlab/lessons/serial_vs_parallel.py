@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, memory_guard, one_thread, seeded
 
 PARAMS = (
     Param("n_max", "int", 1024, 16, 8192, step=16, log=True, help="largest sequence length n"),
@@ -89,6 +89,7 @@ def best_time(fn, repeats: int) -> float:
     return min(times)
 
 
+@lesson
 def serial_vs_parallel(
     n_max: int = 1024, d_model: int = 64, n_heads: int = 4, repeats: int = 3, seed: int = 0, *, lang: str = "zh"
 ) -> SerialVsParallelResult:
@@ -96,8 +97,9 @@ def serial_vs_parallel(
     p = check(PARAMS, dict(n_max=n_max, d_model=d_model, n_heads=n_heads, repeats=repeats, seed=seed))
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
     if d % h:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}")
-    memory_guard(3 * h * n_max * n_max * 4, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads")
+    memory_guard(3 * h * n_max * n_max * 4, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
+                 name="n_max")
 
     from attnlab.nn import MultiHeadAttention
     from attnlab.nn.recurrent import RNN

@@ -15,7 +15,7 @@ from functools import lru_cache
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, memory_guard
+from attnlab.lessons.params import Claim, Param, check, lesson, memory_guard
 
 PARAMS = (
     Param("d_k", "int", 64, 1, 1024, step=1, log=True, help="width of q and k"),
@@ -118,11 +118,12 @@ def _softmax_rows(d_k: int, n_keys: int, seed: int) -> tuple[SoftmaxStats, list[
     return stats, scores[0].tolist()
 
 
+@lesson
 def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int = 0, *, lang: str = "zh") -> SqrtDkResult:
     """Measure Var(q.k) against d_k and the softmax with and without the 1/sqrt(d_k) scale."""
     p = check(PARAMS, dict(d_k=d_k, n_samples=n_samples, n_keys=n_keys, seed=seed))
     d_k, n_samples, n_keys, seed = p["d_k"], p["n_samples"], p["n_keys"], p["seed"]
-    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", 256 * 2**20)
+    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", 256 * 2**20, "n_keys")
 
     dims = sorted(set(SWEEP) | {d_k})
     sweep = [dot_stats(d, n_samples, seed) for d in dims]

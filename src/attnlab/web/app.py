@@ -40,6 +40,7 @@ PAGES = (
     "attnlab.web.pages.lookup",
     "attnlab.web.pages.ledger",
     "attnlab.web.pages.pipeline",
+    "attnlab.web.pages.explain",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).

@@ -1,0 +1,155 @@
+"""The concept lessons on the web: /explain (the topics), /explain/{topic} (one topic's page and form),
+/explain/{topic}/figure.png, and the JSON API /api/explain and /api/explain/{topic}.
+
+A topic's parameters are its query parameters (d_k, or d-k), the same names as the CLI's options. The page
+is complete without JavaScript (a GET form, numbers and tables rendered here); static/explain.js makes the
+controls live by calling the API and writing its numbers into the elements marked data-bind / data-each /
+data-heat / data-claims. Every number on the page is a lesson's, formatted by `sig` (explain.js formats
+the same way).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from attnlab.i18n import t
+from attnlab.lessons.explain import TOPICS, Topic, as_dict
+from attnlab.lessons.params import ParamError
+from attnlab.web.errors import unprocessable
+from attnlab.web.render import lang_of, make_url, render
+
+router = APIRouter()
+
+RESERVED = ("lang",)  # query parameters of the page itself, never passed to a lesson
+FORM_HIDDEN = {"quiz", "answer"}  # the glossary's quiz fields live in each quiz's own form
+
+
+def sig(x: Any) -> str:
+    """A number as the lab shows it (explain.js has the same rule): integers with thousands separators, four
+    significant digits between 0.001 and 10^6, else d.dde±XX; None as —, booleans as ✓ / ✗."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "✓" if x else "✗"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    a = abs(x)
+    if 1e-3 <= a < 1e6:
+        digits = max(0, 3 - math.floor(math.log10(a)))
+        text = f"{x:.{digits}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{x:.2e}"
+
+
+def heat_style(x: float | None, top: float) -> str:
+    """Inline style of a heatmap cell: its share of the colour scale (the cell prints the number too)."""
+    a = 0.0 if x is None or top <= 0 else max(0.0, min(1.0, float(x) / top))
+    return f"--a:{a:.3f}"
+
+
+def _topic(name: str) -> Topic:
+    topic = TOPICS.get(name.replace("_", "-"))
+    if topic is None:
+        raise HTTPException(404, f"no topic {name!r}; the topics are {', '.join(TOPICS)}")
+    return topic
+
+
+def _raw(request: Request) -> dict[str, str]:
+    return {k.replace("-", "_"): v for k, v in request.query_params.items() if k not in RESERVED}
+
+
+def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
+    """What the form shows for each parameter: its spec, its current value and its label."""
+    out = []
+    for p in topic.params:
+        spec = p.spec()
+        value = raw.get(p.name, p.default)
+        if p.kind == "bool":
+            value = str(value).strip().lower() in ("1", "true", "yes", "on")
+        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN,
+                    control=_control(p))
+        out.append(spec)
+    return out
+
+
+def _control(p) -> str:
+    """A slider for a bounded number of modest range; a number field (with a log slider added by explain.js)
+    for sizes spanning powers of two; a plain number field for seeds."""
+    if p.kind == "float" or (p.kind == "int" and not p.log and p.hi - p.lo <= 5000):
+        return "range"
+    return p.kind
+
+
+def _lesson(topic: Topic, raw: dict[str, str], lang: str):
+    """(result, error message): the page shows the message instead of results when the input is bad."""
+    try:
+        return topic.run(lang=lang, **raw), None
+    except ParamError as err:
+        return None, str(err)
+
+
+@router.get("/explain", response_class=HTMLResponse, include_in_schema=False)
+def explain_index(request: Request):
+    return render(request, "explain.html", topics=list(TOPICS.values()))
+
+
+@router.get("/explain/{topic}", response_class=HTMLResponse, include_in_schema=False)
+def explain_page(request: Request, topic: str):
+    tp = _topic(topic)
+    lang = lang_of(request)
+    raw = _raw(request)
+    result, error = _lesson(tp, raw, lang)
+    query = {k: v for k, v in raw.items() if k not in FORM_HIDDEN}
+    return render(
+        request, "explain_topic.html", status_code=200 if error is None else 422,
+        topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
+        sig=sig, heat_style=heat_style, query=query,
+        figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
+    )
+
+
+@router.get("/explain/{topic}/figure.png", include_in_schema=False)
+def explain_figure(request: Request, topic: str):
+    tp = _topic(topic)
+    lang = lang_of(request)
+    result, error = _lesson(tp, _raw(request), lang)
+    if error is not None:
+        raise HTTPException(422, error)
+    buffer = io.BytesIO()
+    tp.plot(result, buffer, lang=lang)
+    return Response(buffer.getvalue(), media_type="image/png", headers={"Cache-Control": "no-store"})
+
+
+@router.get("/api/explain", tags=["explain"])
+def api_topics(request: Request) -> list[dict]:
+    """The topics, each with its parameters (name, kind, default, range, choices): the query parameters of
+    /api/explain/{topic} and the options of `attnlab explain TOPIC`."""
+    lang = lang_of(request)
+    return [{"topic": tp.name, "title": t(f"explain.{tp.slug}.title", lang), "summary": t(f"explain.{tp.slug}.summary", lang),
+             "params": [p.spec() for p in tp.params]} for tp in TOPICS.values()]
+
+
+@router.get("/api/explain/{topic}", tags=["explain"])
+def api_explain(request: Request, topic: str) -> JSONResponse:
+    """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
+    d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter."""
+    tp = _topic(topic)
+    raw = _raw(request)
+    try:
+        result = tp.run(lang=lang_of(request), **raw)
+    except ParamError as err:
+        loc = ("query", err.name) if err.name else ("query",)
+        raise unprocessable(loc, err, raw.get(err.name) if err.name else None) from None
+    return JSONResponse(as_dict(result))

@@ -1,0 +1,268 @@
+// attnlab · the concept lessons, live. The page works without this file (a GET form and numbers rendered by
+// the server). With it, moving a control asks GET /api/explain/{topic} for the lesson's numbers and writes
+// them into the page; nothing is computed here, numbers are only formatted (sig() matches the server's).
+//
+// Markup it understands (explain_macros.html writes the same markup on the server):
+//   data-bind="path"      one value (its text, and data-value for numbers; arrays of strings are joined)
+//   data-each="path"      an array: its <template> child is cloned per element; inside, paths are relative
+//                         to the element, "$.x" starts from the top, "@i" is the index, "@item" the element
+//   data-matrix="path"    a 2-d array as a table; data-rows / data-cols name label arrays, data-top="1" or
+//                         "max" colours the cells (a fixed 0..1 scale, or the largest absolute value)
+//   data-claims="claims"  the checked claims as a list; data-show="path" hides an element while path is empty
+//                         (with data-sticky, once shown it stays: a quiz answer already revealed)
+(() => {
+  "use strict";
+  const form = document.getElementById("explain-form");
+  if (!form) return;
+  const topic = form.dataset.topic;
+  const lang = form.dataset.lang || "zh";
+  const results = () => document.querySelector("[data-results]");
+  let ticket = 0;
+  let timer = null;
+  let lastData = null;
+
+  // ---------------------------------------------------------------------------------------- formatting
+  function sig(x) {
+    if (x === null || x === undefined) return "—";
+    if (typeof x === "boolean") return x ? "✓" : "✗";
+    if (typeof x === "string") return x;
+    if (Array.isArray(x)) return x.join("");
+    if (Number.isNaN(x)) return "NaN";
+    if (!Number.isFinite(x)) return x > 0 ? "∞" : "-∞";
+    if (Number.isInteger(x) && Math.abs(x) < 1e15) return x.toLocaleString("en-US");
+    const a = Math.abs(x);
+    if (a >= 1e-3 && a < 1e6) {
+      const text = x.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
+      return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+    }
+    const [m, e] = x.toExponential(2).split("e");
+    const n = parseInt(e, 10);
+    return `${m}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}`;
+  }
+
+  function heat(x, top) {
+    const a = x === null || !(top > 0) ? 0 : Math.max(0, Math.min(1, x / top));
+    return a;
+  }
+
+  // ------------------------------------------------------------------------------------------- paths
+  function get(ctx, path) {
+    if (path === "@i") return ctx.i;
+    if (path === "@item") return ctx.item;
+    let node;
+    let parts = path.split(".");
+    if (parts[0] === "$") { node = ctx.root; parts = parts.slice(1); }
+    else node = ctx.item !== undefined ? ctx.item : ctx.root;
+    for (const raw of parts) {
+      const key = raw === "@i" ? ctx.i : raw;
+      if (node === null || node === undefined) return undefined;
+      node = node[key];
+    }
+    return node;
+  }
+
+  // ------------------------------------------------------------------------------------------ render
+  function setValue(el, v) {
+    if (typeof v === "number") el.dataset.value = String(v);
+    else if (typeof v === "boolean") el.dataset.value = String(v);
+    else delete el.dataset.value;
+    const text = Array.isArray(v) ? v.join(el.dataset.join || "") : sig(v);
+    el.textContent = el.dataset.unit ? `${text} ${el.dataset.unit}` : text;
+  }
+
+  function renderMatrix(table, ctx) {
+    const m = get(ctx, table.dataset.matrix) || [];
+    const rows = table.dataset.rows ? get(ctx, table.dataset.rows) : null;
+    const cols = table.dataset.cols ? get(ctx, table.dataset.cols) : null;
+    const maxRows = parseInt(table.dataset.maxRows || "100000", 10);
+    const maxCols = parseInt(table.dataset.maxCols || "100000", 10);
+    let top = null;
+    if (table.dataset.top === "max") top = Math.max(0, ...m.flat().map((x) => Math.abs(x)));
+    else if (table.dataset.top) top = parseFloat(table.dataset.top);
+    const width = Math.min(m.length ? m[0].length : 0, maxCols);
+    const head = document.createElement("thead");
+    const hr = head.insertRow();
+    hr.appendChild(document.createElement("td"));
+    for (let j = 0; j < width; j++) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = cols ? cols[j] : String(j);
+      hr.appendChild(th);
+    }
+    const body = document.createElement("tbody");
+    m.slice(0, maxRows).forEach((row, i) => {
+      const tr = body.insertRow();
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = rows ? rows[i] : String(i);
+      tr.appendChild(th);
+      row.slice(0, maxCols).forEach((x) => {
+        const td = tr.insertCell();
+        setValue(td, x);
+        if (top !== null) {
+          const a = heat(x, top);
+          td.style.setProperty("--a", a.toFixed(3));
+          if (a >= 0.5) td.classList.add("hot");
+        }
+      });
+    });
+    table.querySelector("thead")?.replaceWith(head);
+    table.querySelector("tbody")?.replaceWith(body);
+  }
+
+  function renderClaims(list, ctx) {
+    const claims = get(ctx, list.dataset.claims) || [];
+    list.replaceChildren(...claims.map((c) => {
+      const li = document.createElement("li");
+      li.className = `claim ${c.holds ? "holds" : "fails"}`;
+      li.dataset.id = c.id;
+      li.dataset.holds = String(c.holds);
+      const mark = document.createElement("span");
+      mark.className = "claim-mark";
+      mark.setAttribute("aria-hidden", "true");
+      mark.textContent = c.holds ? "✓" : "✗";
+      const text = document.createElement("span");
+      text.className = "text";
+      text.textContent = c.text;
+      li.append(mark, text);
+      return li;
+    }));
+  }
+
+  function walk(el, ctx) {
+    if (el.tagName === "TEMPLATE") return;
+    if (el.dataset.each !== undefined) {
+      const items = get(ctx, el.dataset.each) || [];
+      const template = el.querySelector(":scope > template");
+      [...el.children].forEach((child) => { if (child !== template) child.remove(); });
+      items.forEach((item, i) => {
+        const clone = template.content.cloneNode(true);
+        const sub = { root: ctx.root, item, i };
+        [...clone.children].forEach((child) => walk(child, sub));
+        el.appendChild(clone);
+      });
+      return;
+    }
+    if (el.dataset.show !== undefined) {
+      const v = get(ctx, el.dataset.show);
+      const empty = v === null || v === undefined || v === false || (Array.isArray(v) && v.length === 0);
+      if (empty && el.dataset.sticky !== undefined && !el.hidden) return; // a revealed answer stays revealed
+      el.hidden = empty;
+    }
+    if (el.dataset.bind !== undefined) { setValue(el, get(ctx, el.dataset.bind)); return; }
+    if (el.dataset.matrix !== undefined) { renderMatrix(el, ctx); return; }
+    if (el.dataset.claims !== undefined) { renderClaims(el, ctx); return; }
+    [...el.children].forEach((child) => walk(child, ctx));
+  }
+
+  // --------------------------------------------------------------------------------------- requests
+  function query(extra) {
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(form)) if (k !== "lang") q.append(k, v);
+    for (const [k, v] of Object.entries(extra || {})) q.set(k, v);
+    return q;
+  }
+
+  function withLang(q) {
+    const copy = new URLSearchParams(q);
+    if (lang !== "zh") copy.set("lang", lang);
+    return copy;
+  }
+
+  function showError(message) {
+    const box = document.getElementById("explain-error");
+    box.textContent = message || "";
+    box.hidden = !message;
+    results()?.classList.toggle("stale", Boolean(message));
+  }
+
+  async function update(extra) {
+    const mine = ++ticket;
+    const q = query(extra);
+    const busy = document.getElementById("explain-busy");
+    if (busy) busy.hidden = false;
+    let response, data;
+    try {
+      response = await fetch(`/api/explain/${topic}?${withLang(q)}`, { credentials: "same-origin" });
+      data = await response.json();
+    } catch (err) {
+      if (mine === ticket) location.assign(`/explain/${topic}?${withLang(q)}`);
+      return null;
+    }
+    if (mine !== ticket) return null;
+    if (busy) busy.hidden = true;
+    if (!response.ok) { showError(data.message || response.statusText); return null; }
+    if (!results()) { location.assign(`/explain/${topic}?${withLang(q)}`); return null; } // the page had no results yet
+    showError("");
+    lastData = data;
+    walk(results(), { root: data });
+    const figure = document.getElementById("explain-figure");
+    if (figure) figure.src = `/explain/${topic}/figure.png?${withLang(q)}`;
+    const page = new URLSearchParams(q);
+    page.delete("quiz");
+    page.delete("answer");
+    history.replaceState(null, "", `/explain/${topic}?${withLang(page)}`);
+    document.dispatchEvent(new CustomEvent("explain:updated", { detail: { topic, data } }));
+    return data;
+  }
+
+  function schedule(delay) {
+    clearTimeout(timer);
+    ticket++; // a response to an older value must not land after a newer one is asked for
+    timer = setTimeout(() => update(), delay);
+  }
+
+  // --------------------------------------------------------------------------------------- controls
+  function showOutput(input) {
+    const out = document.getElementById(`${input.id}-out`);
+    if (out) out.textContent = sig(Number(input.value));
+  }
+
+  // A number field for a size (d_k, n: powers of two read best) gets a slider over log2 of its value.
+  for (const input of form.querySelectorAll("input[type=number][data-log]")) {
+    const lo = Math.log2(Number(input.min)), hi = Math.log2(Number(input.max));
+    const slider = document.createElement("input");
+    slider.type = "range";
+    slider.id = `${input.id}-slider`;
+    slider.className = "log-slider";
+    slider.min = String(lo);
+    slider.max = String(hi);
+    slider.step = "any";
+    slider.value = String(Math.log2(Math.max(Number(input.value), Number(input.min))));
+    slider.setAttribute("aria-label", input.labels[0] ? input.labels[0].textContent : input.name);
+    slider.addEventListener("input", () => {
+      const step = Number(input.step) || 1;
+      let v = Math.pow(2, Number(slider.value));
+      v = Math.round(v / step) * step;
+      input.value = String(Math.min(Number(input.max), Math.max(Number(input.min), v)));
+      schedule(180);
+    });
+    input.addEventListener("input", () => { slider.value = String(Math.log2(Math.max(Number(input.value), Number(input.min)))); });
+    input.insertAdjacentElement("afterend", slider);
+  }
+
+  form.addEventListener("input", (event) => {
+    const el = event.target;
+    if (el.classList.contains("log-slider")) return;
+    if (el.type === "range") { showOutput(el); schedule(180); }
+    else if (el.type === "number" || el.type === "text") schedule(350);
+  });
+  form.addEventListener("change", (event) => {
+    const el = event.target;
+    if (el.type === "checkbox" || el.tagName === "SELECT") schedule(0);
+  });
+  form.addEventListener("submit", (event) => { event.preventDefault(); clearTimeout(timer); update(); });
+
+  // A quiz: its answer shows only once the learner has committed one (the API leaves it empty until then).
+  for (const quiz of document.querySelectorAll("form[data-quiz]")) {
+    quiz.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const n = quiz.dataset.quiz;
+      const answer = new FormData(quiz).get("answer") || "";
+      const data = await update({ quiz: n, answer });
+      if (data) document.getElementById(`quiz-${n}-answer`)?.focus();
+    });
+  }
+
+  window.attnlabExplain = { sig, update, get lastData() { return lastData; } };
+})();

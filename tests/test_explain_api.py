@@ -1,0 +1,208 @@
+"""GET /api/explain/{topic} and the /explain pages through HTTP: the API equals the Python call, bad input is
+a readable 422 (unknown topic 404), and every number a page binds equals the API's number at that path."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.lessons.explain import TOPICS, as_dict, explain
+from attnlab.web.app import create_app
+
+HTML = {"accept": "text/html"}
+SMALL = {
+    "sqrt-dk": {"d_k": "8", "n_samples": "500", "n_keys": "8"},
+    "positional": {"n_positions": "16", "d_model": "16", "delta": "3", "n_check": "50"},
+    "permutation": {"sentence": "明月光", "d_model": "8", "shuffle": "reverse"},
+    "multihead": {"d_model": "32", "n_heads": "4", "n": "8"},
+    "position-wise": {"n": "3", "d_model": "4", "bug": "true"},
+    "rnn-gradients": {"steps": "10", "hidden": "8", "lam": "1.1"},
+    "serial-vs-parallel": {"n_max": "32", "d_model": "8", "n_heads": "2", "repeats": "1"},
+    "complexity": {"n": "64", "d_model": "32", "n_heads": "4", "time_n_max": "64", "time_d_model": "16", "repeats": "1"},
+    "forms": {"n_tgt": "3", "n_src": "2"},
+    "glossary": {"quiz": "5", "answer": "2"},
+}
+TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measurements: never compared
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(create_app())
+
+
+def untimed(obj):
+    if isinstance(obj, dict):
+        return {k: untimed(v) for k, v in obj.items() if k not in TIMED}
+    if isinstance(obj, list):
+        return [untimed(v) for v in obj]
+    return obj
+
+
+VOID = ("input", "br", "img", "meta", "link", "hr", "wbr")
+
+
+class Binds(HTMLParser):
+    """What a page binds, resolved the way explain.js resolves it: every data-bind that has a data-value
+    -> (path from the top of the JSON, value), and every data-matrix table -> (path, [[cell values]]).
+    Inside a data-each container, its n-th child element is the n-th item of the array."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.values: list[tuple[list, str]] = []
+        self.matrices: list[tuple[list, list[list[str]]]] = []
+        self.frames: list[dict] = [{"base": [], "i": None, "each": None, "count": -1, "skip": False, "matrix": None}]
+        self.feed(html)
+
+    def resolve(self, path: str, frame: dict):
+        if path == "@i":
+            return ("index", frame["i"])
+        parts = path.split(".")
+        base = [] if parts[0] == "$" else list(frame["base"])
+        parts = parts[1:] if parts[0] == "$" else parts
+        if parts == ["@item"]:
+            return base
+        return base + [frame["i"] if p == "@i" else p for p in parts]
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        parent = self.frames[-1]
+        frame = {"base": parent["base"], "i": parent["i"], "each": None, "count": -1,
+                 "skip": parent["skip"] or tag == "template", "matrix": parent["matrix"]}
+        if parent["each"] is not None and not frame["skip"]:
+            parent["count"] += 1  # a new item of the parent's array
+            frame["base"], frame["i"] = parent["each"] + [parent["count"]], parent["count"]
+        if not frame["skip"]:
+            if "data-each" in a:
+                frame["each"] = self.resolve(a["data-each"], frame)
+            if "data-bind" in a and "data-value" in a:
+                self.values.append((self.resolve(a["data-bind"], frame), a["data-value"]))
+            if "data-matrix" in a:
+                frame["matrix"] = (self.resolve(a["data-matrix"], frame), [])
+                self.matrices.append(frame["matrix"])
+            if tag == "tr" and frame["matrix"] is not None and self.frames[-1]["matrix"] is frame["matrix"]:
+                frame["matrix"][1].append([])
+            if tag == "td" and frame["matrix"] is not None and "data-value" in a:
+                frame["matrix"][1][-1].append(a["data-value"])
+        if tag not in VOID:
+            self.frames.append(frame)
+
+    def handle_endtag(self, tag):
+        if tag not in VOID and len(self.frames) > 1:
+            self.frames.pop()
+
+
+def at(data, path):
+    if isinstance(path, tuple):  # ("index", i): the row number itself
+        return path[1]
+    for key in path:
+        data = data[int(key)] if isinstance(data, list) else data[key]
+    return data
+
+
+def same(value: str, expected) -> bool:
+    if isinstance(expected, bool):
+        return value == str(expected).lower()
+    return float(value) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("topic", list(TOPICS))
+def test_api_equals_the_python_call(client, topic):
+    response = client.get(f"/api/explain/{topic}", params={**SMALL[topic], "lang": "en"})
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert untimed(data) == untimed(json.loads(json.dumps(as_dict(explain(topic, lang="en", **SMALL[topic])))))
+    assert data["topic"] == topic
+
+
+@pytest.mark.parametrize("topic", list(TOPICS))
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_numbers_are_the_api_numbers(client, topic, lang):
+    params = {**SMALL[topic], "lang": lang}
+    page = client.get(f"/explain/{topic}", params=params, headers=HTML)
+    assert page.status_code == 200
+    api = client.get(f"/api/explain/{topic}", params=params).json()
+    binds = Binds(page.text)
+    assert binds.values or binds.matrices, "the page binds no numbers"
+    for path, value in binds.values:
+        if isinstance(path, list) and str(path[-1]) in TIMED:
+            continue
+        assert same(value, at(api, path)), path
+    for path, rows in binds.matrices:
+        m = at(api, path)
+        rows = [row for row in rows if row]  # the header row has no values
+        assert rows and all(same(v, m[i][j]) for i, row in enumerate(rows) for j, v in enumerate(row)), path
+    for claim in api["claims"]:  # the claims' sentences, in the page's language
+        assert claim["text"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page.text.replace("&#34;", '"').replace("&#39;", "'")
+
+
+def test_sqrt_dk_sweep_table_rows_match_the_api(client):
+    params = {"d_k": "32", "n_samples": "1000", "n_keys": "8"}
+    html = client.get("/explain/sqrt-dk", params=params, headers=HTML).text
+    api = client.get("/api/explain/sqrt-dk", params=params).json()
+    table = html.split('id="sweep-table"')[1].split("<template>")[0]
+    values = [float(v) for v in re.findall(r'data-value="([^"]+)"', table)]
+    expected = [x for s, m in zip(api["sweep"], api["softmax_sweep"]) for x in
+                (s["d_k"], s["mean"], s["var"], s["scaled_var"], m["max_weight_unscaled"], m["max_weight_scaled"],
+                 m["grad_norm_unscaled"], m["grad_norm_scaled"])]
+    assert values == expected
+
+
+def test_navigation_reaches_every_topic_in_both_languages(client):
+    for lang, title in (("zh", "概念核对"), ("en", "Check the claims")):
+        home = client.get("/", params={"lang": lang}, headers=HTML).text
+        assert title in home and ('href="/explain"' in home or 'href="/explain?lang=en"' in home)
+        index = client.get("/explain", params={"lang": lang}, headers=HTML)
+        assert index.status_code == 200
+        for name, topic in TOPICS.items():
+            assert f'/explain/{name}' in index.text
+            page = client.get(f"/explain/{name}", params={"lang": lang, **SMALL[name]}, headers=HTML)
+            assert page.status_code == 200 and 'aria-current="page"' in page.text
+
+
+@pytest.mark.parametrize("path, status, message", [
+    ("/api/explain/sqrt-dk?d_k=0", 422, "query parameter 'd_k': d_k must be an integer from 1 to 1024, got '0'"),
+    ("/api/explain/complexity?n=-4", 422, "query parameter 'n': n must be an integer from 1 to 1048576, got '-4'"),
+    ("/api/explain/serial-vs-parallel?n_max=8192&n_heads=16&d_model=64", 422, "query parameter 'n_max': too large for memory"),
+    ("/api/explain/sqrt-dk?dk=3", 422, "query parameter 'dk': topic 'sqrt-dk' has no parameter dk"),
+    ("/api/explain/multihead?d_model=64&n_heads=5", 422, "d_model must be divisible by n_heads"),
+    ("/api/explain/permutation?shuffle=sideways", 422, "shuffle must be one of random, reverse, rotate"),
+    ("/api/explain/nope", 404, "no topic 'nope'"),
+])
+def test_bad_requests_are_readable(client, path, status, message):
+    response = client.get(path)
+    assert response.status_code == status
+    assert message in response.json()["message"]
+
+
+def test_dashed_names_work_like_the_cli(client):
+    a = client.get("/api/explain/sqrt-dk", params={"d-k": "16", "n-samples": "500"}).json()
+    assert a["params"]["d_k"] == 16 and a["params"]["n_samples"] == 500
+
+
+def test_a_bad_value_on_the_page_is_shown_in_the_page(client):
+    page = client.get("/explain/sqrt-dk", params={"d_k": "0"}, headers=HTML)
+    assert page.status_code == 422
+    assert "d_k must be an integer from 1 to 1024" in page.text and 'id="explain-form"' in page.text
+
+
+def test_quiz_answers_appear_only_once_committed(client):
+    closed = client.get("/explain/glossary", headers=HTML).text
+    opened = client.get("/api/explain/glossary", params={"quiz": "3", "answer": "Q 是问题"}).json()["quizzes"][2]["answer"]
+    assert opened and opened not in closed
+    page = client.get("/explain/glossary", params={"quiz": "3", "answer": "Q 是问题"}, headers=HTML).text
+    assert opened in page
+    assert client.get("/api/explain/glossary").json()["quizzes"][2]["answer"] is None
+
+
+def test_figure_and_topic_list(client):
+    png = client.get("/explain/forms/figure.png", params={"n_tgt": "3", "n_src": "2", "lang": "en"})
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
+    assert client.get("/explain/sqrt-dk/figure.png", params={"d_k": "0"}).status_code == 422
+    topics = client.get("/api/explain").json()
+    assert [t["topic"] for t in topics] == list(TOPICS)
+    assert {p["name"] for p in topics[0]["params"]} == {"d_k", "n_samples", "n_keys", "seed"}
+    assert "/api/explain/{topic}" in client.get("/openapi.json").json()["paths"]
