@@ -150,7 +150,12 @@
       el.hidden = empty;
     }
     if (el.dataset.bind !== undefined) { setValue(el, get(ctx, el.dataset.bind)); return; }
-    if (el.dataset.matrix !== undefined) { renderMatrix(el, ctx); return; }
+    if (el.dataset.matrix !== undefined) {
+      renderMatrix(el, ctx);
+      const caption = el.querySelector(":scope > caption");
+      if (caption) walk(caption, ctx);
+      return;
+    }
     if (el.dataset.claims !== undefined) { renderClaims(el, ctx); return; }
     [...el.children].forEach((child) => walk(child, ctx));
   }
@@ -176,8 +181,22 @@
     results()?.classList.toggle("stale", Boolean(message));
   }
 
+  // A value the field itself rules out (outside min..max, not a number) is reported by the browser's own
+  // check, without a request; whatever needs the lesson (d_model divisible by n_heads, memory) is the API's 422.
+  function invalidField() {
+    for (const el of form.elements) {
+      if (el.willValidate && !el.checkValidity()) {
+        const label = el.labels && el.labels[0] ? el.labels[0].textContent.replace(/\s+/g, " ").trim() : el.name;
+        return `${label}: ${el.validationMessage}`;
+      }
+    }
+    return "";
+  }
+
   async function update(extra) {
     const mine = ++ticket;
+    const invalid = invalidField();
+    if (invalid) { showError(invalid); return null; }
     const q = query(extra);
     const busy = document.getElementById("explain-busy");
     if (busy) busy.hidden = false;
