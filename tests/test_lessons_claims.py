@@ -188,7 +188,6 @@ def test_rnn_steps_grow_with_n_attention_does_not_and_paths_are_n_minus_1_and_1(
     for p in r.points:
         assert p.rnn_steps == p.n and p.attention_steps == 1
         assert p.rnn_path == p.n - 1 and p.attention_path == 1
-        assert p.rnn_seconds > 0 and p.attention_seconds > 0  # measured, never compared
     ops = [p.rnn_ops for p in r.points]
     assert ops[2] - ops[1] == 2 * (ops[1] - ops[0])  # linear in n
     assert len({p.attention_ops for p in r.points}) == 1
