@@ -6,6 +6,7 @@ from attnlab.nn.feedforward import FeedForward
 from attnlab.nn.layernorm import LayerNorm
 from attnlab.nn.multihead import KVCache, LayerKVCache, MultiHeadAttention
 from attnlab.nn.positions import LearnedPositions, RotaryEmbedding, SinusoidalPositions, sinusoidal_positions
+from attnlab.nn.recurrent import LSTM, RNN, AdditiveAttention
 
 __all__ = [
     "attention", "causal_mask", "sdpa_attention",
@@ -13,4 +14,5 @@ __all__ = [
     "FeedForward", "LayerNorm",
     "sinusoidal_positions", "SinusoidalPositions", "LearnedPositions", "RotaryEmbedding",
     "Block", "DecoderBlock",
+    "RNN", "LSTM", "AdditiveAttention",
 ]
