@@ -180,3 +180,11 @@ def test_config_round_trips_through_a_dict():
     assert GPTConfig.from_dict(config.to_dict()) == config
     with pytest.raises(ValueError, match="unknown GPTConfig fields"):
         GPTConfig.from_dict({**config.to_dict(), "colour": "red"})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_untrained_gpt_predicts_near_uniform(seed):
+    torch.manual_seed(seed)
+    model = GPT(preset("poem-tiny", vocab_size=6)).eval()
+    p = model(torch.tensor([[0, 1, 2, 3]]))[0, -1].softmax(-1)  # next after 床前明月
+    assert (p - 1 / 6).abs().max() < 0.05  # every token within 0.05 of 1/|V| = 0.167

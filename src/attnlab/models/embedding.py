@@ -23,6 +23,15 @@ def check_ids(idx: Tensor, vocab_size: int, context_length: int, offset: int = 0
         raise ValueError(f"token ids must be in [0, {vocab_size}), got {bad}")
 
 
+def init_head(head: nn.Linear) -> nn.Linear:
+    """Small output weights (std 0.02, as GPT-2): an untrained model's logits are near 0, so its next-token
+    distribution starts near uniform, p close to 1/|V| for every token."""
+    nn.init.normal_(head.weight, std=0.02)
+    if head.bias is not None:
+        nn.init.zeros_(head.bias)
+    return head
+
+
 class Embedding(nn.Module):
     """x_i = E[token_i] + P[i] (no position table for rope: positions then live inside attention)."""
 

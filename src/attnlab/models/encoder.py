@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnlab.models.config import ModelConfig
-from attnlab.models.embedding import Embedding
+from attnlab.models.embedding import Embedding, init_head, init_head
 from attnlab.nn import Block, LayerNorm
 from attnlab.nn.multihead import Record, scoped
 
@@ -32,8 +32,8 @@ class Encoder(nn.Module):
             for _ in range(c.n_layers)
         )
         self.ln_f = LayerNorm(c.d_model) if c.norm_first else None
-        self.token_head = nn.Linear(c.d_model, c.vocab_size)  # predicts a (masked) token at each position
-        self.class_head = nn.Linear(c.d_model, c.n_classes)  # reads the first position, BERT's [CLS]
+        self.token_head = init_head(nn.Linear(c.d_model, c.vocab_size))  # predicts a (masked) token at each position
+        self.class_head = init_head(nn.Linear(c.d_model, c.n_classes))  # reads the first position, BERT's [CLS]
 
     def forward(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
         """idx: (B, T) -> hidden states (B, T, d_model). key_padding_mask: (B, T), True = real token."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnlab.models.config import ModelConfig
-from attnlab.models.embedding import Embedding
+from attnlab.models.embedding import Embedding, init_head
 from attnlab.nn import Block, DecoderBlock, KVCache, LayerNorm
 from attnlab.nn.multihead import Record, scoped
 
@@ -38,7 +38,7 @@ class EncoderDecoder(nn.Module):
         self.decoder = nn.ModuleList(DecoderBlock(c.d_model, c.n_heads, c.d_ff, **common) for _ in range(c.n_decoder_layers))
         self.enc_ln = LayerNorm(c.d_model) if c.norm_first else None
         self.dec_ln = LayerNorm(c.d_model) if c.norm_first else None
-        self.lm_head = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        self.lm_head = init_head(nn.Linear(c.d_model, c.tgt_vocab_size, bias=False))
 
     def new_kv_cache(self) -> KVCache:
         return KVCache(len(self.decoder))

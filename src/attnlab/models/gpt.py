@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnlab.models.config import ModelConfig
-from attnlab.models.embedding import Embedding
+from attnlab.models.embedding import Embedding, init_head
 from attnlab.nn import Block, KVCache, LayerNorm
 from attnlab.nn.multihead import Record, scoped
 
@@ -33,7 +33,7 @@ class GPT(nn.Module):
         )
         # Pre-LN leaves the residual stream un-normalized, so it needs one last LayerNorm (GPT-2's ln_f).
         self.ln_f = LayerNorm(c.d_model) if c.norm_first else None
-        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.lm_head = init_head(nn.Linear(c.d_model, c.vocab_size, bias=False))
         if c.tie_weights:
             self.lm_head.weight = self.embed.tok.weight
 
