@@ -15,7 +15,6 @@ loss (20 batches, as nanoGPT's CPU command estimates it, and 200 batches) and ms
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import torch

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from attnlab.cli import app
@@ -18,13 +17,7 @@ from attnlab.text import JINGYESI
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models train fastest on one thread (two threads spin-wait on a busy 2-core machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
 
 def attnlab(*args: str):

@@ -8,7 +8,6 @@ import re
 import time
 
 import pytest
-import torch
 from fastapi.testclient import TestClient
 
 from attnlab.lessons.pipeline import pipeline

@@ -17,13 +17,7 @@ from attnlab.text import JINGYESI, CharTokenizer
 NEG_INF = float("-inf")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread (two threads spin-wait on a busy 2-core machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
 
 def softmax64(x) -> np.ndarray:

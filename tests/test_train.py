@@ -30,13 +30,7 @@ from attnlab.train import (
 from attnlab.train import checkpoint as checkpoint_module
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models train fastest on one thread (two threads spin-wait on a busy 2-core machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
 
 def weights_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:

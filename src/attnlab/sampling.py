@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import Tensor
 
-from attnlab.train.device import threads_for
+from attnlab.threads import threads_for
 
 
 def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,

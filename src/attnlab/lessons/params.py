@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from attnlab.threads import one_thread
 
 
 class ParamError(ValueError):
@@ -134,34 +135,6 @@ def seeded(seed: int):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
-
-
-_threads_lock = threading.Lock()
-_threads_users = 0
-_threads_before = 1
-
-
-@contextmanager
-def one_thread():
-    """Run torch on one CPU thread inside the block. The lessons' tensors are small: on a busy machine a
-    multi-threaded kernel spends its time waiting for its slowest thread (a tiny training run went from half
-    a second to over a minute), and a timing would show the scheduler instead of the arithmetic. Nested and
-    concurrent uses (the web app serves requests on threads) share one count; the last to leave restores."""
-    import torch
-
-    global _threads_users, _threads_before
-    with _threads_lock:
-        if _threads_users == 0:
-            _threads_before = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _threads_users += 1
-    try:
-        yield
-    finally:
-        with _threads_lock:
-            _threads_users -= 1
-            if _threads_users == 0:
-                torch.set_num_threads(_threads_before)
 
 
 def lesson(fn):

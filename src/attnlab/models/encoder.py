@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnlab.models.config import ModelConfig
-from attnlab.models.embedding import Embedding, init_head, init_head
+from attnlab.models.embedding import Embedding, init_head
 from attnlab.nn import Block, LayerNorm
 from attnlab.nn.multihead import Record, scoped
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import torch
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -23,24 +21,3 @@ def pick_device(name: str = "auto") -> torch.device:
         raise ValueError("device 'mps' was asked for, but Apple's MPS backend is not available here")
     return torch.device(name)
 
-
-SMALL_MODEL = 250_000  # parameters; below this a CPU step is too small to share between threads
-
-
-@contextmanager
-def threads_for(model: torch.nn.Module):
-    """Run a tiny model on one CPU thread, then restore torch's setting.
-
-    Its matrices are too small to split: a second thread only adds waiting, and on a busy machine two
-    threads that spin-wait for each other can make a step ten times slower.
-    """
-    device = next(model.parameters()).device
-    tiny = device.type == "cpu" and sum(p.numel() for p in model.parameters()) < SMALL_MODEL
-    before = torch.get_num_threads()
-    if tiny and before > 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if tiny and before > 1:
-            torch.set_num_threads(before)

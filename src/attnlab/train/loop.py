@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.train.data import TokenData, get_batch
-from attnlab.train.device import threads_for
+from attnlab.threads import threads_for
 
 SCHEDULES = ("constant", "cosine")
 

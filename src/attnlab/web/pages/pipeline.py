@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
