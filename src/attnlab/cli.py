@@ -38,3 +38,5 @@ from attnlab.commands import generate  # noqa: E402
 generate.register(app)
 from attnlab.commands import explain  # noqa: E402
 explain.register(app)
+from attnlab.commands import export_site  # noqa: E402
+export_site.register(app)

@@ -1,0 +1,50 @@
+"""`attnlab export-site DIR [--lang zh|en|both] [--force]`: the lab as a static site (see attnlab.export)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+
+class Lang(str, Enum):
+    zh = "zh"
+    en = "en"
+    both = "both"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("export-site")
+    def export_site(
+        directory: Path = typer.Argument(..., metavar="DIR", help="New or empty folder for the site."),
+        lang: Lang = typer.Option(Lang.both, "--lang", help="Languages: both = Chinese at the root, English under en/."),
+        force: bool = typer.Option(False, "--force", help="Replace everything in DIR if it is not empty."),
+    ) -> None:
+        """Write the lab as a static site a teacher can host or open from file://: every page in its default
+        state, in Chinese and English, with its figures and its API's JSON. Forms are off in the copy."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from attnlab.export import ExportError, check_destination, export_site as run
+
+        langs = ("zh", "en") if lang is Lang.both else (lang.value,)
+        console = Console(stderr=True)
+        try:
+            check_destination(directory, force)  # before the app and torch load
+            with Progress(TextColumn("[bold]export-site[/]"), BarColumn(), MofNCompleteColumn(),
+                          TextColumn("{task.description}", style="dim"), TimeElapsedColumn(),
+                          console=console, transient=True) as bar:
+                task = bar.add_task("", total=None)
+                report = run(directory, langs, force=force,
+                             progress=lambda done, total, what: bar.update(task, completed=done, total=total,
+                                                                           description=what))
+        except ExportError as err:
+            typer.echo(f"attnlab export-site: {err}", err=True)
+            raise typer.Exit(1) from None
+        except OSError as err:
+            typer.echo(f"attnlab export-site: cannot write {directory}: {err.strerror or err}", err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"attnlab export-site: {len(report.pages)} pages, {len(report.assets)} figures and styles, "
+                   f"{len(report.api)} JSON answers in {report.dir}")
+        typer.echo(f"open {report.dir / 'index.html'} or put the folder on any static web host")

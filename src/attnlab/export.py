@@ -1,0 +1,364 @@
+"""`export_site(DIR)`: the lab as a static site a teacher can host (or open from file://), offline.
+
+Every page is rendered by the real app (FastAPI's TestClient, no server, no second copy of the templates),
+starting from the home page in each language and following every link the pages hold, so each lesson is
+there in its default state, plus the states the pages link to (the ledger's presets). Then each page is
+post-processed, never the templates:
+- links become relative file paths (the site works from any folder, host or file://);
+- a banner says it is a static copy (i18n key `export.banner`);
+- the scripts are left out (each calls the server, and every page is complete without them), every form
+  control is disabled and forms lose their action; a link to a page not exported (the other language in a
+  one-language export) is hidden.
+
+Layout, with both languages (one language: that language at the root, no en/ folder):
+
+    index.html                  the home page in Chinese (/)
+    toy.html, explain.html ...  each page /x in Chinese; /explain/sqrt-dk -> explain/sqrt-dk.html
+    ledger~d=768~h=12~n=1024.html   a linked state: /ledger?n=1024&d=768&h=12 (query keys sorted)
+    explain/sqrt-dk/figure.png  figures, as the page shows them
+    api/toy.json ...            the JSON answer of GET /api/x for each page /x that has one
+    en/...                      the same in English (?lang=en): en/index.html, en/toy.html, en/api/...
+    static/                     styles and the icon, shared by both languages
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import posixpath
+import shutil
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urljoin, urlsplit
+
+from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
+
+BANNER_ID = "static-copy"
+MAX_FILES = 600  # a guard: the lab links a few dozen pages; thousands would mean a link loop with parameters
+ORIGIN = "http://testserver"  # the TestClient's base URL
+FOLLOW = {("a", "href"), ("link", "href"), ("img", "src"), ("source", "src"), ("source", "srcset")}
+CONTROLS = {"input", "button", "select", "textarea"}
+
+
+class ExportError(ValueError):
+    """The destination cannot be used, or a page could not be rendered."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A URL of the lab: path, query (sorted, without lang) and language ('' for the shared static files)."""
+
+    path: str
+    query: tuple[tuple[str, str], ...] = ()
+    lang: str = ""
+
+    @property
+    def url(self) -> str:
+        from attnlab.web.render import make_url
+
+        return make_url(self.path, self.lang or DEFAULT_LANG, **dict(self.query))
+
+
+@dataclass
+class Report:
+    """What an export wrote: the folder and the files by kind."""
+
+    dir: Path
+    pages: list[str] = field(default_factory=list)
+    assets: list[str] = field(default_factory=list)
+    api: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> int:
+        return len(self.pages) + len(self.assets) + len(self.api)
+
+
+Progress = Callable[[int, int, str], None]  # (done, total so far, what is being rendered)
+
+
+# ---- where things go ----------------------------------------------------------------------------------
+
+def target_of(url: str, base: str = "/") -> Target | None:
+    """The lab URL an href/src names, seen from the page at `base`; None for a fragment or another site."""
+    if url.startswith("#"):
+        return None
+    parts = urlsplit(urljoin(ORIGIN + base, url))
+    if f"{parts.scheme}://{parts.netloc}" != ORIGIN:
+        return None
+    if parts.path.startswith("/static/"):
+        return Target(parts.path)  # ?v=version is for browser caches; the copy has one version
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    lang = normalize_lang(dict(query).get("lang"))
+    return Target(parts.path, tuple(sorted((k, v) for k, v in query if k != "lang")), lang)
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "".join(f"%{b:02X}" for b in c.encode())
+                   for c in text).replace("%", "_")
+
+
+def file_for(target: Target, kind: str, langs: tuple[str, ...]) -> str:
+    """The site-relative file of `target`, whose response is `kind` ('html', 'json' or another content)."""
+    if not target.lang:
+        return target.path.lstrip("/")
+    prefix = "" if len(langs) == 1 or target.lang == DEFAULT_LANG else f"{target.lang}/"
+    name = target.path.strip("/") or "index"
+    suffix = "".join(f"~{_safe(k)}={_safe(v)}" for k, v in target.query)
+    if kind in ("html", "json"):
+        return f"{prefix}{name}{suffix}.{kind}"
+    stem, ext = posixpath.splitext(name)
+    return f"{prefix}{stem}{suffix}{ext}"
+
+
+def relative(to_file: str, from_file: str) -> str:
+    """An href from one site file to another, percent-encoded."""
+    return quote(posixpath.relpath(to_file, posixpath.dirname(from_file) or "."), safe="/~=")
+
+
+# ---- reading and rewriting a page ---------------------------------------------------------------------
+
+@dataclass
+class Tag:
+    name: str
+    attrs: list[tuple[str, str | None]]
+    start: int
+    end: int
+    closed: bool  # written as <x ... />
+
+
+class _Tags(HTMLParser):
+    """Every start tag with its place in the text, and the spans of <script> elements."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines = [0]
+        for line in text.splitlines(keepends=True):
+            self.lines.append(self.lines[-1] + len(line))
+        self.tags: list[Tag] = []
+        self.scripts: list[tuple[int, int]] = []
+        self._script_at: int | None = None
+        self._text = text
+        self.feed(text)
+        self.close()
+
+    def _offset(self) -> int:
+        line, col = self.getpos()
+        return self.lines[line - 1] + col
+
+    def handle_starttag(self, tag, attrs):
+        raw = self.get_starttag_text() or ""
+        start = self._offset()
+        self.tags.append(Tag(tag, list(attrs), start, start + len(raw), raw.endswith("/>")))
+        if tag == "script":
+            self._script_at = start
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script_at is not None:
+            end = self._text.index(">", self._offset()) + 1
+            self.scripts.append((self._script_at, end))
+            self._script_at = None
+
+
+def references(text: str) -> list[tuple[str, str, str]]:
+    """(tag, attribute, value) of every attribute that names another file: href, src, srcset, action."""
+    return [(tag.name, k, v) for tag in _Tags(text).tags for k, v in tag.attrs
+            if v is not None and k in ("href", "src", "srcset", "action", "formaction", "poster")]
+
+
+def _write_tag(tag: Tag) -> str:
+    attrs = "".join(f" {k}" if v is None else f' {k}="{html.escape(v, quote=True)}"' for k, v in tag.attrs)
+    return f"<{tag.name}{attrs}{' /' if tag.closed else ''}>"
+
+
+def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | None]) -> str:
+    """The page as the static copy serves it: see the module docstring. `here` is the page's own URL;
+    `link(target)` is the relative href of an exported target, None when it is not exported."""
+    parsed = _Tags(text)
+    edits: list[tuple[int, int, str]] = [(start, end, "") for start, end in parsed.scripts]
+    for tag in parsed.tags:
+        if tag.name == "script":
+            continue
+        attrs, changed = [], False
+        for k, v in tag.attrs:
+            if tag.name == "form" and k in ("action", "method"):
+                changed = True
+                continue
+            if v is not None and (tag.name, k) in FOLLOW:
+                fragment = urlsplit(v).fragment
+                target = target_of(v, here)
+                if target is not None:
+                    href = link(target)
+                    changed = True
+                    if href is None:  # a page this export does not have: hide the link
+                        attrs += [("hidden", None)]
+                        continue
+                    v = href + (f"#{fragment}" if fragment else "")
+            attrs.append((k, v))
+        if tag.name in CONTROLS and dict(tag.attrs).get("type") != "hidden" and "disabled" not in dict(tag.attrs):
+            attrs.append(("disabled", None))
+            changed = True
+        if changed:
+            edits.append((tag.start, tag.end, _write_tag(Tag(tag.name, attrs, tag.start, tag.end, tag.closed))))
+        if tag.name == "main":
+            edits.append((tag.end, tag.end, "\n" + banner(lang)))
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def banner(lang: str) -> str:
+    """The static copy's notice, at the top of every page's <main>."""
+    mark = "\x00"
+    words = html.escape(t("export.banner", lang, cmd=mark)).replace(mark, "<code>attnlab serve</code>")
+    return f'<p class="note warn" id="{BANNER_ID}" role="note">{words}</p>'
+
+
+# ---- rendering the site -------------------------------------------------------------------------------
+
+def _kind(content_type: str) -> str:
+    media = content_type.split(";")[0].strip().lower()
+    return {"text/html": "html", "application/json": "json"}.get(media, "other")
+
+
+def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None) -> tuple[dict[str, bytes], Report]:
+    """Every file of the static site, {site-relative path: bytes}, rendered by the app (nothing written)."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    langs = _langs(langs)
+    report = Report(Path())
+    fetched: dict[Target, tuple[str, bytes]] = {}
+    seeds = [Target("/", (), lang) for lang in langs]
+    queue, seen = deque(seeds), set(seeds)
+    with TestClient(create_app(), follow_redirects=False) as client:
+
+        def get(target: Target):
+            response = client.get(target.url, headers={"accept": "text/html,*/*"})
+            if response.status_code != 200:
+                raise ExportError(f"GET {target.url} answered {response.status_code}, expected 200: "
+                                  f"{response.text[:200]}")
+            return response
+
+        while queue:
+            target = queue.popleft()
+            if progress:
+                progress(len(fetched), len(fetched) + len(queue) + 1, target.url)
+            response = get(target)
+            kind = _kind(response.headers.get("content-type", ""))
+            fetched[target] = (kind, response.content)
+            if kind != "html":
+                continue
+            for tag, attr, value in references(response.text):
+                found = target_of(value, target.path) if (tag, attr) in FOLLOW else None
+                if found is not None and found not in seen and (not found.lang or found.lang in langs):
+                    seen.add(found)
+                    queue.append(found)
+            if len(seen) > MAX_FILES:
+                raise ExportError(f"more than {MAX_FILES} pages and files are linked; is there a link loop?")
+
+        # Each page /x in its default state with a JSON API /api/x: that answer, beside the page.
+        pages = [tg for tg, (kind, _) in fetched.items() if kind == "html" and not tg.query and tg.path != "/"]
+        for i, page in enumerate(pages):
+            if progress:
+                progress(len(fetched) + i, len(fetched) + len(pages), "/api" + page.path)
+            api = Target("/api" + page.path, (), page.lang)
+            response = client.get(api.url)
+            if response.status_code == 200 and _kind(response.headers.get("content-type", "")) == "json":
+                fetched[api] = ("json", response.content)
+
+    files: dict[str, bytes] = {}
+    names = {tg: file_for(tg, kind, langs) for tg, (kind, _) in fetched.items()}
+    owners: dict[str, Target] = {}
+    for tg, name in names.items():
+        if name in owners:
+            raise ExportError(f"{owners[name].url} and {tg.url} would both be written to {name}")
+        owners[name] = tg
+    for tg, (kind, body) in fetched.items():
+        name = names[tg]
+        if kind == "html":
+            link = lambda target, name=name: relative(names[target], name) if target in names else None  # noqa: E731
+            body = static_page(body.decode("utf-8"), tg.url, tg.lang, link).encode("utf-8")
+            report.pages.append(name)
+        elif tg.path.startswith("/api/"):
+            report.api.append(name)
+        else:
+            report.assets.append(name)
+        files[name] = body
+    if progress:
+        progress(len(fetched), len(fetched), "done")
+    return files, report
+
+
+def _langs(langs: Iterable[str]) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(langs))
+    if not chosen or any(lang not in LANGS for lang in chosen):
+        raise ExportError(f"languages must be some of {', '.join(LANGS)}, got {', '.join(chosen) or 'none'}")
+    return tuple(lang for lang in LANGS if lang in chosen)  # Chinese first: it takes the root
+
+
+# ---- writing it ---------------------------------------------------------------------------------------
+
+def check_destination(dest: str | Path, force: bool = False) -> Path:
+    """The folder the site goes to, resolved; refused if it is a file, or holds anything and not `force`."""
+    out = Path(dest).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} exists and is not a folder; choose a new or empty folder for the site")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise ExportError(f"{out} is not empty; choose a new or empty folder, or pass --force to replace "
+                              "everything in it with the site")
+        cwd = Path.cwd().resolve()
+        if out == Path(out.anchor) or out == Path.home().resolve() or out == cwd or out in cwd.parents:
+            raise ExportError(f"refusing to replace {out} even with --force: it is the root, your home folder, "
+                              "or holds the current folder; give the site a folder of its own")
+    return out
+
+
+def write_site(dest: str | Path, files: dict[str, bytes], *, force: bool = False) -> Path:
+    """Write `files` into `dest` atomically: into a temporary folder beside it, then renamed into place;
+    a failure leaves `dest` as it was and no temporary folder behind."""
+    out = check_destination(dest, force)
+    for name in files:
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or ".." in parts:
+            raise ExportError(f"a site file must be a relative path inside the folder, got {name!r}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()  # not mkdtemp: its 0700 would hide the site from a web server running as another user
+    try:
+        for name, body in files.items():
+            path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+        if out.exists():
+            os.rename(out, old)
+            try:
+                os.rename(tmp, out)
+            except BaseException:
+                os.rename(old, out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def export_site(dest: str | Path, langs: Iterable[str] = LANGS, *, force: bool = False,
+                progress: Progress | None = None) -> Report:
+    """Render the lab (see the module docstring) and write it to `dest` atomically."""
+    check_destination(dest, force)  # refuse before the rendering, which takes seconds
+    files, report = render_site(langs, progress)
+    report.dir = write_site(dest, files, force=force)
+    return report

@@ -1,0 +1,341 @@
+"""`attnlab export-site DIR`: every page in both languages, every reference resolving inside the folder,
+nothing that calls a server, the same numbers as the live lab, and a folder that is written whole or not
+at all. The site is exported once for the session (tests/browser/test_export_site.py shares it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from dataclasses import asdict
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlencode, urlsplit
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from attnlab import export
+from attnlab.cli import app
+from attnlab.i18n import t
+from attnlab.lessons.explain import TOPICS, as_dict
+from attnlab.lessons.toy import toy_lab
+from attnlab.web.app import create_app
+from attnlab.web.nav import LESSONS
+
+URL_ATTRS = {"href", "src", "srcset", "action", "formaction", "poster", "data"}
+NAMESPACE = re.compile(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"')
+
+
+def exported_site(tmp_path_factory) -> Path:
+    """The site with both languages, exported once per session (an export is atomic: if the folder is
+    there, it is complete)."""
+    site = tmp_path_factory.getbasetemp() / "attnlab-site-both"
+    if not site.exists():
+        export.export_site(site)
+    return site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    return exported_site(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def live():
+    with TestClient(create_app()) as client:
+        yield client
+
+
+class Page(HTMLParser):
+    """What a test needs from a page: every attribute by tag, the ids, the text, the tables' data-values."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.ids: set[str] = set()
+        self.words: list[str] = []
+        self.values: list[str] = []
+        self.tables: dict[str, list[float]] = {}
+        self._table: str | None = None
+        self._skip = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag in ("script", "style", "template"):
+            self._skip += 1
+        if tag == "table":
+            self._table = a.get("id")
+        if "data-value" in a:
+            self.values.append(a["data-value"])
+            if tag == "td" and self._table:
+                self.tables.setdefault(self._table, []).append(float(a["data-value"]))
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style", "template"):
+            self._skip -= 1
+        if tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        if not self._skip and data.strip():
+            self.words.append(" ".join(data.split()))
+
+    def first(self, tag: str, **match) -> dict[str, str | None]:
+        return next(a for name, a in self.tags if name == tag and all(a.get(k) == v for k, v in match.items()))
+
+
+def read(path: Path) -> Page:
+    return Page(path.read_text(encoding="utf-8"))
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def live_url(site: Path, file: Path) -> str:
+    """The lab URL an exported page was rendered from (the inverse of the layout in attnlab.export)."""
+    rel = file.relative_to(site).as_posix()
+    lang = "zh"
+    if rel.startswith("en/"):
+        lang, rel = "en", rel[3:]
+    name, *pairs = rel[: -len(".html")].split("~")
+    path = "/" if name == "index" else f"/{name}"
+    query = [tuple(p.split("=", 1)) for p in pairs] + ([("lang", "en")] if lang == "en" else [])
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def check_references(site: Path) -> int:
+    """Every href/src in every file points to a file of the site (and an anchor that is there); nothing is
+    absolute or leaves for another host. Returns how many references were checked."""
+    checked = 0
+    for file in pages(site):
+        text = file.read_text(encoding="utf-8")
+        assert not re.search(r"https?://", NAMESPACE.sub("", text)), f"{file}: an absolute http(s) URL"
+        page = Page(text)
+        for tag, attrs in page.tags:
+            for name, value in attrs.items():
+                if name not in URL_ATTRS or value is None:
+                    continue
+                checked += 1
+                parts = urlsplit(value)
+                where = f"{file.relative_to(site)}: <{tag} {name}={value!r}>"
+                assert not parts.scheme and not parts.netloc and not value.startswith("/"), where
+                assert not parts.query, where
+                if not parts.path:  # #anchor on this page
+                    assert parts.fragment in page.ids, where
+                    continue
+                target = (file.parent / unquote(parts.path)).resolve()
+                assert target.is_file(), where
+                assert site.resolve() in target.parents, where
+                if parts.fragment:
+                    assert parts.fragment in read(target).ids, where
+    for css in site.rglob("*.css"):
+        assert not re.search(r"url\(|@import|https?://", css.read_text(encoding="utf-8")), css
+    return checked
+
+
+# ---- what is there -----------------------------------------------------------------------------------
+
+def test_every_lesson_and_topic_is_there_in_both_languages(site):
+    names = ["index", *(lesson.slug for lesson in LESSONS), *(f"explain/{name}" for name in TOPICS)]
+    for lang, prefix in (("zh", ""), ("en", "en/")):
+        for name in names:
+            page = read(site / f"{prefix}{name}.html")
+            assert page.first("html")["lang"] == ("zh-CN" if lang == "zh" else "en"), name
+            banner = re.sub(r"\s", "", t("export.banner", lang, cmd="attnlab serve"))
+            assert banner in re.sub(r"\s", "", "".join(page.words)), (lang, name)
+            assert page.first("p", id="static-copy")["role"] == "note"
+        for name in TOPICS:
+            assert (site / f"{prefix}explain/{name}/figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert json.loads((site / f"{prefix}api/explain/{name}.json").read_text(encoding="utf-8"))["claims"]
+    for slug in ("toy", "lookup", "ledger", "pipeline", "explain"):
+        assert json.loads((site / f"api/{slug}.json").read_text(encoding="utf-8"))
+
+
+def test_every_reference_resolves_inside_the_site(site):
+    assert check_references(site) > 600
+
+
+def test_every_page_is_reached_by_links_and_the_language_switch_pairs_pages(site):
+    start = (site / "index.html").resolve()
+    reached, todo = {start}, deque([start])
+    while todo:
+        file = todo.popleft()
+        for tag, attrs in read(file).tags:
+            href = attrs.get("href")
+            if tag == "a" and href and urlsplit(href).path:
+                target = (file.parent / unquote(urlsplit(href).path)).resolve()
+                if target.suffix == ".html" and target not in reached:
+                    reached.add(target)
+                    todo.append(target)
+    assert reached == {p.resolve() for p in pages(site)}
+    for file in pages(site):
+        rel = file.relative_to(site).as_posix()
+        other = rel[3:] if rel.startswith("en/") else f"en/{rel}"
+        switch = read(file).first("a", id="lang-switch")["href"]
+        assert (file.parent / unquote(switch)).resolve() == (site / other).resolve(), rel
+
+
+def test_nothing_in_the_copy_calls_a_server(site):
+    assert not list(site.rglob("*.js"))
+    for file in pages(site):
+        page = read(file)
+        for tag, attrs in page.tags:
+            assert tag != "script", file
+            if tag == "form":
+                assert "action" not in attrs and "method" not in attrs, file
+            if tag in ("input", "button", "select", "textarea") and attrs.get("type") != "hidden":
+                assert "disabled" in attrs, (file, tag, attrs.get("id"))
+
+
+# ---- the same numbers as the lab ---------------------------------------------------------------------
+
+def test_every_page_shows_what_the_live_lab_shows(site, live):
+    numbers = exact = 0
+    for file in pages(site):
+        url = live_url(site, file)
+        response = live.get(url)
+        assert response.status_code == 200, url
+        served = Page(response.text)
+        lang = served.first("html")["lang"][:2]
+        shown = Page(file.read_text(encoding="utf-8").replace(export.banner(lang), "", 1))
+        if (shown.values, shown.words) != (served.values, served.words):  # measured times differ run to run:
+            again = Page(live.get(url).text)  # compare what two live renders agree on
+            for a, b, c in ((shown.values, served.values, again.values), (shown.words, served.words, again.words)):
+                assert len(a) == len(b) == len(c), url
+                kept = [i for i in range(len(b)) if b[i] == c[i]]
+                assert len(kept) > 0.75 * len(b), url
+                assert [a[i] for i in kept] == [b[i] for i in kept], url
+        else:  # every number's exact value and every text, the numbers as printed, in order
+            exact += 1
+        numbers += len(shown.values)
+    assert numbers > 2000 and exact > 30
+
+
+def test_the_toy_page_weights_are_softmax_of_the_exported_scores(site):
+    data = json.loads((site / "api/toy.json").read_text(encoding="utf-8"))
+    assert data == json.loads(json.dumps(asdict(toy_lab("它"))))
+    page = read(site / "toy.html")
+    for i, head in enumerate(data["heads"], start=1):
+        Q, K = np.array(head["Q"]), np.array(head["K"])  # noqa: N806 - the formula's names
+        S = Q @ K.T / np.sqrt(Q.shape[1])  # noqa: N806
+        A = np.exp(S - S.max(axis=1, keepdims=True))  # noqa: N806
+        A /= A.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(page.tables[f"h{i}-A"], A.ravel(), rtol=1e-12, atol=1e-12)
+
+
+def test_explain_json_and_figures_are_the_lessons(site, live):
+    for lang, prefix in (("zh", ""), ("en", "en/")):
+        for name in ("sqrt-dk", "glossary"):
+            data = json.loads((site / f"{prefix}api/explain/{name}.json").read_text(encoding="utf-8"))
+            assert data == json.loads(json.dumps(as_dict(TOPICS[name].run(lang=lang))))
+        figure = live.get("/explain/forms/figure.png", params={"lang": lang}).content
+        assert (site / f"{prefix}explain/forms/figure.png").read_bytes() == figure
+
+
+# ---- the command and its folder ----------------------------------------------------------------------
+
+def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, monkeypatch):
+    import attnlab.web.pages.explain as explain_pages
+
+    # Two quick topics are enough to check the layout; the whole site is checked above.
+    monkeypatch.setattr(explain_pages, "TOPICS", {k: TOPICS[k] for k in ("forms", "glossary")})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["export-site", "site", "--lang", "en"])
+    assert result.exit_code == 0, result.output
+    assert "pages" in result.output and "index.html" in result.output
+    site = tmp_path / "site"
+    assert not (site / "en").exists()
+    home = read(site / "index.html")
+    assert home.first("html")["lang"] == "en"
+    switch = home.first("a", id="lang-switch")
+    assert "href" not in switch and "hidden" in switch
+    assert (site / "explain/forms/figure.png").is_file() and (site / "api/explain/glossary.json").is_file()
+    assert sorted(p.name for p in site.glob("*.html")) == sorted(
+        ["index.html", *(f"{lesson.slug}.html" for lesson in LESSONS), *(p.name for p in site.glob("ledger~*"))])
+    check_references(site)
+    assert not [p for p in tmp_path.iterdir() if p.name != "site"]  # no temporary folder left
+
+
+def test_cli_refuses_a_folder_that_is_not_empty_or_a_file(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(app, ["export-site", str(full)])
+    assert result.exit_code == 1
+    assert "is not empty" in result.output and "--force" in result.output and "Traceback" not in result.output
+    assert [p.name for p in full.iterdir()] == ["notes.txt"]
+    result = CliRunner().invoke(app, ["export-site", str(full / "notes.txt")])
+    assert result.exit_code == 1 and "is not a folder" in result.output
+    result = CliRunner().invoke(app, ["export-site", str(tmp_path), "--lang", "fr"])
+    assert result.exit_code == 2 and "fr" in result.output
+
+
+def test_force_never_replaces_the_folder_you_stand_in(tmp_path, monkeypatch):
+    (tmp_path / "inside").mkdir()
+    monkeypatch.chdir(tmp_path / "inside")
+    for folder in (tmp_path, tmp_path / "inside"):
+        (folder / "keep.txt").write_text("mine")
+        with pytest.raises(export.ExportError, match="refusing to replace"):
+            export.check_destination(folder, force=True)
+    result = CliRunner().invoke(app, ["export-site", ".", "--force"])
+    assert result.exit_code == 1 and "refusing" in result.output
+
+
+def test_force_replaces_the_whole_folder(tmp_path, monkeypatch):
+    small = {"index.html": b"<!doctype html><title>new</title>", "en/index.html": b"<!doctype html>"}
+    monkeypatch.setattr(export, "render_site", lambda langs, progress=None: (small, export.Report(Path())))
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "stale.html").write_text("old")
+    result = CliRunner().invoke(app, ["export-site", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == ["en/index.html", "index.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+
+
+def test_a_failed_write_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
+    out = tmp_path / "site"
+    export.write_site(out, {"index.html": b"first"})
+    files = {f"page{i}.html": b"second" for i in range(5)}
+    real, calls = Path.write_bytes, []
+
+    def flaky(self, data):
+        calls.append(self)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", flaky)
+    with pytest.raises(OSError, match="No space"):
+        export.write_site(out, files, force=True)
+    monkeypatch.undo()
+    assert [p.name for p in out.iterdir()] == ["index.html"] and (out / "index.html").read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    with pytest.raises(export.ExportError, match="relative path inside"):
+        export.write_site(tmp_path / "other", {"../escape.html": b"x"})
+    assert not (tmp_path / "other").exists() and not (tmp_path / "escape.html").exists()
+
+
+def test_a_failed_render_writes_nothing(tmp_path, monkeypatch):
+    real, seen = export.static_page, []
+
+    def broken(*args, **kwargs):
+        seen.append(args[1])
+        if len(seen) == 2:
+            raise RuntimeError("a template broke")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(export, "static_page", broken)
+    monkeypatch.setattr(export, "target_of", lambda url, base="/": None)  # just the two home pages
+    with pytest.raises(RuntimeError, match="template broke"):
+        export.export_site(tmp_path / "site")
+    assert os.listdir(tmp_path) == []
