@@ -1,7 +1,12 @@
-"""`attnlab train`: train a small GPT on a built-in poem or a corpus file and write a checkpoint directory."""
+"""`attnlab train`: train a small GPT on a built-in poem or a corpus file and write a checkpoint directory.
+
+Under `torchrun --nproc_per_node N -m attnlab train ...` the same command trains one model in N processes
+with DDP (attnlab.train.distributed); rank 0 prints and writes the checkpoint.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -41,20 +46,36 @@ def register(app: typer.Typer) -> None:
         if lr is not None and not 0 < lr <= 1:
             fail("train", f"--lr must be in (0, 1], got {lr}")
 
-        from attnlab.train import new_run, resume_run  # torch loads here, not for `attnlab --help`
+        from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
 
+        if resume and any(v is not None for v in (layers, heads, d_model, context)):
+            fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context")
         settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed)
         try:
-            if resume:
-                if any(v is not None for v in (layers, heads, d_model, context)):
-                    fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context")
-                run = resume_run(out, corpus=corpus, device=device, **settings)
-            else:
-                run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
-                              heads=heads, d_model=d_model, context=context, device=device, **settings)
-        except ValueError as err:  # bad corpus, sizes, checkpoint, unseen characters ...
-            fail("train", str(err))
-        _train(run, out)
+            where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
+        except ValueError as err:
+            _fail_once(str(err))
+        try:
+            try:
+                if resume:
+                    run = resume_run(out, corpus=corpus, device=where, **settings)
+                else:
+                    run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
+                                  heads=heads, d_model=d_model, context=context, device=where, **settings)
+            except ValueError as err:  # bad corpus, sizes, checkpoint, unseen characters ...
+                _fail_once(str(err))
+            _train(run, out)
+        finally:
+            distributed.teardown()
+
+
+def _fail_once(message: str) -> None:
+    """Under torchrun every rank meets the same error: rank 0 says it, the others just exit."""
+    from attnlab.train import distributed
+
+    if distributed.launched() and os.environ["RANK"] != "0":
+        raise typer.Exit(2)
+    fail("train", message)
 
 
 def _train(run, out: Path) -> None:
@@ -65,7 +86,10 @@ def _train(run, out: Path) -> None:
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
+    from attnlab.train import distributed
+
+    main = distributed.is_main()  # with torchrun, only rank 0 prints and saves
+    console = Console(stderr=True, quiet=not main)
     trainer, cfg, model_cfg = run.trainer, run.config, run.model.config
     probe = trainer.probe
     n_params = sum(p.numel() for p in run.model.parameters())
@@ -75,6 +99,7 @@ def _train(run, out: Path) -> None:
         + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
         f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
         f"{n_params:,} parameters · {trainer.device}"
+        + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
     )
     before = trainer.probe_prob()
 
@@ -85,6 +110,7 @@ def _train(run, out: Path) -> None:
 
     main_thread = threading.current_thread() is threading.main_thread()  # signals can only be caught there
     previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
+    distributed.barrier()  # every rank catches Ctrl+C before the hint says so
     if main_thread:
         console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
     label = f"p({probe.target}|{probe.context})" if probe else ""
@@ -96,7 +122,7 @@ def _train(run, out: Path) -> None:
         columns.append(TextColumn(shown + " {task.fields[p]}"))
     columns.append(TimeElapsedColumn())
     try:
-        with Progress(*columns, console=console, transient=False) as progress:
+        with Progress(*columns, console=console, transient=False, disable=not main) as progress:
             task = progress.add_task("train", total=cfg.steps, completed=trainer.step, loss="-", val="-", p="-")
 
             def show(event: dict) -> None:
@@ -114,6 +140,8 @@ def _train(run, out: Path) -> None:
         if main_thread:
             signal.signal(signal.SIGINT, previous)
 
+    if not main:
+        return
     try:
         path = run.save(out)
     except (ValueError, OSError) as err:

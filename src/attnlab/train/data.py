@@ -39,17 +39,23 @@ class TokenData:
         return cls(stream[:-n_val], stream[-n_val:])
 
 
-def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: torch.Generator, *,
+              rank: int = 0, world_size: int = 1) -> tuple[Tensor, Tensor]:
     """(x, y), each (B, T): random windows of the stream, y = x shifted one to the left.
 
     A stream that fits in one window (a poem memorized by heart) is always the one whole window, from
     position 0, so the model learns each character at the position generation will ask for it.
+    With several processes (DDP) every rank draws the same global batch of world_size * B windows from the
+    same seeded generator and keeps its own B: different windows on each rank, one generator state to save.
     """
     if len(stream) < 2:
         raise ValueError(f"need at least 2 tokens to train on, got {len(stream)}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
     if len(stream) - 1 <= context_length:
         return stream[None, :-1], stream[None, 1:]  # (1, N-1)
-    starts = torch.randint(0, len(stream) - context_length, (batch_size,), generator=generator)  # (B,)
+    starts = torch.randint(0, len(stream) - context_length, (world_size * batch_size,), generator=generator)
+    starts = starts[rank * batch_size:(rank + 1) * batch_size]  # (W*B,) -> (B,) this rank's share
     offsets = torch.arange(context_length)  # (T,)
     x = stream[starts[:, None] + offsets]  # (B, T)
     y = stream[starts[:, None] + offsets + 1]  # (B, T)

@@ -7,8 +7,11 @@ import torch
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
-def pick_device(name: str = "auto") -> torch.device:
-    """torch.device for 'auto' | 'cpu' | 'cuda' | 'mps'; asking for one this machine lacks is an error."""
+def pick_device(name: str | torch.device = "auto") -> torch.device:
+    """torch.device for 'auto' | 'cpu' | 'cuda' | 'mps'; asking for one this machine lacks is an error.
+    A torch.device passes through (torchrun's processes are each given theirs, e.g. cuda:1)."""
+    if isinstance(name, torch.device):
+        return name
     cuda = torch.cuda.is_available()
     mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
     if name == "auto":

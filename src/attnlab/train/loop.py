@@ -4,6 +4,8 @@ Each step: forward (steps ① to ④) -> cross-entropy against the next token ->
   θ <- θ - lr · (Adam's step direction + weight_decay · θ).
 Deterministic for a seed: the model is built after torch.manual_seed(seed), and batches are drawn from a
 generator of their own, seeded the same way.
+Under torchrun (attnlab.train.distributed) the same loop runs in every process: each takes its share of the
+batch, DDP averages the gradients in backward, and the reported loss is the mean over the processes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 import torch.nn.functional as F
 
+from attnlab.train import distributed as ddp
 from attnlab.train.data import TokenData, get_batch
 from attnlab.threads import threads_for
 
@@ -128,7 +131,9 @@ class Trainer:
         self.data, self.cfg, self.device, self.probe = data, cfg, torch.device(device), probe
         self.context_length = model.config.context_length
         self.optimizer = make_optimizer(self.model, cfg)
-        self.batch_generator = torch.Generator().manual_seed(cfg.seed)
+        self.batch_generator = torch.Generator().manual_seed(cfg.seed)  # the same on every rank
+        self.rank, self.world_size = ddp.rank(), ddp.world_size()  # 0, 1 outside torchrun
+        self.train_model = ddp.wrap(self.model)  # DDP syncs gradients; self.model stays the plain GPT
         self.step = 0
         self.history: list[dict] = []
 
@@ -136,20 +141,23 @@ class Trainer:
 
     @torch.no_grad()
     def estimate_val_loss(self) -> float | None:
-        """Mean loss over eval_iters validation batches, always the same batches (a fixed generator)."""
+        """Mean loss over eval_iters validation batches, always the same batches (a fixed generator).
+        With several processes each evaluates every world_size-th batch and all get the same mean."""
         if self.data.val is None:
             return None
         was_training = self.model.training
         self.model.eval()
         g = torch.Generator().manual_seed(self.cfg.seed + 1)
         losses = []
-        for _ in range(self.cfg.eval_iters):
+        for i in range(self.cfg.eval_iters):
             x, y = get_batch(self.data.val, self.context_length, self.cfg.batch_size, g)
-            losses.append(float(lm_loss(self.model, x.to(self.device), y.to(self.device))))
+            if i % self.world_size == self.rank:
+                losses.append(float(lm_loss(self.model, x.to(self.device), y.to(self.device))))
             if len(self.data.val) - 1 <= self.context_length:
                 break  # the one whole window: every batch would be the same
         self.model.train(was_training)
-        return sum(losses) / len(losses)
+        total, count = ddp.all_sum([sum(losses), len(losses)])
+        return total / count
 
     @torch.no_grad()
     def probe_prob(self) -> float | None:
@@ -172,25 +180,30 @@ class Trainer:
             return self._run(callback, should_stop)
 
     def _run(self, callback, should_stop) -> TrainResult:
-        cfg, model = self.cfg, self.model
+        cfg, model = self.cfg, self.train_model  # with DDP, the wrapper: its backward averages the gradients
         model.train()
+        if self.rank > 0:  # dropout masks of their own on the other ranks (rank 0 keeps the seed's stream)
+            torch.manual_seed(ddp.rank_seed(cfg.seed, self.rank, self.step))
         start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
         while self.step < cfg.steps:
             lr = cfg.lr_at(self.step)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            x, y = get_batch(self.data.train, self.context_length, cfg.batch_size, self.batch_generator)
+            x, y = get_batch(self.data.train, self.context_length, cfg.batch_size, self.batch_generator,
+                             rank=self.rank, world_size=self.world_size)  # this rank's share of the batch
             loss = lm_loss(model, x.to(self.device), y.to(self.device))
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()  # d loss / d θ for every parameter
+            loss.backward()  # d loss / d θ for every parameter (DDP: averaged over the ranks)
             if cfg.grad_clip is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             self.optimizer.step()  # θ <- θ - lr · update
             self.step += 1
-            loss_value = loss.item()
+            loss_value = ddp.all_mean(loss.item())  # the global batch's loss
 
             last = self.step == cfg.steps
             stopped = not last and should_stop is not None and should_stop()
+            if not last:
+                stopped = ddp.any_rank(stopped)  # all ranks stop after the same step, or none does
             evaluate = last or stopped or (cfg.eval_interval and self.step % cfg.eval_interval == 0)
             if evaluate or self.step % cfg.log_interval == 0 or self.step == 1:
                 val_loss = self.estimate_val_loss() if evaluate else None
