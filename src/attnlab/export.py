@@ -40,7 +40,7 @@ from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 BANNER_ID = "static-copy"
 MAX_FILES = 600  # a guard: the lab links a few dozen pages; thousands would mean a link loop with parameters
 ORIGIN = "http://testserver"  # the TestClient's base URL
-FOLLOW = {("a", "href"), ("link", "href"), ("img", "src"), ("source", "src"), ("source", "srcset")}
+FOLLOW = {("a", "href"), ("link", "href"), ("img", "src"), ("source", "src")}  # what gets copied and linked
 CONTROLS = {"input", "button", "select", "textarea"}
 
 
@@ -284,7 +284,7 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None) 
     for tg, (kind, body) in fetched.items():
         name = names[tg]
         if kind == "html":
-            link = lambda target, name=name: relative(names[target], name) if target in names else None  # noqa: E731
+            link = lambda target, name=name: relative(names[target], name) if target in names else None
             body = static_page(body.decode("utf-8"), tg.url, tg.lang, link).encode("utf-8")
             report.pages.append(name)
         elif tg.path.startswith("/api/"):

@@ -18,15 +18,22 @@ def register(app: typer.Typer) -> None:
     @app.command("export-site")
     def export_site(
         directory: Path = typer.Argument(..., metavar="DIR", help="New or empty folder for the site."),
-        lang: Lang = typer.Option(Lang.both, "--lang", help="Languages: both = Chinese at the root, English under en/."),
+        lang: Lang = typer.Option(Lang.both, "--lang", help="both = Chinese at the root, English under en/."),
         force: bool = typer.Option(False, "--force", help="Replace everything in DIR if it is not empty."),
     ) -> None:
         """Write the lab as a static site a teacher can host or open from file://: every page in its default
         state, in Chinese and English, with its figures and its API's JSON. Forms are off in the copy."""
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
-        from attnlab.export import ExportError, check_destination, export_site as run
+        from attnlab.export import ExportError, check_destination
+        from attnlab.export import export_site as run
 
         langs = ("zh", "en") if lang is Lang.both else (lang.value,)
         console = Console(stderr=True)
