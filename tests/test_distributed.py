@@ -208,6 +208,7 @@ def test_ctrl_c_stops_every_rank_rank_0_saves_and_resume_continues(tmp_path):
         for line in proc.stderr:  # printed once every rank catches Ctrl+C
             if "Ctrl+C stops" in line:
                 break
+        assert proc.poll() is None, "torchrun ended before it could be interrupted"
         os.killpg(proc.pid, signal.SIGINT)
         stdout, _ = proc.communicate(timeout=60)  # no rank left waiting for another
     finally:
