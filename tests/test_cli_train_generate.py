@@ -179,3 +179,55 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
     assert 0 < step < 200_000
     resumed = attnlab("train", "--resume", "--steps", str(step + 5), "--out", out)
     assert resumed.exit_code == 0 and f"step {step + 5}/{step + 5}" in resumed.stdout
+
+
+@pytest.mark.parametrize("sizes", [dict(d_model=48, n_heads=4, n_layers=3), dict(d_model=32, n_layers=1, positions="sinusoidal"),
+                                   dict(d_model=64, n_layers=5, context_length=16, positions="rope")])
+def test_size_estimate_counts_what_torch_builds(sizes):
+    """The meta-device estimate equals the parameters and buffers of the real model."""
+    from attnlab.models import GPT, preset
+    from attnlab.train.run import estimate_size
+
+    cfg = preset("poem-tiny", vocab_size=11, **sizes)
+    model = GPT(cfg)
+    size = estimate_size(cfg)
+    assert size.parameters == sum(p.numel() for p in model.parameters())
+    assert size.buffers == sum(b.numel() for b in model.buffers())
+    assert size.train_bytes >= 16 * size.parameters  # weights, grads and AdamW's two moments in float32
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--d-model", "100000"], "too big to train here"),
+    (["--context", "100000"], "too big to train here"),
+    (["--layers", "100000"], "--layers 100000 is too many: the limit is 256"),
+    (["--seed", "99999999999999999999999"], "--seed must be a whole number from 0 to 2147483647"),
+])
+def test_train_refuses_sizes_it_cannot_hold(tmp_path, args, message):
+    result = attnlab("train", "--corpus", "poem", "--steps", "1", "--out", tmp_path / "ck", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "limit" in result.stderr or "--seed" in args
+    assert not (tmp_path / "ck").exists()
+
+
+def test_train_says_out_of_memory_in_one_line(tmp_path, monkeypatch):
+    import attnlab.commands.train as train_cmd
+
+    def oom(run, out):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory\nmore")
+
+    monkeypatch.setattr(train_cmd, "_train", oom)
+    result = attnlab("train", "--corpus", "poem", "--steps", "1", "--out", tmp_path / "ck")
+    assert result.exit_code == 1
+    assert result.stderr.strip().count("\n") == 0 and "can't allocate memory" in result.stderr
+    assert "smaller model" in result.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--seed", "99999999999999999999999", "--seed must be a whole number from 0 to 2147483647"),
+    ("--lang", "fr", "--lang must be zh or en, got 'fr'"),
+])
+def test_generate_refuses_bad_seed_and_language(poem, option, value, message):
+    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", option, value)
+    assert result.exit_code == 2
+    assert message in result.stderr

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
-from attnlab.commands.train import DEVICES, fail
+from attnlab.commands.train import DEVICES, check_seed, fail
+
+LANGS = ("zh", "en")
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +35,9 @@ def register(app: typer.Typer) -> None:
             fail("generate", f"--top-p must be in (0, 1], got {top_p}")
         if device not in DEVICES:
             fail("generate", f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
+        check_seed("generate", seed)
+        if lang not in LANGS:
+            fail("generate", f"--lang must be zh or en, got {lang!r}")
         if not prompt:
             fail("generate", "--prompt is empty; give the beginning of a text, e.g. --prompt 床前")
 

@@ -12,6 +12,12 @@ from pathlib import Path
 import typer
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
+MAX_SEED = 2**31 - 1  # as the web lab; torch.manual_seed overflows past 64 bits
+
+
+def check_seed(command: str, seed: int | None) -> None:
+    if seed is not None and seed > MAX_SEED:
+        fail(command, f"--seed must be a whole number from 0 to {MAX_SEED} (2**31 - 1), got {seed}")
 
 
 def fail(command: str, message: str, code: int = 2) -> None:
@@ -45,6 +51,7 @@ def register(app: typer.Typer) -> None:
             fail("train", f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
         if lr is not None and not 0 < lr <= 1:
             fail("train", f"--lr must be in (0, 1], got {lr}")
+        check_seed("train", seed)
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
 
@@ -62,20 +69,26 @@ def register(app: typer.Typer) -> None:
                 else:
                     run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
                                   heads=heads, d_model=d_model, context=context, device=where, **settings)
-            except ValueError as err:  # bad corpus, sizes, checkpoint, unseen characters ...
+            except ValueError as err:  # bad corpus, sizes (too big included), checkpoint, unseen characters ...
                 _fail_once(str(err))
             _train(run, out)
+        except typer.Exit:  # click's Exit is a RuntimeError too: let it through
+            raise
+        except (RuntimeError, MemoryError) as err:  # out of memory on the device, a CUDA error ...
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            _fail_once(f"{type(err).__name__}: {first} (try a smaller model: --layers/--d-model/--context/--batch-size)",
+                       code=1)
         finally:
             distributed.teardown()
 
 
-def _fail_once(message: str) -> None:
+def _fail_once(message: str, code: int = 2) -> None:
     """Under torchrun every rank meets the same error: rank 0 says it, the others just exit."""
     from attnlab.train import distributed
 
     if distributed.launched() and os.environ["RANK"] != "0":
-        raise typer.Exit(2)
-    fail("train", message)
+        raise typer.Exit(code)
+    fail("train", message, code)
 
 
 def _train(run, out: Path) -> None:

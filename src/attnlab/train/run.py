@@ -31,6 +31,58 @@ FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, war
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
 
+# The largest run `new_run` builds: refused before any memory is taken, with what it would have needed.
+MAX_LAYERS = 256
+MAX_TRAIN_BYTES = 8 * 2**30
+
+
+@dataclass
+class SizeEstimate:
+    parameters: int
+    buffers: int  # non-learned tensors (positions, masks), in elements
+    train_bytes: int  # float32 weights + gradients + AdamW's two moments + activations of one step, roughly
+
+
+def estimate_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
+    """What a GPT of this config holds, counted on the meta device (nothing is allocated).
+
+    Every block is the same size, so one- and two-block models give the per-block count in closed form
+    and no model with thousands of blocks has to be built just to count it.
+    """
+    with torch.device("meta"):
+        one = GPT(dataclasses.replace(model_cfg, n_layers=1))
+        two = GPT(dataclasses.replace(model_cfg, n_layers=2))
+
+    def count(m):
+        return (sum(p.numel() for p in m.parameters()), sum(b.numel() for b in m.buffers()))
+
+    (p1, b1), (p2, b2) = count(one), count(two)
+    layers = model_cfg.n_layers
+    params, buffers = p1 + (layers - 1) * (p2 - p1), b1 + (layers - 1) * (b2 - b1)
+    c = model_cfg
+    t, d, d_ff = c.context_length, c.d_model, c.d_ff or 4 * c.d_model
+    # per block and window: q, k, v, attention scores and weights (H·T²), FFN hidden, residual and norms
+    activations = batch_size * layers * (2 * c.n_heads * t * t + t * (8 * d + 2 * d_ff)) + batch_size * t * 2 * c.vocab_size
+    return SizeEstimate(params, buffers, 4 * (4 * params + buffers + activations))
+
+
+def check_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
+    """ValueError saying what the model would need and the limit, when it is too big to train here."""
+    if model_cfg.n_layers > MAX_LAYERS:
+        raise ValueError(f"--layers {model_cfg.n_layers} is too many: the limit is {MAX_LAYERS}")
+    size = estimate_size(model_cfg, batch_size)
+    if size.train_bytes > MAX_TRAIN_BYTES:
+        raise ValueError(
+            f"this model is too big to train here: {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
+            f"context {model_cfg.context_length}, vocabulary {model_cfg.vocab_size} make {size.parameters:,} "
+            f"parameters and need about {_gib(size.train_bytes)} to train (batch {batch_size}); "
+            f"the limit is {_gib(MAX_TRAIN_BYTES)}. Use smaller --layers/--d-model/--context/--batch-size")
+    return size
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
 
 def corpus_defaults(corpus: str) -> tuple[str, dict]:
     return DEFAULTS.get(corpus, FILE_DEFAULTS)
@@ -101,6 +153,7 @@ def new_run(
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
                                        dropout=dropout).items() if v is not None}
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
+    check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)
     data = TokenData.from_texts(texts, tok, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
