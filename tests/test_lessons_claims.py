@@ -15,7 +15,7 @@ from attnlab.lessons.forms import forms
 from attnlab.lessons.multihead import count, multihead
 from attnlab.lessons.params import ParamError
 from attnlab.lessons.permutation import permutation
-from attnlab.lessons.position_wise import position_wise
+from attnlab.lessons.position_wise import build, position_wise
 from attnlab.lessons.positional import pe_table, positional
 from attnlab.lessons.rnn_gradients import jacobians_to_last, rnn_gradients, spectral_norms
 from attnlab.lessons.serial_vs_parallel import serial_vs_parallel
@@ -147,6 +147,35 @@ def test_the_neighbour_bug_breaks_the_invariant_exactly_at_i_minus_1():
     assert (grid[below] > 0).all()  # y_i now reads x_{i-1}
     assert (grid[~below & ~np.eye(4, dtype=bool)] == 0).all()
     assert not claims(r)["ffn_alone"].holds and claims(r)["layernorm_alone"].holds
+
+
+def test_the_neighbour_bug_reaches_the_whole_block():
+    n, d = 4, 6
+    clean, buggy = (np.array({la.layer: la for la in position_wise(n=n, d_model=d, bug=b).layers}["block"].block_norms)
+                    for b in (False, True))
+    # y_0's neighbour is the zero pad, so its row stays; every later row reads x_{i-1} through the FFN and changes
+    assert np.array_equal(clean[0], buggy[0])
+    assert (np.abs(clean[1:] - buggy[1:]).max(axis=1) > 1e-6).all()
+
+    # Independently, by the chain rule through the post-LN block, with the bug as the shift S in the FFN's input:
+    # x1 = LN1(x + attn(x)), u = (I + S) x1, z = x1 + FFN(u), y = LN2(z);  dy/dx = J_LN2 (I + J_FFN (I + S)) J_x1
+    _, _, _, block, x = build(n, d, 0, bug=False)
+    jac = torch.autograd.functional.jacobian
+    flat = n * d
+
+    def J(fn, at):  # (n*d, n*d) Jacobian of a (n, d) -> (n, d) map
+        return jac(lambda v: fn(v.view(1, n, d))[0].reshape(-1), at.reshape(-1)).reshape(flat, flat)
+
+    x1_fn = lambda h: block.ln_1(h + block.attn(h)[0])  # noqa: E731
+    with torch.no_grad():
+        x1 = x1_fn(x[None])[0]
+        shift = torch.kron(torch.diag(torch.ones(n - 1, dtype=torch.float64), -1), torch.eye(d, dtype=torch.float64))
+        u = (x1.reshape(-1) + shift @ x1.reshape(-1)).view(n, d)
+        z = x1 + block.ffn(u[None])[0]
+    eye = torch.eye(flat, dtype=torch.float64)
+    full = J(block.ln_2, z) @ (eye + J(block.ffn, u) @ (eye + shift)) @ J(x1_fn, x)
+    expected = full.reshape(n, d, n, d).permute(0, 2, 1, 3).flatten(2).norm(dim=-1).numpy()
+    np.testing.assert_allclose(buggy, expected, rtol=1e-9, atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------- rnn-gradients

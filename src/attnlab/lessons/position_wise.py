@@ -4,7 +4,8 @@ For a layer y = f(x) on n positions, the Jacobian d y_i / d x_j is a d x d block
 Attention is the only layer with non-zero blocks off the diagonal (i != j); FFN, LayerNorm and the
 residual connection around them act on each position alone, so their off-diagonal blocks are exactly 0 —
 not small, zero. The "bug" toggle feeds each FFN its neighbour's vector as well (x_i + x_{i-1}): a block
-appears at (i, i-1) and the position-wise invariant is broken (003, self-check 4).
+appears at (i, i-1) and the position-wise invariant is broken (003, self-check 4). The whole block gets the
+same buggy FFN, so its rows i >= 1 change too; row 0 has no neighbour (x_{-1} is the zero pad) and stays.
 """
 
 from __future__ import annotations
@@ -45,14 +46,39 @@ class PositionWiseResult:
     claims: list[Claim]
 
 
-def neighbour_bug(ffn):
-    """An FFN that also reads the previous position: FFN(x_i + x_{i-1}). Deliberately wrong."""
+class NeighbourBug(torch.nn.Module):
+    """An FFN that also reads the previous position: FFN(x_i + x_{i-1}). Deliberately wrong. A module, so it
+    can stand in for a Block's own FFN."""
 
-    def buggy(x: torch.Tensor) -> torch.Tensor:
+    def __init__(self, ffn: torch.nn.Module):
+        super().__init__()
+        self.ffn = ffn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         previous = torch.cat([torch.zeros_like(x[:, :1]), x[:, :-1]], dim=1)  # (B, n, d): x_{i-1}, 0 for i = 0
-        return ffn(x + previous)
+        return self.ffn(x + previous)
 
-    return buggy
+
+def neighbour_bug(ffn):
+    """FFN(x_i + x_{i-1}) in place of FFN(x_i)."""
+    return NeighbourBug(ffn)
+
+
+def build(n: int, d: int, seed: int, bug: bool):
+    """The layers and the input of the lesson: (attention, ffn, layernorm, block, x). With `bug`, the FFN and
+    the block's own FFN both read their neighbour."""
+    from attnlab.nn import Block, FeedForward, LayerNorm, MultiHeadAttention
+
+    with seeded(seed):
+        attn = MultiHeadAttention(d, 1).double()
+        ffn = FeedForward(d).double()
+        ln = LayerNorm(d).double()
+        block = Block(d, 1).double()
+        x = torch.randn(n, d, dtype=torch.float64)  # (n, d)
+    if bug:
+        ffn = neighbour_bug(ffn)
+        block.ffn = neighbour_bug(block.ffn)  # same weights, so the figures differ only by the bug
+    return attn, ffn, ln, block, x
 
 
 def block_norms(fn, x: torch.Tensor) -> torch.Tensor:
@@ -66,20 +92,12 @@ def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0
     """Block norms of the Jacobian for attention, FFN, LayerNorm, residual and a whole block."""
     p = check(PARAMS, dict(n=n, d_model=d_model, bug=bug, seed=seed))
     n, d = p["n"], p["d_model"]
-    from attnlab.nn import Block, FeedForward, LayerNorm, MultiHeadAttention
-
-    with seeded(p["seed"]):
-        attn = MultiHeadAttention(d, 1).double()
-        ffn = FeedForward(d).double()
-        ln = LayerNorm(d).double()
-        block = Block(d, 1).double()
-        x = torch.randn(n, d, dtype=torch.float64)
-    ffn_fn = neighbour_bug(ffn) if p["bug"] else ffn
+    attn, ffn, ln, block, x = build(n, d, p["seed"], p["bug"])
     fns = {
         "attention": lambda h: attn(h)[0],
-        "ffn": ffn_fn,
+        "ffn": ffn,
         "layernorm": ln,
-        "residual": lambda h: h + ffn_fn(h),  # the skip connection around the FFN
+        "residual": lambda h: h + ffn(h),  # the skip connection around the FFN
         "block": block,
     }
     off = ~torch.eye(n, dtype=torch.bool)
