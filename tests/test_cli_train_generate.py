@@ -231,3 +231,39 @@ def test_generate_refuses_bad_seed_and_language(poem, option, value, message):
     result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", option, value)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_explain_marks_kept_and_filtered_without_colour(poem):
+    """Piped (no colour, no bold): every candidate row says ✓ kept or × and the filter, with p and p′."""
+    from attnlab.sampling import generate as run_generation, prob_text
+    from attnlab.train import load_checkpoint
+
+    args = ("--prompt", "床", "--top-k", "2", "--temperature", "2", "--seed", "1", "-n", "3")
+    result = runner.invoke(app, ["generate", "--checkpoint", str(poem), *args, "--explain", "--lang", "en"],
+                           env={"COLUMNS": "80", "NO_COLOR": "1"}, color=False)
+    assert result.exit_code == 0, result.output
+    assert "\x1b[" not in result.stdout
+    rows = [line for line in result.stdout.splitlines() if "│" in line and ("✓" in line or "×" in line)]
+    ckpt = load_checkpoint(poem)
+    gen = run_generation(ckpt.model, ckpt.tokenizer, "床", max_new_tokens=3, temperature=2, top_k=2, seed=1,
+                         n_candidates=5)
+    expected = [(c, c.id == step.chosen.id) for step in gen.steps for c in step.candidates]
+    assert len(rows) == len(expected)
+    for line, (c, chosen) in zip(rows, expected):
+        cells = [cell.strip() for cell in line.split("│")]
+        assert cells[1] == c.token and cells[2] == prob_text(c.prob) and cells[3] == prob_text(c.filtered_prob)
+        assert cells[4].startswith("✓ kept" if c.kept else "× cut by top-k")
+        assert ("← chosen" in cells[4]) == chosen
+    assert sum("✓ kept" in r for r in rows) == 2 * len(gen.steps)  # top-k 2: two survive each step
+    assert all(cell != "0" for r in rows if "✓" in r for cell in r.split("│")[2:4])  # a kept p is never "0"
+
+
+def test_explain_head_titles_fit_80_columns(poem):
+    result = runner.invoke(app, ["generate", "--checkpoint", str(poem), "--prompt", "床", "--greedy", "--explain",
+                                 "-n", "1"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    for layer in (1, 2):
+        for head in (1, 2):
+            assert f"第 {layer} 层 · 第 {head} 个头" in lines
+    assert max(len(line) for line in lines) <= 80

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attnlab.models import GPT, GPTConfig
-from attnlab.sampling import filter_logits, generate
+from attnlab.sampling import filter_logits, generate, prob_text
 from attnlab.text import JINGYESI, CharTokenizer
 
 NEG_INF = float("-inf")
@@ -231,3 +231,48 @@ def test_sampled_tokens_always_survive_the_filters(seed):
     gen = generate(untrained(), TOK, "床", max_new_tokens=4, temperature=1.5, top_k=4, top_p=0.5, seed=seed,
                    stop_at_eot=False)
     assert all(step.chosen.kept for step in gen.steps)
+
+
+def test_each_candidate_says_which_filter_cut_it():
+    """Recomputed in numpy from the model's own logits: T, then top-k, then top-p on what is left."""
+    model = untrained()
+    temperature, k, p = 1.7, 6, 0.6
+    gen = generate(model, TOK, "床前", max_new_tokens=4, temperature=temperature, top_k=k, top_p=p, seed=3,
+                   n_candidates=TOK.vocab_size, stop_at_eot=False)
+    seq = list(gen.prompt_ids)
+    for step in gen.steps:
+        with torch.no_grad():
+            logits = model(torch.tensor([seq]))[0, -1].double().numpy()
+        q = softmax64(logits / temperature)
+        order = np.argsort(-q, kind="stable")
+        in_k = set(order[:k].tolist())
+        q_k = np.where([i in in_k for i in range(len(q))], q, 0.0)
+        q_k /= q_k.sum()
+        ranked = sorted(in_k, key=lambda i: -q_k[i])
+        mass, in_p = 0.0, set()
+        for i in ranked:
+            if mass >= p:
+                break
+            in_p.add(i)
+            mass += q_k[i]
+        final = np.where([i in in_p for i in range(len(q))], q, 0.0)
+        final /= final.sum()
+        for c in step.candidates:
+            want = None if c.id in in_p else "top-k" if c.id not in in_k else "top-p"
+            assert c.cut_by == want and c.kept == (want is None)
+            assert c.filtered_prob == pytest.approx(final[c.id], abs=1e-5)
+        assert {c.cut_by for c in step.candidates} == {None, "top-k", "top-p"}  # every kind show up at these settings
+        seq.append(step.chosen.id)
+
+
+def test_greedy_cuts_everything_but_the_argmax():
+    gen = generate(untrained(), TOK, "床", max_new_tokens=2, greedy=True, stop_at_eot=False)
+    for step in gen.steps:
+        assert [c.cut_by for c in step.candidates] == [None] + ["greedy"] * (len(step.candidates) - 1)
+
+
+@pytest.mark.parametrize("p, text", [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (0.123456, "0.1235"),
+                                     (0.0004, "4.0e-04"), (3.21e-9, "3.2e-09"), (0.001, "0.001")])
+def test_prob_text_never_shows_a_positive_probability_as_zero(p, text):
+    assert prob_text(p) == text
+    assert float(prob_text(p)) == pytest.approx(p, rel=0.13, abs=5e-5)

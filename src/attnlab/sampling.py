@@ -74,6 +74,7 @@ class Candidate:
     prob: float  # softmax(logits): what the model itself says
     filtered_prob: float  # after temperature / top-k / top-p and renormalizing; 0 if filtered out
     kept: bool  # survived the filters, so it could be drawn
+    cut_by: str | None = None  # what filtered it out: "top-k", "top-p" or "greedy"; None if kept
 
 
 @dataclass
@@ -129,9 +130,28 @@ class _Window:
         return self.model(idx, kv_cache=self.cache)[0, -1]  # (V,)
 
 
-def _candidate(i: int, tokenizer, probs: Tensor, filtered: Tensor) -> Candidate:
+def _candidate(i: int, tokenizer, probs: Tensor, filtered: Tensor, cut_by: list) -> Candidate:
+    kept = bool(filtered[i] > 0)
     return Candidate(id=i, token=tokenizer.token(i), prob=float(probs[i]), filtered_prob=float(filtered[i]),
-                     kept=bool(filtered[i] > 0))
+                     kept=kept, cut_by=None if kept else cut_by[i])
+
+
+def _cut_by(logits: Tensor, temperature: float, top_k: int | None, top_p: float | None) -> list:
+    """For every token, which filter removes it: top-k first, then top-p on what top-k left (None = kept)."""
+    after_k = filter_logits(logits, temperature, top_k, None)  # (V,)
+    after_p = filter_logits(logits, temperature, top_k, top_p)  # (V,) the same as the draw uses
+    return ["top-k" if k == float("-inf") else "top-p" if p == float("-inf") else None
+            for k, p in zip(after_k.tolist(), after_p.tolist())]
+
+
+def prob_text(p: float) -> str:
+    """A probability for a learner's eye: 4 decimals, tiny ones as 3.2e-05 (never a kept token shown as 0)."""
+    if p == 0:
+        return "0"
+    if p < 1e-3:
+        return f"{p:.1e}"
+    text = f"{p:.4f}".rstrip("0").rstrip(".")
+    return text
 
 
 def generate(
@@ -182,12 +202,14 @@ def generate(
                     chosen = int(torch.argmax(logits))
                     filtered = torch.zeros_like(probs)
                     filtered[chosen] = 1.0  # the temperature -> 0 limit: all mass on the argmax
+                    cut_by = ["greedy"] * probs.numel()
                 else:
                     filtered = torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)
                     chosen = int(torch.multinomial(filtered, 1, generator=generator))
+                    cut_by = _cut_by(logits, temperature, top_k, top_p)
                 top = torch.topk(probs, min(n_candidates, probs.numel())).indices.tolist()
-                candidates = [_candidate(i, tokenizer, probs, filtered) for i in top]
-                chosen_c = _candidate(chosen, tokenizer, probs, filtered)
+                candidates = [_candidate(i, tokenizer, probs, filtered, cut_by) for i in top]
+                chosen_c = _candidate(chosen, tokenizer, probs, filtered, cut_by)
                 if chosen not in top:
                     candidates.append(chosen_c)
                 step = GenStep(index, context_tokens, candidates, int((filtered > 0).sum()), chosen_c)

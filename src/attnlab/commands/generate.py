@@ -74,6 +74,7 @@ def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
 
     from attnlab.i18n import t
     from attnlab.lessons.pipeline import pipeline
+    from attnlab.sampling import prob_text
     from attnlab.web.render import num
 
     view = pipeline(ckpt.model, ckpt.tokenizer, text=prompt, context=prompt, target=None)
@@ -104,7 +105,9 @@ def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
     a = view.attention
     console.rule(t("pipeline.step3.title", lang))
     for m in a.maps:
-        heat = Table(show_edge=False, title=t("pipeline.step3.head", lang, layer=m.layer + 1, head=m.head + 1))
+        # the title on a line of its own: as a table title it wraps to the width of a 5-column map
+        console.print(t("pipeline.step3.head", lang, layer=m.layer + 1, head=m.head + 1), style="italic")
+        heat = Table(show_edge=False)
         heat.add_column("q \\ k")
         for tok in a.tokens:
             heat.add_column(escape(tok), justify="right")
@@ -118,18 +121,20 @@ def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
     dist.add_column(t("pipeline.token", lang))
     dist.add_column("p", justify="right")
     for c in n.top:
-        dist.add_row(escape(c.token), num(c.prob))
+        dist.add_row(escape(c.token), prob_text(c.prob))
     console.print(dist)
     console.print(t("pipeline.step4.uniform", lang, p=num(n.uniform)), style="dim")
 
 
 def _explain_steps(gen, lang: str) -> None:
+    """One row per candidate: p (the model's softmax), p′ (after temperature / top-k / top-p), and a mark that
+    reads without colour: ✓ kept, × and the filter that cut it, ← the one drawn."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    from rich.markup import escape
-
     from attnlab.i18n import t
+    from attnlab.sampling import prob_text
     from attnlab.web.render import num
 
     console = Console()
@@ -139,11 +144,18 @@ def _explain_steps(gen, lang: str) -> None:
                     top_k=s["top_k"] or "—", top_p=s["top_p"] or "—"), style="dim")
     table = Table(show_edge=False)
     table.add_column("#", justify="right")
-    table.add_column(t("pipeline.step6.candidates", lang))
-    table.add_column(t("pipeline.step6.chosen", lang))
+    table.add_column(t("pipeline.token", lang))
+    table.add_column("p", justify="right")
+    table.add_column("p′", justify="right")
+    table.add_column(t("pipeline.cli.filter", lang))
     for step in gen.steps:
-        cells = [(f"[bold]{escape(c.token)}[/] {num(c.prob)}" if c.kept else f"[dim strike]{escape(c.token)} {num(c.prob)}[/]")
-                 for c in step.candidates]
-        table.add_row(str(step.index + 1), "  ".join(cells), f"{escape(step.chosen.token)} ({num(step.chosen.prob)})")
+        for i, c in enumerate(step.candidates):
+            mark = (f"✓ {t('pipeline.cli.kept', lang)}" if c.kept
+                    else f"× {t('pipeline.cli.cut.' + (c.cut_by or 'greedy'), lang)}")
+            if c.id == step.chosen.id:
+                mark += f"  ← {t('pipeline.step6.chosen', lang)}"
+            table.add_row(str(step.index + 1) if i == 0 else "", escape(c.token), prob_text(c.prob),
+                          prob_text(c.filtered_prob), mark, style=None if c.kept else "dim",
+                          end_section=i == len(step.candidates) - 1)
     console.print(table)
     console.print(t("pipeline.cli.legend", lang), style="dim")
