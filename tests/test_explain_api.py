@@ -151,6 +151,19 @@ def test_sqrt_dk_sweep_table_rows_match_the_api(client):
     assert values == expected
 
 
+@pytest.mark.parametrize("lang, metrics", [("zh", ("最大权重", "‖∂p/∂s‖")), ("en", ("largest weight", "‖∂p/∂s‖"))])
+def test_sqrt_dk_sweep_header_names_the_metric_of_every_column(client, lang, metrics):
+    html = client.get("/explain/sqrt-dk", params={"lang": lang, **SMALL["sqrt-dk"]}, headers=HTML).text
+    thead = html.split('id="sweep-table"')[1].split("</thead>")[0]
+    heads = [re.sub(r"<[^>]+>|\s+", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", thead, re.S)]
+    assert len(heads) == 8 and not any(h.startswith("·") for h in heads), heads
+    metric_cols = heads[4:]  # each metric with softmax(s), then with softmax(s/√d_k)
+    for k, metric in enumerate(metrics):
+        unscaled, scaled = metric_cols[2 * k], metric_cols[2 * k + 1]
+        assert unscaled.startswith(metric.replace(" ", "")) and scaled.startswith(metric.replace(" ", "")), heads
+        assert unscaled.endswith("softmax(s)") and scaled.endswith("softmax(s/√d_k)"), heads
+
+
 def test_navigation_reaches_every_topic_in_both_languages(client):
     for lang, title in (("zh", "概念核对"), ("en", "Check the claims")):
         home = client.get("/", params={"lang": lang}, headers=HTML).text
