@@ -84,3 +84,11 @@ def test_bad_parameters_exit_2_with_a_message_and_no_traceback(args, message):
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_wrong_quiz_answer_prints_only_the_error():
+    result = run("glossary", "--quiz", "5", "--answer", "x")
+    assert result.exit_code == 2
+    assert result.stdout == ""  # no page after the error
+    assert result.stderr.strip().splitlines() == [
+        "attnlab explain glossary: quiz 5 takes one of its choices (1, 2 or the choice's text), got 'x'"]
