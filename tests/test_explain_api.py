@@ -164,6 +164,21 @@ def test_sqrt_dk_sweep_header_names_the_metric_of_every_column(client, lang, met
         assert unscaled.endswith("softmax(s)") and scaled.endswith("softmax(s/√d_k)"), heads
 
 
+@pytest.mark.parametrize("topic, name", [("serial-vs-parallel", "n_max"), ("complexity", "time_n_max")])
+def test_the_advertised_top_of_a_size_range_is_the_same_everywhere(client, topic, name):
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    spec = {p["name"]: p for tp in client.get("/api/explain").json() if tp["topic"] == topic for p in tp["params"]}[name]
+    assert spec["max"] == 2048  # reachable with the default heads (test_lessons_claims runs it)
+    page = client.get(f"/explain/{topic}", headers=HTML).text
+    field = re.search(rf'<input[^>]*name="{name}"[^>]*>', page).group(0)
+    assert 'max="2048"' in field
+    help_text = " ".join(CliRunner().invoke(app, ["explain", topic, "--help"]).output.split())
+    assert f"an integer from {int(spec['min'])} to 2048" in help_text and "with more than 10 heads the limit is lower" in help_text
+
+
 def test_navigation_reaches_every_topic_in_both_languages(client):
     for lang, title in (("zh", "概念核对"), ("en", "Check the claims")):
         home = client.get("/", params={"lang": lang}, headers=HTML).text
@@ -179,7 +194,8 @@ def test_navigation_reaches_every_topic_in_both_languages(client):
 @pytest.mark.parametrize("path, status, message", [
     ("/api/explain/sqrt-dk?d_k=0", 422, "query parameter 'd_k': d_k must be an integer from 1 to 1024, got '0'"),
     ("/api/explain/complexity?n=-4", 422, "query parameter 'n': n must be an integer from 1 to 1048576, got '-4'"),
-    ("/api/explain/serial-vs-parallel?n_max=8192&n_heads=16&d_model=64", 422, "query parameter 'n_max': too large for memory"),
+    ("/api/explain/serial-vs-parallel?n_max=2048&n_heads=16&d_model=64", 422, "query parameter 'n_max': too large for memory"),
+    ("/api/explain/serial-vs-parallel?n_max=4096", 422, "n_max must be an integer from 16 to 2048"),
     ("/api/explain/sqrt-dk?dk=3", 422, "query parameter 'dk': topic 'sqrt-dk' has no parameter dk"),
     ("/api/explain/multihead?d_model=64&n_heads=5", 422, "d_model must be divisible by n_heads"),
     ("/api/explain/permutation?shuffle=sideways", 422, "shuffle must be one of random, reverse, rotate"),

@@ -74,7 +74,9 @@ def test_plot_writes_svg_and_the_terminal_view_shows_the_claims(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["sqrt-dk", "--d-k", "0"], "d_k must be an integer from 1 to 1024, got '0'"),
     (["complexity", "--n", "-3"], "n must be an integer from 1 to 1048576, got '-3'"),
-    (["serial-vs-parallel", "--n-max", "8192", "--n-heads", "16", "--d-model", "64"], "too large for memory"),
+    (["serial-vs-parallel", "--n-max", "2048", "--n-heads", "16", "--d-model", "64"], "n_max can be at most 1672"),
+    (["serial-vs-parallel", "--n-max", "4096"], "n_max must be an integer from 16 to 2048, got '4096'"),
+    (["complexity", "--time-n-max", "4096"], "time_n_max must be an integer from 64 to 2048, got '4096'"),
     (["sqrt-dk", "--plot", "fig.pdf"], ".png or .svg"),
     (["nope"], "no topic 'nope'"),
     (["permutation", "--shuffle", "sideways"], "shuffle must be one of random, reverse, rotate"),

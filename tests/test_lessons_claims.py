@@ -272,7 +272,9 @@ def test_decoder_only_block_has_no_cross_attention_and_masks_match_torch():
     (lambda: sqrt_dk(d_k=0), "d_k must be an integer from 1 to 1024, got 0"),
     (lambda: sqrt_dk(n_keys=1024, d_k=1024), "too large for memory"),
     (lambda: complexity(n=-5), "n must be an integer from 1"),
-    (lambda: serial_vs_parallel(n_max=8192, n_heads=16, d_model=64), "MiB"),
+    (lambda: serial_vs_parallel(n_max=2048, n_heads=16, d_model=64), "768 MiB.*n_max can be at most 1672"),
+    (lambda: serial_vs_parallel(n_max=4096), "n_max must be an integer from 16 to 2048"),
+    (lambda: complexity(time_n_max=2048, n_heads=16, d_model=512, time_d_model=128), "time_n_max can be at most 1672"),
     (lambda: positional(d_model=7), "even"),
     (lambda: multihead(d_model=64, n_heads=5), "divisible"),
     (lambda: rnn_gradients(lam=float("nan")), "lam must be a number"),
@@ -281,3 +283,25 @@ def test_decoder_only_block_has_no_cross_attention_and_masks_match_torch():
 def test_bad_parameters_raise_clear_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("module", ["serial_vs_parallel", "complexity"])
+def test_the_stated_memory_limit_is_the_real_one(module):
+    from importlib import import_module
+
+    from attnlab.lessons.params import MEMORY_LIMIT, largest_square
+
+    lesson = import_module(f"attnlab.lessons.{module}")
+    for h in (1, 4, 8, 10, 11, 16):
+        n = largest_square(lesson.BYTES_PER_N2 * h)
+        assert lesson.BYTES_PER_N2 * h * n * n <= MEMORY_LIMIT < lesson.BYTES_PER_N2 * h * (n + 1) ** 2
+    assert largest_square(lesson.BYTES_PER_N2 * lesson.FULL_HEADS) >= 2048 > largest_square(lesson.BYTES_PER_N2 * (lesson.FULL_HEADS + 1))
+
+
+def test_the_advertised_largest_n_runs_with_the_default_heads():
+    # the top of each range, with the default number of heads (small widths so it stays quick)
+    r = serial_vs_parallel(n_max=2048, d_model=8, repeats=1)
+    assert r.params["n_heads"] == 4 and r.points[-1].n == 2048
+    r = complexity(n=64, d_model=64, time_n_max=2048, time_d_model=8, repeats=1)
+    assert r.params["n_heads"] == 8 and r.time_points[-1].n == 2048
+    assert r.time_weights_bytes == 4 * 8 * 2048**2

@@ -20,14 +20,19 @@ import numpy as np
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, largest_square, lesson, memory_guard, one_thread, seeded
+
+TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
+BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
+FULL_HEADS = max(h for h in range(1, 129) if largest_square(BYTES_PER_N2 * h) >= TIME_N_MAX)  # 10
 
 PARAMS = (
     Param("n", "int", 1024, 1, 1_048_576, step=1, log=True, help="sequence length n"),
     Param("d_model", "int", 512, 8, 16384, step=8, log=True, help="model width d"),
     Param("n_heads", "int", 8, 1, 128, step=1, log=True, help="attention heads (divides d_model)"),
     Param("ff_mult", "int", 4, 1, 8, step=1, help="FFN hidden width d_ff = ff_mult * d_model"),
-    Param("time_n_max", "int", 1024, 64, 8192, step=64, log=True, help="largest n of the measured time curve"),
+    Param("time_n_max", "int", 1024, 64, TIME_N_MAX, step=64, log=True,
+          help=f"largest n of the measured time curve (memory: with more than {FULL_HEADS} heads the limit is lower)"),
     Param("time_d_model", "int", 128, 8, 1024, step=8, log=True, help="width used for the measured time curve"),
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
 )
@@ -153,8 +158,8 @@ def complexity(
         if p[width] % h:
             raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads")
     d_ff = p["ff_mult"] * d
-    memory_guard(3 * h * p["time_n_max"] ** 2 * 4, f"timing attention at n={p['time_n_max']} with {h} heads",
-                 name="time_n_max")
+    memory_guard(BYTES_PER_N2 * h * p["time_n_max"] ** 2, f"timing attention at n={p['time_n_max']} with {h} heads",
+                 name="time_n_max", largest=largest_square(BYTES_PER_N2 * h))
 
     terms = [replace(term, label=t(f"explain.plot.cx.{term.name}", lang)) for term in analytic_terms(n, d, d_ff)]
     total = sum(term.flops for term in terms)

@@ -148,14 +148,26 @@ def lesson(fn):
     return run
 
 
-def memory_guard(n_bytes: float, what: str, limit_bytes: float = 512 * 2**20, name: str | None = None) -> None:
-    """Refuse a computation whose tensors would not fit comfortably in a laptop's memory."""
+MEMORY_LIMIT = 512 * 2**20  # bytes a lesson may ask for: comfortable on a laptop
+
+
+def largest_square(bytes_per_n2: float, limit_bytes: float = MEMORY_LIMIT) -> int:
+    """The largest n whose n x n tensors (bytes_per_n2 * n^2 bytes in all) stay within limit_bytes."""
+    return math.isqrt(int(limit_bytes // bytes_per_n2))
+
+
+def memory_guard(n_bytes: float, what: str, limit_bytes: float = MEMORY_LIMIT, name: str | None = None,
+                 largest: int | None = None) -> None:
+    """Refuse a computation whose tensors would not fit comfortably in a laptop's memory; `largest` is the
+    largest value of the parameter `name` that would fit with the other settings unchanged."""
     if n_bytes > limit_bytes:
+        hint = f"; with the other settings unchanged {name} can be at most {largest}" if largest is not None else ""
         raise ParamError(
             f"too large for memory: {what} would need {n_bytes / 2**20:,.0f} MiB, more than this lesson allows "
-            f"({limit_bytes / 2**20:,.0f} MiB); choose smaller sizes",
+            f"({limit_bytes / 2**20:,.0f} MiB){hint}; choose smaller sizes",
             name,
         )
 
 
-__all__ = ["Param", "ParamError", "Claim", "check", "lesson", "memory_guard", "one_thread", "seeded"]
+__all__ = ["Param", "ParamError", "Claim", "MEMORY_LIMIT", "check", "largest_square", "lesson", "memory_guard", "one_thread",
+           "seeded"]

@@ -19,10 +19,15 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, largest_square, lesson, memory_guard, one_thread, seeded
+
+N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
+BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
+FULL_HEADS = max(h for h in range(1, 17) if largest_square(BYTES_PER_N2 * h) >= N_MAX)  # 10
 
 PARAMS = (
-    Param("n_max", "int", 1024, 16, 8192, step=16, log=True, help="largest sequence length n"),
+    Param("n_max", "int", 1024, 16, N_MAX, step=16, log=True,
+          help=f"largest sequence length n (memory: with more than {FULL_HEADS} heads the limit is lower)"),
     Param("d_model", "int", 64, 8, 512, step=8, log=True, help="width of the hidden state and of the tokens"),
     Param("n_heads", "int", 4, 1, 16, step=1, help="attention heads (divides d_model)"),
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
@@ -98,8 +103,8 @@ def serial_vs_parallel(
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
     if d % h:
         raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads")
-    memory_guard(3 * h * n_max * n_max * 4, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
-                 name="n_max")
+    memory_guard(BYTES_PER_N2 * h * n_max * n_max, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
+                 name="n_max", largest=largest_square(BYTES_PER_N2 * h))
 
     from attnlab.nn import MultiHeadAttention
     from attnlab.nn.recurrent import RNN
