@@ -63,9 +63,10 @@ def test_every_literal_key_in_templates_and_views_exists():
 STATES = {  # page states that reach every branch of the templates (dynamic keys included)
     "/": [{}],
     "/toy": [{}, {"query": "老鼠", "causal": "1", "ans_keys": "1", "ans_future": "yes", "ans_heads": "no"},
-             {"ans_keys": "4", "ans_future": "no", "ans_heads": "yes", "s1": "1"}, {"s1": "x", "query": "dog"}],
+             {"ans_keys": "4", "ans_future": "no", "ans_heads": "yes", "s1": "1"}, {"s1": "x", "query": "dog"},
+             {"v2y": "1e-5000", "ans_keys": "9"}],
     "/lookup": [{}, {"head": "2", "query": "1"}, {"head": "9"}],
-    "/ledger": [{}, {"n": "128000", "d": "4096", "h": "32"}, {"n": "0"}],
+    "/ledger": [{}, {"n": "128000", "d": "4096", "h": "32"}, {"n": "0"}, {"h": "3"}],
 }
 
 

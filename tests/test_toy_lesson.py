@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.i18n import t
+from attnlab.lessons.bad_input import BadInput
 from attnlab.lessons.hand_calc import hand_calc, mix, parse_number, parse_score
 from attnlab.lessons.ledger import shape_ledger
 from attnlab.lessons.soft_lookup import soft_lookup, weights_vs_contributions
@@ -155,6 +157,56 @@ def test_parse_score_and_number():
     for bad in ("abc", "ln 0", "ln -2", "inf", "nan", float("inf"), float("nan"), "", None, True, "1e9"):
         with pytest.raises(ValueError, match="got"):
             parse_score(bad)
+
+
+HUGE = ("1e-5000", "1e-30000000", "1e999999999", "9" * 5000, "1E-3_000_000", "ln " + "7" * 5000)
+
+
+@pytest.mark.parametrize("text", HUGE)
+def test_huge_number_strings_are_refused_by_their_look(text):
+    """Fraction('1e-30000000') builds a 30-million-digit integer and held the server for 91 s; such strings are
+    refused before any arithmetic, with a message naming the box and the limit, in both languages."""
+    for parse in (parse_number, parse_score):
+        if parse is parse_number and text.startswith("ln"):
+            continue
+        with pytest.raises(BadInput) as caught:
+            parse(text, "v2y")
+        err = caught.value
+        assert err.key in ("toy.err.exponent", "toy.err.too_long") and err.field == "v2y"
+        assert str(err).startswith("v2y ") and ("300" in str(err) or "40" in str(err)) and len(str(err)) < 200
+        assert str(err) == t(err.key, "en", **err.fields) and err.text("zh") == t(err.key, "zh", **err.fields)
+    with pytest.raises(BadInput, match="exponent|too long"):
+        hand_calc(["0", "ln 3"], [[2, 0], [0, text]])
+
+
+def test_exact_results_stop_at_readable_sizes():
+    """1e-300 is a fine number, but its exact weights would be 300-digit fractions: floats only, and the floats
+    still equal numpy."""
+    small = "1e-300"
+    assert parse_number(small) == Fraction(1, 10**300)
+    m = mix(["0", "ln 3"], [[2, 0], [0, small]])
+    assert m.exact is None
+    np.testing.assert_allclose(m.output, [0.5, 0.75e-300], rtol=1e-12)
+    h = hand_calc(["0", "ln 3"], [[2, 0], [0, small]])
+    assert h.now.exact is None and h.exact_delta_output is None and h.before.exact is not None
+    big = mix(["0", f"ln {10**16}"], [[1], [0]])  # e^s itself past 10^15
+    assert big.exact is None and big.weights[0] == pytest.approx(1 / (1 + 10**16))
+    # o = 1/4 + (3/4) x: with x = 10^-14 the denominator is 4 * 10^14 (kept), with x = 10^-15 it is 4 * 10^15
+    assert mix(["0", "ln 3"], [[1], [f"1/{10**14}"]]).exact.output == [f"{10**14 + 3}/{4 * 10**14}"]
+    assert mix(["0", "ln 3"], [[1], [f"1/{10**15}"]]).exact is None
+
+
+def test_lesson_refusals_carry_a_catalog_key():
+    """Every refusal a page shows has the same sentence in both languages (the page picks one)."""
+    cases = [lambda: parse_query("zz"), lambda: check_prediction("nope", "1"), lambda: check_prediction("keys", "9"),
+             lambda: soft_lookup("它", 9), lambda: shape_ledger(-5, 4, 2), lambda: shape_ledger(4, 4, 3),
+             lambda: shape_ledger("9" * 5000, 4, 2), lambda: mix([], []), lambda: hand_calc([0], [[1, 2]]),
+             lambda: parse_score("ln -2"), lambda: parse_number("1e9")]
+    for case in cases:
+        with pytest.raises(BadInput) as caught:
+            case()
+        err = caught.value
+        assert str(err) == err.text("en") and err.text("zh") != err.text("en") and len(str(err)) < 200
 
 
 def test_mix_rejects_bad_shapes_with_readable_messages():

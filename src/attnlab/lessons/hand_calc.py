@@ -19,6 +19,7 @@ from fractions import Fraction
 import torch
 
 from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.nn import attention
 
 TEXTBOOK_SCORES = ("0", "ln 3")
@@ -26,52 +27,76 @@ TEXTBOOK_VALUES = ((2, 0), (0, 2))
 MAX_KEYS = 16
 MAX_DIM = 8
 MAX_ABS = 1e6  # beyond this the lesson is about overflow, not mixing
+MAX_TEXT = 40  # characters in one typed number
+MAX_EXPONENT = 300  # |k| in 1e-k
+MAX_EXACT = 10**15  # numerators and denominators of the exact results
 
 Number = int | float | str
 
 _RATIONAL = r"[0-9]+(?:\.[0-9]*)?(?:/[0-9]+(?:\.[0-9]*)?)?"
+_EXPONENT = re.compile(r"e\s*[+-]?\s*([0-9_]*)", re.IGNORECASE)
 _LN = re.compile(rf"^(?P<sign>[+-]?)\s*(?:ln|log)\s*(?:\(\s*(?P<p>{_RATIONAL})\s*\)|(?P<a>{_RATIONAL}))$")
+
+
+def _number_text(text: str, what: str, x: object) -> None:
+    # Fraction("1e-30000000") builds a 30-million-digit integer (minutes, and the server waits); refuse
+    # such strings by their look, before any arithmetic.
+    if len(text) > MAX_TEXT:
+        raise BadInput("toy.err.too_long", what, what=what, n=len(text), max=MAX_TEXT)
+    m = _EXPONENT.search(text)
+    if m and abs(int(m[1].replace("_", "") or 0)) > MAX_EXPONENT:
+        raise BadInput("toy.err.exponent", what, what=what, max=MAX_EXPONENT, got=shown(x))
 
 
 def parse_number(x: Number, what: str = "value") -> Fraction:
     """A finite number from a JSON number or a string like '2', '-0.5', '3/4', as an exact Fraction."""
-    if isinstance(x, bool):
-        raise ValueError(f"{what} must be a number, got {x!r}")
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise BadInput("toy.err.number", what, what=what, got=shown(x))
     if isinstance(x, (int, float)):
         if not math.isfinite(x):
-            raise ValueError(f"{what} must be a finite number, got {x!r}")
+            raise BadInput("toy.err.number", what, what=what, got=shown(x))
+        if abs(x) > MAX_ABS:
+            raise BadInput("toy.err.range", what, what=what, max=f"{MAX_ABS:g}", got=shown(x))
         text = repr(x)  # 0.1 arrives as the float nearest 1/10; the learner meant 1/10
-    elif isinstance(x, str):
-        text = x.strip().replace("−", "-")
     else:
-        raise ValueError(f"{what} must be a number, got {x!r}")
+        text = x.strip().replace("−", "-")
+        _number_text(text, what, x)
     try:
         value = Fraction(text)
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what} must be a finite number such as 2, -0.5 or 3/4, got {x!r}") from None
+        raise BadInput("toy.err.number", what, what=what, got=shown(x)) from None
     if abs(value) > MAX_ABS:
-        raise ValueError(f"{what} must lie within ±{MAX_ABS:g}, got {x!r}")
+        raise BadInput("toy.err.range", what, what=what, max=f"{MAX_ABS:g}", got=shown(x))
     return value
 
 
 def parse_score(x: Number, what: str = "score") -> tuple[float, Fraction | None]:
     """A score as (float value, exact e^score or None). '0' -> (0.0, 1); 'ln 3' -> (1.0986..., 3)."""
     if isinstance(x, str):
-        m = _LN.match(x.strip().replace("−", "-").lower())
+        text = x.strip().replace("−", "-").lower()
+        _number_text(text, what, x)
+        m = _LN.match(text)
         if m:
             arg = Fraction(m["p"] or m["a"])
             if arg <= 0:
-                raise ValueError(f"{what}: ln needs a positive number, got {x!r}")
+                raise BadInput("toy.err.ln", what, what=what, got=shown(x))
             exp = arg if m["sign"] != "-" else 1 / arg
             value = math.log(exp.numerator) - math.log(exp.denominator)
             if abs(value) > MAX_ABS:
-                raise ValueError(f"{what} must lie within ±{MAX_ABS:g}, got {x!r}")
+                raise BadInput("toy.err.range", what, what=what, max=f"{MAX_ABS:g}", got=shown(x))
             return value, exp
     try:
         exact = parse_number(x, what)
-    except ValueError:
-        raise ValueError(f"{what} must be a finite number (2, -0.5, 3/4) or a log (ln 3, -ln 2), got {x!r}") from None
+    except BadInput as err:
+        if err.key != "toy.err.number":
+            raise
+        raise BadInput("toy.err.score", what, what=what, got=shown(x)) from None
     return float(exact), (Fraction(1) if exact == 0 else None)  # e^0 = 1 is the only rational e^q
+
+
+def _small(fractions) -> bool:
+    # Exact results are for reading: past 10^15 a fraction is no longer something to check by hand.
+    return all(abs(f.numerator) <= MAX_EXACT and f.denominator <= MAX_EXACT for f in fractions)
 
 
 def fraction_text(x: Fraction) -> str:
@@ -98,19 +123,19 @@ class Mix:
     contributions: Matrix  # a_j v_j
     contribution_norms: Vector  # ||a_j v_j||
     value_norms: Vector  # ||v_j||
-    exact: ExactMix | None  # present when every e^{s_j} and every value is rational
+    exact: ExactMix | None  # present when every e^{s_j} and every value is rational (and no part exceeds 10^15)
 
 
 def mix(scores: list[Number], values: list[list[Number]]) -> Mix:
     """softmax(scores) as weights, then the weighted sum of the value vectors."""
     n = len(scores)
     if not 1 <= n <= MAX_KEYS:
-        raise ValueError(f"scores must hold 1..{MAX_KEYS} numbers, got {n}")
+        raise BadInput("toy.err.n_scores", "scores", max=MAX_KEYS, n=n)
     if len(values) != n:
-        raise ValueError(f"values must hold one vector per score ({n}), got {len(values)}")
+        raise BadInput("toy.err.n_values", "values", n=n, got=len(values))
     dims = {len(v) for v in values}
     if len(dims) != 1 or not 1 <= next(iter(dims)) <= MAX_DIM:
-        raise ValueError(f"value vectors must share one length 1..{MAX_DIM}, got lengths {[len(v) for v in values]}")
+        raise BadInput("toy.err.dims", "values", max=MAX_DIM, got=[len(v) for v in values])
     parsed = [parse_score(s, f"scores[{j}]") for j, s in enumerate(scores)]
     exact_values = [[parse_number(x, f"values[{j}][{c}]") for c, x in enumerate(v)] for j, v in enumerate(values)]
 
@@ -122,18 +147,19 @@ def mix(scores: list[Number], values: list[list[Number]]) -> Mix:
     terms = a[0, :, None] * v  # a_j v_j: (n, 1) * (n, d_v) -> (n, d_v)
 
     exact = None
-    if all(e is not None for _, e in parsed):
+    if all(e is not None for _, e in parsed) and _small(e for _, e in parsed) and _small(sum(exact_values, [])):
         exps = [e for _, e in parsed]
         total = sum(exps)
         a_exact = [e / total for e in exps]
         terms_exact = [[a_j * x for x in row] for a_j, row in zip(a_exact, exact_values)]
         o_exact = [sum(col) for col in zip(*terms_exact)]
-        exact = ExactMix(
-            exp_scores=[fraction_text(e) for e in exps],
-            weights=[fraction_text(x) for x in a_exact],
-            output=[fraction_text(x) for x in o_exact],
-            contributions=[[fraction_text(x) for x in row] for row in terms_exact],
-        )
+        if _small([*a_exact, *o_exact, *sum(terms_exact, [])]):
+            exact = ExactMix(
+                exp_scores=[fraction_text(e) for e in exps],
+                weights=[fraction_text(x) for x in a_exact],
+                output=[fraction_text(x) for x in o_exact],
+                contributions=[[fraction_text(x) for x in row] for row in terms_exact],
+            )
     return Mix(
         scores=tolist(s), values=tolist(v), weights=tolist(a[0]), output=tolist(o[0]),
         contributions=tolist(terms), contribution_norms=tolist(terms.norm(dim=-1)),
@@ -159,8 +185,7 @@ class HandCalc:
 def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]] = TEXTBOOK_VALUES) -> HandCalc:
     """Mix two values under two scores and compare with the textbook values under the same scores."""
     if len(scores) != 2 or len(values) != 2 or any(len(v) != 2 for v in values):
-        raise ValueError(f"the hand calculation takes 2 scores and 2 two-dim values, got {len(scores)} scores "
-                         f"and values of lengths {[len(v) for v in values]}")
+        raise BadInput("toy.err.hand_shape", "scores", n=len(scores), got=[len(v) for v in values])
     now = mix(list(scores), [list(v) for v in values])
     before = mix(list(scores), [list(v) for v in TEXTBOOK_VALUES])
     dv = torch.tensor(now.values, dtype=torch.float64) - torch.tensor(before.values, dtype=torch.float64)  # (2, 2)
@@ -169,12 +194,14 @@ def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]]
     d_out = torch.tensor(now.output, dtype=torch.float64) - torch.tensor(before.output, dtype=torch.float64)
 
     exact_out = exact_terms = None
-    if now.exact is not None:
+    if now.exact is not None and before.exact is not None:
         a_ex = [Fraction(w) for w in now.exact.weights]
         dv_ex = [[parse_number(x) - Fraction(b) for x, b in zip(v, tv)] for v, tv in zip(values, TEXTBOOK_VALUES)]
         terms_ex = [[a_j * x for x in row] for a_j, row in zip(a_ex, dv_ex)]
-        exact_terms = [[fraction_text(x) for x in row] for row in terms_ex]
-        exact_out = [fraction_text(Fraction(x) - Fraction(y)) for x, y in zip(now.exact.output, before.exact.output)]
+        out_ex = [Fraction(x) - Fraction(y) for x, y in zip(now.exact.output, before.exact.output)]
+        if _small([*out_ex, *sum(terms_ex, [])]):
+            exact_terms = [[fraction_text(x) for x in row] for row in terms_ex]
+            exact_out = [fraction_text(x) for x in out_ex]
     return HandCalc(
         score_inputs=[str(s).strip() for s in scores], now=now, before=before,
         delta_values=tolist(dv), delta_output=tolist(d_out), predicted_delta=tolist(terms.sum(dim=0)),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.lessons.bad_input import BadInput, shown
+
 MAX_N = 10_000_000
 MAX_D = 1_000_000
 
@@ -57,12 +59,12 @@ class Ledger:
 
 def _int(value, name: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(str(value).strip())
-        except ValueError:
-            raise ValueError(f"{name} must be a whole number {lo}..{hi}, got {value!r}") from None
+        text = str(value).strip()
+        if not (len(text) <= 20 and text.lstrip("+-").isdigit()):  # a 5000-digit paste is refused by its look
+            raise BadInput("toy.err.whole", name, name=name, lo=lo, hi=f"{hi:,}", got=shown(value))
+        value = int(text)
     if not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number {lo}..{hi}, got {value!r}")
+        raise BadInput("toy.err.whole", name, name=name, lo=lo, hi=f"{hi:,}", got=shown(value))
     return value
 
 
@@ -72,7 +74,7 @@ def shape_ledger(n: int = 4, d_model: int = 4, heads: int = 2) -> Ledger:
     d = _int(d_model, "d_model", 1, MAX_D)
     h = _int(heads, "heads", 1, d)
     if d % h:
-        raise ValueError(f"heads must divide d_model ({d}) so that d_k = d_model / heads, got heads={h}")
+        raise BadInput("toy.err.divide", "heads", h_name="heads", d_name="d_model", d=d, h=h)
     d_k, d_ff = d // h, 4 * d
     sizes = {"n": n, "d": d, "d_k": d_k, "h·d_k": h * d_k, "4d": d_ff, "1": 1}
     spec = [

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.lessons.toy import HEADS, TOKENS, toy_lab
 
 
@@ -40,7 +41,7 @@ class SoftLookup:
 def soft_lookup(query: str | int = "它", head: int = 1) -> SoftLookup:
     """Hard (argmax, one-hot) and soft (softmax) lookups of one query in one toy head (1-based head)."""
     if head not in range(1, len(HEADS) + 1):
-        raise ValueError(f"head must be 1..{len(HEADS)}, got {head!r}")
+        raise BadInput("toy.err.head", "head", n=len(HEADS), got=shown(head))
     lab = toy_lab(query, causal=False)
     h = lab.heads[head - 1]
     row = h.row

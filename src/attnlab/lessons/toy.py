@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.nn import attention, causal_mask
 
 TOKENS = ("猫", "追", "老鼠", "它")
@@ -100,7 +101,7 @@ def parse_query(query: str | int) -> int:
         return TOKENS.index(text)
     if text.isdigit() and 1 <= int(text) <= len(TOKENS):
         return int(text) - 1
-    raise ValueError(f"query must be one of {', '.join(TOKENS)} or a position 1..{len(TOKENS)}, got {query!r}")
+    raise BadInput("toy.err.query", "query", tokens=", ".join(TOKENS), n=len(TOKENS), got=shown(query))
 
 
 def _matrix(rows) -> torch.Tensor:
@@ -194,9 +195,10 @@ def check_prediction(question_id: str, given: str) -> Verdict:
     """Compare a committed answer with the lab, and return the numbers that settle it."""
     question = next((q for q in QUESTIONS if q.id == question_id), None)
     if question is None:
-        raise ValueError(f"question must be one of {', '.join(q.id for q in QUESTIONS)}, got {question_id!r}")
+        raise BadInput("toy.err.question", "question", ids=", ".join(q.id for q in QUESTIONS), got=shown(question_id))
     if given not in question.options:
-        raise ValueError(f"answer to {question_id!r} must be one of {', '.join(question.options)}, got {given!r}")
+        raise BadInput("toy.err.answer", "answer", question=repr(question_id), options=", ".join(question.options),
+                       got=shown(given))
     if question.id == "keys":
         row = toy_lab(1, causal=False).heads[0].row.weights
         evidence = {"nonzero": sum(w > 0 for w in row), "min_weight": min(row)}

@@ -7,10 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
+from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.lessons.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
 from attnlab.lessons.toy import HEADS, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
-from attnlab.web.render import render
+from attnlab.web.pages.toy import say
+from attnlab.web.render import lang_of, render
 
 router = APIRouter()
 DEFAULTS = {"query": "它", "head": "1"}
@@ -19,14 +21,15 @@ DEFAULTS = {"query": "它", "head": "1"}
 @router.get("/lookup", response_class=HTMLResponse, include_in_schema=False)
 def lookup_page(request: Request):
     state = {k: request.query_params.get(k, v).strip() for k, v in DEFAULTS.items()}
-    problems = []
+    lang = lang_of(request)
+    problems = []  # in the page's language
     try:
         parse_query(state["query"])
     except ValueError as err:
-        problems.append(str(err))
+        problems.append(say(err, lang))
         state["query"] = DEFAULTS["query"]
     if state["head"] not in {str(h) for h in range(1, len(HEADS) + 1)}:
-        problems.append(f"head must be 1..{len(HEADS)}, got {state['head']!r}")
+        problems.append(say(BadInput("toy.err.head", "head", n=len(HEADS), got=shown(state["head"])), lang))
         state["head"] = DEFAULTS["head"]
     look = soft_lookup(state["query"], int(state["head"]))
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}

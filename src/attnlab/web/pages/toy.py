@@ -13,6 +13,7 @@ from attnlab.lessons.hand_calc import (
     TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, mix, parse_number, parse_score,
 )
 from attnlab.i18n import t
+from attnlab.lessons.bad_input import BadInput
 from attnlab.lessons.toy import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import make_url, lang_of, render
@@ -38,11 +39,12 @@ def toy_page(request: Request, preset: str = ""):
         kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
         return RedirectResponse(make_url("/toy", lang_of(request), **kept), status_code=303)
 
-    problems: dict[str, str] = {}
+    lang = lang_of(request)
+    problems: dict[str, str] = {}  # field -> the message, in the page's language
     try:
         parse_query(state["query"])
     except ValueError as err:
-        problems["query"] = str(err)
+        problems["query"] = say(err, lang)
         state["query"] = DEFAULTS["query"]
     causal = state["causal"].lower() in TRUE
     state["causal"] = "1" if causal else ""
@@ -55,30 +57,42 @@ def toy_page(request: Request, preset: str = ""):
             try:
                 verdicts[q.id] = check_prediction(q.id, given)
             except ValueError as err:
-                problems[f"ans_{q.id}"] = str(err)
+                problems[f"ans_{q.id}"] = say(err, lang)
                 state[f"ans_{q.id}"] = ""
 
-    bad_fields = []
-    for name in ("s1", "s2"):
+    hand_problems: dict[str, str] = {}  # the hand calculation keeps the learner's text and marks the box
+    for name in HAND_DEFAULTS:
+        label = hand_label(name, lang)
         try:
-            parse_score(state[name], name)
-        except ValueError:
-            bad_fields.append(name)
-    for name in ("v1x", "v1y", "v2x", "v2y"):
-        try:
-            parse_number(state[name], name)
-        except ValueError:
-            bad_fields.append(name)
+            parse_score(state[name], label) if name.startswith("s") else parse_number(state[name], label)
+        except ValueError as err:
+            hand_problems[name] = say(err, lang, what=label)
     hand = None
-    if not bad_fields:
-        hand = hand_calc([state["s1"], state["s2"]], [[state["v1x"], state["v1y"]], [state["v2x"], state["v2y"]]])
+    if not hand_problems:
+        try:
+            hand = hand_calc([state["s1"], state["s2"]], [[state["v1x"], state["v1y"]], [state["v2x"], state["v2y"]]])
+        except ValueError as err:  # each box parsed alone; a refusal of the whole is shown, not a 500
+            hand_problems["s1"] = say(err, lang)
 
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
     return render(
-        request, "toy.html", lab=lab, hand=hand, bad_fields=bad_fields, verdicts=verdicts, questions=QUESTIONS,
+        request, "toy.html", lab=lab, hand=hand, bad_fields=list(hand_problems), hand_problems=hand_problems,
+        verdicts=verdicts, questions=QUESTIONS,
         problems=problems, state=kept, raw=state, causal=causal,
-        feature_labels=[t(f"toy.feature.{f}", lang_of(request)) for f in lab.features],
+        feature_labels=[t(f"toy.feature.{f}", lang) for f in lab.features],
     )
+
+
+def say(err: ValueError, lang: str, **renamed) -> str:
+    """A lesson's refusal in the page's language (a BadInput carries its catalog key)."""
+    return err.text(lang, **renamed) if isinstance(err, BadInput) else str(err)
+
+
+def hand_label(name: str, lang: str) -> str:
+    """The name the learner sees for a hand-calculation box: s1 -> 's₁', v2y -> 'component 2 of v2'."""
+    if name.startswith("s"):
+        return "s" + "₁₂"[int(name[1]) - 1]
+    return t("toy.hand.component", lang, j=int(name[1]), c="xy".index(name[2]) + 1)
 
 
 # ---- JSON API ----------------------------------------------------------------------------------------
