@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.i18n import t
 from attnlab.lessons.hand_calc import hand_calc, mix
 from attnlab.lessons.ledger import shape_ledger
 from attnlab.lessons.soft_lookup import soft_lookup, weights_vs_contributions
@@ -169,6 +170,57 @@ def test_api_mix_bad_input_gets_a_readable_422(client, raw, where):
     assert isinstance(body["detail"], list) and body["detail"]
 
 
+HUGE = ("1e-5000", "1e-30000000", "1e999999999", "9" * 5000)
+
+
+@pytest.mark.parametrize("text", HUGE)
+def test_huge_number_strings_get_a_422_and_a_page_message(client, text):
+    """These once took the server 91 s (every other request waited) or gave a 500 from int-to-str limits."""
+    for path in ("/api/toy/mix", "/api/toy/hand"):
+        r = client.post(path, json={"scores": [0, "ln 3"], "values": [[2, 0], [0, text]]})
+        assert r.status_code == 422, r.text
+        message = r.json()["message"]
+        assert message.startswith("body field: values[1][1] ") and ("exponent" in message or "too long" in message)
+        assert "4300" not in message and len(message) < 300
+        r = client.post(path, json={"scores": [0, text], "values": [[2, 0], [0, 2]]})
+        assert r.status_code == 422 and "scores[1]" in r.json()["message"]
+    for lang in ("zh", "en"):
+        page = client.get("/toy", params={"v2y": text, "lang": lang}, headers=HTML)
+        assert page.status_code == 200
+        assert 'id="in-v2y"' in page.text and re.search(r'id="in-v2y"[^>]*aria-invalid="true"', page.text)
+        label = t("toy.hand.component", lang, j=2, c=2)
+        assert re.search(rf'id="hand-error-v2y">{re.escape(label)}[^<]*(300|40)', page.text), lang
+
+
+def test_big_exact_fractions_fall_back_to_floats(client):
+    body = client.post("/api/toy/mix", json={"scores": [0, "ln 3"], "values": [[2, 0], [0, "1e-300"]]}).json()
+    assert body["exact"] is None and body["output"] == pytest.approx([0.5, 0.75e-300], rel=1e-12)
+    page = client.get("/toy", params={"v2y": "1e-300"}, headers=HTML)
+    assert page.status_code == 200 and 'id="hand-output"' in page.text
+
+
+@pytest.mark.parametrize("path, params, key", [
+    ("/toy", {"query": "zz"}, "toy.err.query"),
+    ("/toy", {"ans_keys": "9"}, "toy.err.answer"),
+    ("/toy", {"s1": "abc"}, "toy.err.score"),
+    ("/lookup", {"query": "zz"}, "toy.err.query"),
+    ("/lookup", {"head": "9"}, "toy.err.head"),
+    ("/ledger", {"n": "-5"}, "toy.err.whole"),
+])
+def test_page_messages_speak_the_page_language(client, path, params, key):
+    for lang in ("zh", "en"):
+        html = client.get(path, params={**params, "lang": lang}, headers=HTML).text
+        found = re.findall(r'<(div|p)\b[^>]*role="alert"[^>]*>(.*?)</\1>', html, re.S)
+        alerts = " ".join(re.sub(r"<[^>]+>", " ", body) for _, body in found)
+        prefix = t(key, lang, **{f: "\x00" for f in ("what", "got", "tokens", "n", "question", "options", "name",
+                                                       "lo", "hi", "ids")}).split("\x00")[1][:3]
+        assert prefix and prefix in alerts, (lang, alerts)
+        if lang == "zh":
+            assert not re.search(r"\b(must|got|one of|default)\b", alerts), alerts
+        else:
+            assert "must" in alerts, alerts
+
+
 def test_api_hand_wants_two_scores(client):
     r = client.post("/api/toy/hand", json={"scores": [0, 1, 2], "values": [[1, 0], [0, 1], [1, 1]]})
     assert r.status_code == 422 and "2 scores and 2 two-dim values" in r.json()["message"]
@@ -196,6 +248,33 @@ def test_api_lookup_importance_ledger(client):
     assert r.status_code == 422 and "query parameter 'n'" in r.json()["message"]
     r = client.get("/api/lookup", params={"head": 9})
     assert r.status_code == 422 and "head must be 1..2, got 9" in r.json()["message"]
+
+
+def test_api_ledger_takes_the_page_names_and_the_old_ones(client):
+    new = client.get("/api/ledger", params={"n": 1024, "d": 768, "h": 12}).json()
+    assert new == client.get("/api/ledger", params={"n": 1024, "d_model": 768, "heads": 12}).json()
+    assert new == roundtrip(shape_ledger(1024, 768, 12))
+    r = client.get("/api/ledger", params={"h": 3})
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'h': h must divide d (4)")
+    assert r.json()["detail"][0]["loc"] == ["query", "h"]
+    r = client.get("/api/ledger", params={"d": 0})
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'd': d must be a whole number")
+    r = client.get("/api/ledger", params={"d": 8, "d_model": 4})
+    assert r.status_code == 422 and "d_model is the older name of d" in r.json()["message"]
+
+
+def test_ledger_page_with_bad_input_shows_the_defaults_and_names_its_fields(client):
+    default = client.get("/api/ledger").json()["cost"]
+    for params, field in (({"n": "-5"}, "n"), ({"d": "x"}, "d"), ({"h": "3"}, "h"), ({"n": "9" * 5000}, "n")):
+        for lang in ("zh", "en"):
+            html = client.get("/ledger", params={**params, "lang": lang}, headers=HTML).text
+            tables = Tables(html)
+            assert [r[0] for r in tables.values("cost-table")][-1] == default["total"], params  # n=4, d=4, h=2
+            error = re.search(r'id="ledger-error">([^<]*)</p>', html)[1]
+            assert error.startswith(t("toy.ledger.problem", lang, n=4, d=4, h=2)), error
+            assert "d_model" not in error and "heads" not in error and f" {field} " in f" {error} ".replace("（", " ")
+            assert re.search(rf'id="in-{field}"[^>]*aria-invalid="true"', html)
+            assert f'value="{params[field]}"' in html  # the form keeps what was typed
 
 
 def test_openapi_lists_the_api_and_no_cdn_docs(client):
@@ -257,13 +336,29 @@ def test_toy_page_without_js_forms(client):
     assert r.status_code == 303 and r.headers["location"] == "/toy?query=%E7%8C%AB&v2y=4&lang=en"
     bad = client.get("/toy", params={"s2": "ln(-3)", "query": "狗"}, headers=HTML)
     assert bad.status_code == 200 and 'aria-invalid="true"' in bad.text and 'id="hand-error"' in bad.text
-    assert "got &#39;狗&#39;" in bad.text
+    assert t("toy.err.query", "zh", tokens="猫, 追, 老鼠, 它", n=4, got="&#39;狗&#39;") in bad.text  # Chinese page
+    assert "must be one of" not in bad.text and "must be a finite" not in bad.text
 
 
 def test_page_errors_are_pages(client):
     r = client.get("/nowhere", headers=HTML)
     assert r.status_code == 404 and "<main" in r.text
     assert client.get("/api/nowhere").json()["message"] == "Not Found"
+
+
+@pytest.mark.parametrize("headers", [{}, {"accept": "application/json"}, {"accept": "*/*"}, HTML])
+def test_unknown_paths_404_as_a_page_and_api_paths_as_json(client, headers):
+    """What answers depends on the address, not on the Accept header (curl sends */*)."""
+    for lang in ("zh", "en"):
+        r = client.get("/nope", params={"lang": lang}, headers=headers)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+        assert f'<html lang="{"zh-CN" if lang == "zh" else "en"}"' in r.text
+        assert t("web.error.404", lang).replace("'", "&#39;") in r.text and t("web.error.home", lang).replace("'", "&#39;") in r.text
+    r = client.get("/api/nope", headers=headers)
+    assert r.status_code == 404 and r.headers["content-type"] == "application/json"
+    assert r.json()["message"] == "Not Found"
+    r = client.get("/api/toy", params={"query": "zz"}, headers=headers)
+    assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'query': query must be one of")
 
 
 def test_ledger_and_lookup_pages_show_the_api_numbers(client):

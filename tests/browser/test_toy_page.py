@@ -157,7 +157,7 @@ def test_lookup_and_ledger_pages(open_page, live_update, api):
     assert page.locator("#imp-table").is_visible()  # an opened answer stays open across updates
     page = open_page("/ledger")
     live_update(page, lambda: page.fill("#in-n", "1024"))
-    cost = api("/api/ledger?n=1024&d_model=4&heads=2")["cost"]
+    cost = api("/api/ledger?n=1024&d=4&h=2")["cost"]
     assert page.locator("#cost-total").get_attribute("data-value") == str(cost["total"])
 
 

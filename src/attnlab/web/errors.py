@@ -1,8 +1,8 @@
 """Readable errors: a bad parameter gets HTTP 422 with a sentence a person can act on, plus the details.
 
-JSON (any /api/ path): {"message": "query parameter 'query': query must be one of 猫, 追, 老鼠, 它 ...
+JSON (any /api/ path, and /openapi.json): {"message": "query parameter 'query': query must be one of 猫, 追, 老鼠, 它 ...
 (got '狗')", "detail": [FastAPI's usual error list]}. A page (any other path) gets the lab's error page
-with the same sentence. Endpoints that validate with a lesson function turn its ValueError into the same
+with the same sentence; a 404 or 405 there says so in the page's language. Endpoints that validate with a lesson function turn its ValueError into the same
 response with `raise unprocessable(("query", "query"), err, value)`.
 """
 
@@ -16,7 +16,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from attnlab.web.render import render
+from attnlab.i18n import catalog, t
+from attnlab.web.render import lang_of, render
 
 WHERE = {"query": "query parameter", "path": "path parameter", "body": "body field", "header": "header"}
 
@@ -60,7 +61,9 @@ def _json_safe(obj):
 
 
 def _wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", "")
+    # By path, not by Accept: a page address answers with a page whoever asks (a browser, curl, a link checker).
+    path = request.url.path
+    return path == "/api" or path.startswith("/api/") or path == "/openapi.json"
 
 
 def install(app: FastAPI) -> None:
@@ -80,4 +83,6 @@ def install(app: FastAPI) -> None:
         if _wants_json(request):
             return JSONResponse({"message": str(exc.detail), "detail": exc.detail}, status_code=exc.status_code,
                                 headers=getattr(exc, "headers", None))
-        return render(request, "error.html", status_code=exc.status_code, code=exc.status_code, message=str(exc.detail))
+        key = f"web.error.{exc.status_code}"
+        message = t(key, lang_of(request)) if key in catalog() else str(exc.detail)
+        return render(request, "error.html", status_code=exc.status_code, code=exc.status_code, message=message)
