@@ -235,7 +235,8 @@ def test_generate_refuses_bad_seed_and_language(poem, option, value, message):
 
 def test_explain_marks_kept_and_filtered_without_colour(poem):
     """Piped (no colour, no bold): every candidate row says ✓ kept or × and the filter, with p and p′."""
-    from attnlab.sampling import generate as run_generation, prob_text
+    from attnlab.sampling import generate as run_generation
+    from attnlab.sampling import prob_text
     from attnlab.train import load_checkpoint
 
     args = ("--prompt", "床", "--top-k", "2", "--temperature", "2", "--seed", "1", "-n", "3")

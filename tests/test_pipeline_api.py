@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.lessons.pipeline import pipeline
-from attnlab.sampling import generate
+from attnlab.sampling import generate, prob_text
 from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web.app import create_app
@@ -204,7 +204,18 @@ def test_no_javascript_form_post_trains_and_shows_the_result(client):
 
 def test_form_post_with_bad_settings_shows_the_problem(client):
     response = client.post("/pipeline/train", data={"corpus": "poem", "heads": "3"}, follow_redirects=True)
-    assert response.status_code == 200 and "divisible" in response.text and 'id="settings-problem"' in response.text
+    assert response.status_code == 200 and 'id="settings-problem"' in response.text
+    assert re.search(r'id="settings-problem">d_model（32）要能被头数（3）整除', response.text)
+    en = client.post("/pipeline/train", data={"corpus": "poem", "heads": "3", "lang": "en"}, follow_redirects=True)
+    assert re.search(r'id="settings-problem">d_model \(32\) must be divisible by heads \(3\)', en.text)
+
+
+def test_training_form_problems_name_the_fields_as_the_page_does(client):
+    html = client.get("/pipeline", params={"layers": "9", "lr": "abc"}).text
+    problem = re.search(r'id="settings-problem">([^<]*)<', html).group(1)
+    assert problem == "层数 不能大于 8；学习率 要填数字"
+    en = client.get("/pipeline", params={"layers": "9", "lr": "abc", "lang": "en"}).text
+    assert re.search(r'id="settings-problem">layers must be at most 8; learning rate must be a number<', en)
 
 
 def test_page_for_a_forgotten_run(client):
@@ -213,10 +224,59 @@ def test_page_for_a_forgotten_run(client):
     assert 'data-status="untrained"' in html
 
 
-def test_page_names_unseen_prompt_characters_and_bad_options(client):
+def gen_problem(client, lang="zh", **params) -> str | None:
+    html = client.get("/pipeline", params={**params, **({"lang": lang} if lang != "zh" else {})}).text
+    found = re.search(r'id="gen-problem">([^<]*)<', html)
+    assert found is None or 'id="gen-steps"' not in html
+    return found and found.group(1)
+
+
+@pytest.fixture(scope="module")
+def short_run(client) -> str:
     run_id = train(client, corpus="poem", steps=5)
     read_events(client, run_id)
-    html = client.get("/pipeline", params={"run": run_id, "prompt": "春床"}).text
-    assert re.search(r'id="gen-problem">[^<]*春', html) and 'id="gen-steps"' not in html
-    html = client.get("/pipeline", params={"run": run_id, "prompt": "床", "top_p": "1.5"}).text
-    assert re.search(r'id="gen-problem">top_p', html)
+    return run_id
+
+
+@pytest.mark.parametrize("params, zh, en", [
+    ({"prompt": "春床"}, "开头里有模型没见过的字：春（它只在床前明月光（一句）上训练过）",
+     "The prompt has characters the model never saw: 春 (it was trained only on 床前明月光 (one line))"),
+    ({"prompt": "天下"}, "开头里有模型没见过的字：天下", "never saw: 天下"),
+    ({"prompt": "床", "top_p": "2"}, "top-p 不能大于 1", "top-p must be at most 1"),
+    ({"prompt": "床", "top_p": "0"}, "top-p 必须大于 0", "top-p must be greater than 0"),
+    ({"prompt": "床", "max_new_tokens": "999"}, "最多几个字 不能大于 300", "max new tokens must be at most 300"),
+    ({"prompt": "床", "gseed": "x"}, "采样种子 要填整数", "sampling seed must be a whole number"),
+    ({"prompt": ""}, "开头是空的：给模型一个开头，比如「床前」", "The prompt is empty: give the model a beginning"),
+    ({"prompt": "  "}, "开头是空的", "The prompt is empty"),
+])
+def test_generation_problems_in_the_pages_language(client, short_run, params, zh, en):
+    zh_text = gen_problem(client, run=short_run, **params)
+    en_text = gen_problem(client, "en", run=short_run, **params)
+    assert zh_text is not None and zh in zh_text
+    assert en_text is not None and en in en_text
+    for text in (zh_text, en_text):
+        assert "body field" not in text and "Input should" not in text and "top_p" not in text
+
+
+def test_page_without_a_sent_form_shows_no_problem(client, short_run):
+    assert gen_problem(client, run=short_run) is None  # first visit: the prompt box is filled in, nothing sent
+
+
+def test_page_shows_p_and_filtered_p_equal_to_the_api(client, short_run):
+    """Temperature and top-k change the distribution: the page shows both, the same numbers as the API."""
+    settings = {"prompt": "床", "temperature": 3.0, "top_k": 3, "seed": 4, "max_new_tokens": 4}
+    api = client.post("/api/generate", json={"run": short_run, **settings}).json()
+    html = client.get("/pipeline", params={"run": short_run, **{("gseed" if k == "seed" else k): v
+                                                                  for k, v in settings.items()}}).text
+    chips = re.findall(r'<span class="cand[^"]*" data-id="(\d+)" data-prob="([^"]+)" data-filtered="([^"]+)" '
+                       r'data-cut="([^"]*)"[^>]*>\s*<span class="mark">(.)</span> <span class="tok">[^<]*</span>\s*'
+                       r'<span class="p">([^<]+)</span> → <span class="pf">([^<]+)</span>', html)
+    expected = [c for step in api["steps"] for c in step["candidates"]]
+    assert len(chips) == len(expected) > 0
+    for (cid, prob, filtered, cut, mark, p_text, pf_text), c in zip(chips, expected):
+        assert int(cid) == c["id"] and float(prob) == c["prob"] and float(filtered) == c["filtered_prob"]
+        assert p_text == prob_text(c["prob"]) and pf_text == prob_text(c["filtered_prob"])
+        assert mark == ("✓" if c["kept"] else "×") and cut == (c["cut_by"] or "")
+    kept = [c for c in expected if c["kept"]]
+    assert any(c["filtered_prob"] != c["prob"] for c in kept)  # T = 3 and top-k 3 really moved the numbers
+    assert {c["cut_by"] for c in expected if not c["kept"]} == {"top-k"}

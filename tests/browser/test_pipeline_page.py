@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from attnlab.sampling import prob_text
+
 
 def points(page, selector: str) -> int:
     return len((page.get_attribute(selector, "points") or "").split())
@@ -51,6 +53,28 @@ def test_train_live_then_generate(open_page, api):
     assert [float(c.get_attribute("data-prob")) for c in first.locator(".cand").all()] == \
         [c["prob"] for c in expected["steps"][0]["candidates"]]
 
+    # temperature and top-k change the distribution: p′ is on screen, equal to the API's, beside p
+    shown = {}
+    for temperature in ("0.5", "3"):
+        page.uncheck("#gen-greedy")
+        page.fill("#gen-temperature", temperature)
+        page.fill("#gen-top-k", "3")
+        page.fill("#gen-seed", "2")
+        body = {"run": run_id, "prompt": "床前", "temperature": float(temperature), "top_k": 3, "seed": 2}
+        want = [c for step in api("/api/generate", body)["steps"] for c in step["candidates"]]
+        page.click("#gen-button")
+        page.wait_for_function("(p) => document.querySelector('#gen-step-1 .cand')?.dataset.filtered === p",
+                               arg=repr(want[0]["filtered_prob"]))
+        cands = page.locator("#gen-steps .cand").all()
+        assert len(cands) == len(want)
+        for chip, c in zip(cands, want):
+            assert chip.locator(".p").inner_text() == prob_text(c["prob"])
+            assert chip.locator(".pf").inner_text() == prob_text(c["filtered_prob"])
+            assert chip.locator(".pf").is_visible()
+            assert chip.locator(".why").inner_text() == ("kept" if c["kept"] else "cut by top-k")
+        shown[temperature] = page.locator("#gen-step-1 .cand .pf").first.inner_text()
+    assert shown["0.5"] != shown["3"]  # a learner sees the temperature move the first step's p′
+
 
 def test_stop_button_ends_the_run(open_page, api):
     page = open_page("/pipeline")
@@ -78,12 +102,16 @@ def test_bad_settings_are_explained_in_the_page(chromium, lab_url, new_watch):
     page.on("console", lambda msg: watch.console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
     try:
-        page.goto("/pipeline?lang=en")
-        page.fill("#set-heads", "3")
-        page.click("#train-button")
-        page.wait_for_selector("#train-error:not([hidden])")
-        assert "divisible" in page.inner_text("#train-error")
-        assert page.is_enabled("#train-button")
+        # the API answers in English with its field names; the page says it in its own language and labels
+        for path, message in (("/pipeline", "d_model（32）要能被头数（3）整除"),
+                              ("/pipeline?lang=en", "d_model (32) must be divisible by heads (3)")):
+            page.goto(path)
+            page.fill("#set-heads", "3")
+            page.click("#train-button")
+            page.wait_for_selector("#train-error:not([hidden])")
+            assert message in page.inner_text("#train-error")
+            assert "body field" not in page.inner_text("#train-error")
+            assert page.is_enabled("#train-button")
     finally:
         context.close()
     problems = [p for p in watch.problems() if "status of 422" not in p]
@@ -98,7 +126,11 @@ def test_without_javascript_the_form_trains(open_page):
     assert "run=" in page.url
     assert float(page.get_attribute("#p-target", "data-value")) > 0.9
     assert page.locator("#curve polyline.loss").get_attribute("points").count(",") == 60  # one point a step
-    page.check("#gen-greedy")
+    page.fill("#gen-prompt", "")
     page.click("#gen-button")  # a plain GET form
+    assert page.inner_text("#gen-problem").startswith("开头是空的")
+    page.fill("#gen-prompt", "床前")
+    page.check("#gen-greedy")
+    page.click("#gen-button")
     page.wait_for_selector("#gen-steps")
     assert page.inner_text("#gen-text") == "床前明月光"

@@ -20,10 +20,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from attnlab.i18n import t
 from attnlab.lessons.pipeline import NextStep, PipelineView, next_step, pipeline
-from attnlab.sampling import Generation, generate
-from attnlab.text import BUILTIN_TEXTS
 from attnlab.models import preset as model_preset
+from attnlab.sampling import Generation, generate, prob_text
+from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
 from attnlab.train.background import BackgroundRun, Registry
 from attnlab.train.run import corpus_defaults
@@ -235,6 +236,50 @@ def _settings_from(params) -> dict:
     return raw
 
 
+# What the learner sees each field called on the page (API names -> catalog keys or literal labels).
+FIELD_LABELS = {**{k: f"pipeline.train.field.{k}" for k in ("layers", "heads", "d_model", "steps", "lr")},
+                "prompt": "pipeline.step6.prompt", "max_new_tokens": "pipeline.step6.max_new",
+                "gseed": "pipeline.step6.seed", "temperature": None, "top_k": None, "top_p": None}
+BOUNDS = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}
+KINDS = {"int_parsing": "int", "int_from_float": "int", "float_parsing": "number", "float_type": "number",
+         "int_type": "int", "string_too_long": "too_long", "string_too_short": "empty", "missing": "empty"}
+
+
+def _label(name: str, lang: str, *, form: str = "gen") -> str:
+    if name == "seed":  # the training form's seed and the generation form's sampling seed
+        return t("pipeline.train.field.seed" if form == "train" else "pipeline.step6.seed", lang)
+    key = FIELD_LABELS.get(name, "")
+    return t(key, lang) if key else name.replace("_", "-")
+
+
+def page_problems(errors: list[dict], lang: str, *, form: str) -> str:
+    """Pydantic's errors as the page says them: the field as labelled on the page, in the page's language."""
+    parts = []
+    for err in errors:
+        name = str(err.get("loc", ("",))[-1])
+        field = _label(name, lang, form=form)
+        kind, ctx = err.get("type", ""), err.get("ctx") or {}
+        if kind in BOUNDS:
+            bound = ctx.get(BOUNDS[kind])
+            parts.append(t(f"pipeline.error.{BOUNDS[kind]}", lang, field=field, bound=bound))
+        elif kind in KINDS:
+            parts.append(t(f"pipeline.error.{KINDS[kind]}", lang, field=field, max=ctx.get("max_length", "")))
+        else:
+            parts.append(t("pipeline.error.other", lang, field=field, message=str(err.get("msg", ""))))
+    return t("pipeline.error.sep", lang).join(parts)
+
+
+def _size_problem(req: TrainRequest, corpus: str, lang: str) -> str | None:
+    """d_model must split evenly into heads: said before building, in the page's words."""
+    preset_name, _ = corpus_defaults(corpus)
+    pc = model_preset(preset_name, vocab_size=2)
+    d, h = req.d_model or pc.d_model, req.heads or pc.n_heads
+    if d % h:
+        return t("pipeline.error.divisible", lang, d=d, h=h, d_label=_label("d_model", lang),
+                 h_label=_label("heads", lang))
+    return None
+
+
 def _request_from(raw: dict) -> TrainRequest:
     data = {k: v for k, v in raw.items() if v != ""}
     return TrainRequest(**data)
@@ -267,20 +312,24 @@ def pipeline_page(request: Request):
     if bg is not None:  # the form shows the run's own settings, ready to change and train again
         raw = {k: "" if bg.settings.get(k) is None else str(bg.settings[k]) for k in PAGE_FIELDS}
 
+    lang = lang_of(request)
     settings_problem = None
     try:
         req = _request_from(raw)
     except ValidationError as err:
-        settings_problem = describe(err.errors())
+        settings_problem = page_problems(err.errors(), lang, form="train")
         req = TrainRequest(corpus=raw["corpus"])
     if bg is not None:
         corpus, run = bg.run.corpus, bg.run
     else:
         corpus = req.corpus
+        settings_problem = settings_problem or _size_problem(req, corpus, lang)
         try:
+            if settings_problem:
+                raise ValueError(settings_problem)
             run = new_run(corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, seed=req.seed, device="cpu")
         except ValueError as err:
-            settings_problem = str(err)
+            settings_problem = settings_problem or str(err)
             run = new_run(corpus, seed=req.seed, device="cpu")
     training = bg is not None and not bg.finished
 
@@ -294,14 +343,23 @@ def pipeline_page(request: Request):
     status = _status(bg) if bg is not None else None
 
     generation, gen_problem = None, None
-    if bg is not None and bg.finished and gen_state["prompt"]:
+    asked = bg is not None and bg.finished and "prompt" in params  # the ⑥ form was sent
+    unseen = bg.run.tokenizer.unknown(gen_state["prompt"]) if asked else []
+    if asked and not gen_state["prompt"]:
+        gen_problem = t("pipeline.error.empty_prompt", lang, field=_label("prompt", lang), example=PROMPTS[bg.run.corpus])
+    elif asked and unseen:
+        gen_problem = t("pipeline.error.unseen", lang, field=_label("prompt", lang), chars="".join(unseen),
+                        corpus=t("pipeline.corpus." + bg.run.corpus, lang))
+    elif asked:
         try:
             generation = _generate(GenerateRequest(
                 run=bg.id, prompt=gen_state["prompt"], max_new_tokens=gen_state["max_new_tokens"] or 30,
                 temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
                 top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
                 seed=gen_state["gseed"] or None))
-        except (ValidationError, RequestValidationError) as err:  # out of range, or unseen characters
+        except ValidationError as err:  # out of range, not a number
+            gen_problem = page_problems(list(err.errors()), lang, form="gen")
+        except RequestValidationError as err:
             gen_problem = describe(list(err.errors()))
         except HTTPException as err:
             gen_problem = str(err.detail)
@@ -319,7 +377,7 @@ def pipeline_page(request: Request):
         model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
         placeholders=placeholders,
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
-        gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size),
+        gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size), prob_text=prob_text,
     )
 
 

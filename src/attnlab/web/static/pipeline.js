@@ -33,6 +33,20 @@
     box.hidden = !message;
   }
 
+  // The API answers in English with its own field names; the page says the same problem in its language,
+  // naming the fields as the form does: ask the page, given the same settings, for its message.
+  async function pageProblem(form) {
+    const url = new URL("/pipeline", location.href);
+    for (const [key, value] of new FormData(form)) if (value !== "") url.searchParams.set(key, value);
+    try {
+      const html = await (await fetch(url, { credentials: "same-origin" })).text();
+      const box = new DOMParser().parseFromString(html, "text/html").getElementById("settings-problem");
+      return box ? box.textContent.trim() : "";
+    } catch (err) {
+      return "";
+    }
+  }
+
   function setBusy(busy) {
     const button = $("#train-button");
     if (button) button.disabled = busy;
@@ -128,7 +142,7 @@
     }
     if (!response.ok) {
       setBusy(false);
-      showError(body.message || String(response.status));
+      showError(await pageProblem(form) || body.message || String(response.status));
       return;
     }
     follow(body.id, body.steps);
