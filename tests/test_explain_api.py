@@ -213,9 +213,62 @@ def test_dashed_names_work_like_the_cli(client):
 
 
 def test_a_bad_value_on_the_page_is_shown_in_the_page(client):
-    page = client.get("/explain/sqrt-dk", params={"d_k": "0"}, headers=HTML)
+    page = client.get("/explain/sqrt-dk", params={"d_k": "0", "lang": "en"}, headers=HTML)
     assert page.status_code == 422
-    assert "d_k must be an integer from 1 to 1024" in page.text and 'id="explain-form"' in page.text
+    assert "d_k (width of q and k): must be an integer from 1 to 1024, got &#39;0&#39;" in page.text
+    assert 'id="explain-form"' in page.text
+
+
+# One bad input for every kind of refusal a lesson can give (range, choice, bool, float, unknown name, memory,
+# divisibility, evenness, the sentence and text checks, the quiz's choices).
+REFUSALS = [
+    ("sqrt-dk", {"d_k": "0"}, "d_k"),
+    ("rnn-gradients", {"lam": "nan"}, "lam"),
+    ("position-wise", {"bug": "maybe"}, "bug"),
+    ("permutation", {"shuffle": "sideways"}, "shuffle"),
+    ("sqrt-dk", {"dk": "3"}, "dk"),
+    ("sqrt-dk", {"d_k": "1024", "n_keys": "1024"}, "n_keys"),
+    ("serial-vs-parallel", {"n_max": "2048", "n_heads": "16"}, "n_max"),
+    ("multihead", {"d_model": "64", "n_heads": "5"}, "n_heads"),
+    ("positional", {"d_model": "7"}, "d_model"),
+    ("permutation", {"sentence": "a"}, "sentence"),
+    ("permutation", {"sentence": "aa"}, "sentence"),
+    ("glossary", {"text": " "}, "text"),
+    ("glossary", {"quiz": "5", "answer": "x"}, "answer"),
+]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def error_box(html: str) -> str:
+    from html import unescape
+
+    return unescape(re.search(r'id="explain-error"[^>]*>(.*?)</p>', html, re.S).group(1)).strip()
+
+
+@pytest.mark.parametrize("topic, params, name", REFUSALS)
+def test_page_errors_come_from_the_catalog_in_the_page_language(client, topic, params, name):
+    from attnlab.i18n import t
+    from attnlab.lessons.params import ParamError
+
+    with pytest.raises(ParamError) as refused:
+        explain(topic, **params)
+    err = refused.value
+    assert err.name == name and err.key and err.key.startswith("explain.error.")
+    english = str(err)
+    for lang in ("zh", "en"):
+        page = client.get(f"/explain/{topic}", params={**params, "lang": lang}, headers=HTML)
+        assert page.status_code == 422
+        shown = error_box(page.text)
+        assert shown == f"{t('explain.ui.problem', lang)} {err.localized(lang)}"
+        assert name in shown.removeprefix(t("explain.ui.problem", lang))  # names the parameter
+        sentence = t(err.key, lang, param="", **err.fields)  # the catalog's sentence, without the label
+        assert bool(CJK.search(sentence)) == (lang == "zh")
+        assert lang == "en" or english not in shown
+        api = client.get(f"/api/explain/{topic}", params={**params, "lang": lang})
+        assert api.status_code == 422
+        body = api.json()
+        assert english in body["message"]  # the API's message stays English
+        assert body["detail"][0]["ctx"] == {"localized": err.localized(lang), "lang": lang}  # what explain.js shows
 
 
 def test_quiz_answers_appear_only_once_committed(client):

@@ -7,7 +7,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from attnlab.lessons.explain import TOPICS
+from attnlab.i18n import t
+from attnlab.lessons.explain import TOPICS, explain
+from attnlab.lessons.params import ParamError
 
 SMALL = {
     "sqrt-dk": {"n_samples": "1000", "n_keys": "8"},
@@ -103,7 +105,8 @@ def test_arrow_key_on_the_lambda_slider_and_a_bad_value(open_page, api):
     assert page.locator("#explain-error").is_hidden() and "stale" not in page.locator("[data-results]").get_attribute("class")
 
 
-def test_a_value_only_the_lesson_refuses_shows_the_api_message(chromium, lab_url, new_watch):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_value_only_the_lesson_refuses_shows_the_api_message(chromium, lab_url, new_watch, lang):
     # The API answers 422, which Chromium logs as a failed resource; that one message is expected here.
     context = chromium.new_context(base_url=lab_url)
     watch = new_watch()
@@ -112,10 +115,14 @@ def test_a_value_only_the_lesson_refuses_shows_the_api_message(chromium, lab_url
     page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None)
     page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
     try:
-        page.goto("/explain/multihead?" + urlencode(SMALL["multihead"]) + "&lang=en")
+        page.goto("/explain/multihead?" + urlencode(SMALL["multihead"]) + f"&lang={lang}")
         page.fill("#p-n_heads", "5")  # 32 is not divisible by 5
         page.wait_for_selector("#explain-error:not([hidden])", timeout=15_000)
-        assert "d_model must be divisible by n_heads, got d_model=32, n_heads=5" in page.locator("#explain-error").inner_text()
+        with pytest.raises(ParamError) as refused:  # the Python call's message, in the page's language
+            explain("multihead", **{**SMALL["multihead"], "n_heads": "5"})
+        expected = f"{t('explain.ui.problem', lang)} {refused.value.localized(lang)}"
+        assert page.locator("#explain-error").inner_text() == expected
+        assert "n_heads" in expected and ("必须" in expected) == (lang == "zh")
         assert not watch.problems()
     finally:
         context.close()

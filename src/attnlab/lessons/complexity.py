@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
@@ -156,10 +156,11 @@ def complexity(
     n, d, h = p["n"], p["d_model"], p["n_heads"]
     for width in ("d_model", "time_d_model"):
         if p[width] % h:
-            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads")
+            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads",
+                             "explain.error.divisible", width=width, d=p[width], h=h)
     d_ff = p["ff_mult"] * d
     memory_guard(BYTES_PER_N2 * h * p["time_n_max"] ** 2, f"timing attention at n={p['time_n_max']} with {h} heads",
-                 name="time_n_max", largest=largest_square(BYTES_PER_N2 * h))
+                 MEMORY_LIMIT, "time_n_max", p["time_n_max"], largest_square(BYTES_PER_N2 * h))
 
     terms = [replace(term, label=t(f"explain.plot.cx.{term.name}", lang)) for term in analytic_terms(n, d, d_ff)]
     total = sum(term.flops for term in terms)

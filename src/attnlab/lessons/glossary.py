@@ -98,7 +98,7 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
     """Definitions, the token-to-logits walk, the meanings of "context" and the self-check quizzes."""
     p = check(PARAMS, dict(text=text, quiz=quiz, answer=answer))
     if not p["text"].strip():
-        raise ParamError("text must hold at least one character, got an empty string", "text")
+        raise ParamError("text must hold at least one character, got an empty string", "text", "explain.error.text_empty")
     stages = walk(p["text"], lang)
     context = [
         ContextMeaning(t(f"explain.glossary.context.{k}.term", lang), t(f"explain.glossary.context.{k}.meaning", lang),
@@ -111,7 +111,8 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
         choices = [t(f"explain.glossary.quiz{i}.choice{j}", lang) for j in (1, 2)] if i == 5 else []
         answered = p["quiz"] == i and bool(committed)
         if answered and choices and committed not in choices and committed not in ("1", "2"):
-            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}", "answer")
+            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}", "answer",
+                             "explain.error.quiz_choice", quiz=i, got=repr(committed))
         correct = None
         numbers = None
         if answered and choices:

@@ -148,7 +148,8 @@ def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: i
     p = check(PARAMS, dict(d_model=d_model, n_heads=n_heads, n=n, train_steps=train_steps, seed=seed))
     d_model, n_heads, n = p["d_model"], p["n_heads"], p["n"]
     if d_model % n_heads:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}", "n_heads")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}", "n_heads",
+                         "explain.error.divisible", width="d_model", d=d_model, h=n_heads)
     one, many = count(d_model, 1, n), count(d_model, n_heads, n)
     loss, accuracy, heads = trained_heads(p["train_steps"], p["seed"]) if p["train_steps"] else (None, None, [])
     heads = [replace(h, kind_label=t(f"explain.plot.mh.kind.{h.kind}", lang)) for h in heads]  # the cache stays untouched

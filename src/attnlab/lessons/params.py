@@ -15,11 +15,31 @@ from attnlab.threads import one_thread
 
 class ParamError(ValueError):
     """A parameter value a lesson cannot take; the message names the parameter, what it expects and what came.
-    `name` is the parameter at fault when there is one (the API reports it as the query parameter)."""
+    `name` is the parameter at fault when there is one (the API reports it as the query parameter). The
+    message (str) is English, for the CLI and the API; `key` and `fields` give the same sentence from the
+    catalog (explain.error.*) in the page's language: `localized(lang)`."""
 
-    def __init__(self, message: str, name: str | None = None):
+    def __init__(self, message: str, name: str | None = None, key: str | None = None, **fields: Any):
         super().__init__(message)
         self.name = name
+        self.key = key
+        self.fields = fields
+
+    def localized(self, lang: str) -> str:
+        """The message in `lang` from the catalog, naming the parameter by its name and its page label."""
+        from attnlab.i18n import catalog, t
+
+        if self.key is None:  # every ParamError raised by the lessons has a key; this is only a fallback
+            return str(self)
+        param = self.name or ""
+        label_key = f"explain.param.{param}"
+        if param and label_key in catalog():
+            label = t(label_key, lang)  # "d_k（q、k 的维数）" already names it; "随机种子" does not
+            if not label.startswith(param):
+                label = f"{param}（{label}）" if lang == "zh" else f"{param} ({label})"
+        else:
+            label = param
+        return t(self.key, lang, param=label, **self.fields)
 
 
 @dataclass(frozen=True)
@@ -55,15 +75,26 @@ class Param:
         try:
             value = self._convert(raw)
         except (TypeError, ValueError):
-            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name) from None
+            raise self._error(raw) from None
         if self.kind in ("int", "float"):
             if not (self.lo <= value <= self.hi):
-                raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name)
+                raise self._error(raw)
         elif self.kind == "choice" and value not in self.choices:
-            raise ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name)
+            raise self._error(raw)
         elif self.kind == "str" and self.max_len is not None and len(value) > self.max_len:
-            raise ParamError(f"{self.name} must be {self.expects()}, got {len(value)} characters", self.name)
+            raise ParamError(f"{self.name} must be {self.expects()}, got {len(value)} characters", self.name,
+                             "explain.error.text_len", max_len=self.max_len, n=len(value))
         return value
+
+    def _error(self, raw: Any) -> ParamError:
+        fields: dict[str, Any] = {"got": repr(raw)}
+        if self.kind == "int":
+            fields.update(lo=int(self.lo), hi=int(self.hi))
+        elif self.kind == "float":
+            fields.update(lo=f"{self.lo:g}", hi=f"{self.hi:g}")
+        elif self.kind == "choice":
+            fields.update(choices=", ".join(str(c) for c in self.choices))
+        return ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name, f"explain.error.{self.kind}", **fields)
 
     def _convert(self, raw: Any) -> Any:
         if self.kind == "int":
@@ -123,7 +154,9 @@ def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
     names = {p.name for p in params}
     unknown = [k for k in values if k not in names]
     if unknown:
-        raise ParamError(f"unknown parameter(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(names)) or 'none'}")
+        raise ParamError(f"unknown parameter(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(names)) or 'none'}",
+                         sorted(unknown)[0], "explain.error.unknown", names=", ".join(sorted(unknown)),
+                         known=", ".join(sorted(names)) or "—")
     return {p.name: p.parse(values[p.name]) if p.name in values else p.default for p in params}
 
 
@@ -156,16 +189,15 @@ def largest_square(bytes_per_n2: float, limit_bytes: float = MEMORY_LIMIT) -> in
     return math.isqrt(int(limit_bytes // bytes_per_n2))
 
 
-def memory_guard(n_bytes: float, what: str, limit_bytes: float = MEMORY_LIMIT, name: str | None = None,
-                 largest: int | None = None) -> None:
-    """Refuse a computation whose tensors would not fit comfortably in a laptop's memory; `largest` is the
-    largest value of the parameter `name` that would fit with the other settings unchanged."""
+def memory_guard(n_bytes: float, what: str, limit_bytes: float, name: str, value: Any, largest: int) -> None:
+    """Refuse a computation whose tensors would not fit comfortably in a laptop's memory. `name` = `value` is
+    the parameter blamed; `largest` the largest value of it that would fit with the other settings unchanged."""
     if n_bytes > limit_bytes:
-        hint = f"; with the other settings unchanged {name} can be at most {largest}" if largest is not None else ""
+        need, limit = f"{n_bytes / 2**20:,.0f}", f"{limit_bytes / 2**20:,.0f}"
         raise ParamError(
-            f"too large for memory: {what} would need {n_bytes / 2**20:,.0f} MiB, more than this lesson allows "
-            f"({limit_bytes / 2**20:,.0f} MiB){hint}; choose smaller sizes",
-            name,
+            f"too large for memory: {what} would need {need} MiB, more than this lesson allows ({limit} MiB); "
+            f"with the other settings unchanged {name} can be at most {largest}; choose smaller sizes",
+            name, "explain.error.memory", value=value, need=need, limit=limit, largest=largest,
         )
 
 

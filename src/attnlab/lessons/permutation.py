@@ -71,7 +71,7 @@ def choose_perm(tokens: list[str], how: str, seed: int) -> list[int]:
             return perm
     raise ParamError(
         f"shuffle={how!r} leaves {''.join(tokens)!r} unchanged; choose another shuffle or a sentence whose characters differ",
-        "sentence",
+        "sentence", "explain.error.unchanged", shuffle=how, sentence="".join(tokens),
     )
 
 
@@ -99,9 +99,11 @@ def permutation(
     p = check(PARAMS, dict(sentence=sentence, shuffle=shuffle, d_model=d_model, n_heads=n_heads, seed=seed))
     tokens = [c for c in p["sentence"] if not c.isspace()]
     if len(tokens) < 2:
-        raise ParamError(f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}", "sentence")
+        raise ParamError(f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}", "sentence",
+                         "explain.error.sentence_short", got=repr(p["sentence"]))
     if p["d_model"] % p["n_heads"]:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}", "n_heads")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}", "n_heads",
+                         "explain.error.divisible", width="d_model", d=p["d_model"], h=p["n_heads"])
     perm = choose_perm(tokens, p["shuffle"], p["seed"])
 
     from attnlab.nn import MultiHeadAttention

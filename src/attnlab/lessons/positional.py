@@ -71,7 +71,8 @@ def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check
     p = check(PARAMS, dict(n_positions=n_positions, d_model=d_model, delta=delta, n_check=n_check))
     n_positions, d_model, delta, n_check = p["n_positions"], p["d_model"], p["delta"], p["n_check"]
     if d_model % 2:
-        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}", "d_model")
+        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}", "d_model", "explain.error.even",
+                         got=d_model)
 
     table = pe_table(n_positions, d_model)
     omegas = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)

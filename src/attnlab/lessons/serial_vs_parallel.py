@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
@@ -102,9 +102,10 @@ def serial_vs_parallel(
     p = check(PARAMS, dict(n_max=n_max, d_model=d_model, n_heads=n_heads, repeats=repeats, seed=seed))
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
     if d % h:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads")
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads",
+                         "explain.error.divisible", width="d_model", d=d, h=h)
     memory_guard(BYTES_PER_N2 * h * n_max * n_max, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
-                 name="n_max", largest=largest_square(BYTES_PER_N2 * h))
+                 MEMORY_LIMIT, "n_max", n_max, largest_square(BYTES_PER_N2 * h))
 
     from attnlab.nn import MultiHeadAttention
     from attnlab.nn.recurrent import RNN

@@ -123,7 +123,9 @@ def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int =
     """Measure Var(q.k) against d_k and the softmax with and without the 1/sqrt(d_k) scale."""
     p = check(PARAMS, dict(d_k=d_k, n_samples=n_samples, n_keys=n_keys, seed=seed))
     d_k, n_samples, n_keys, seed = p["d_k"], p["n_samples"], p["n_keys"], p["seed"]
-    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", 256 * 2**20, "n_keys")
+    limit = 256 * 2**20
+    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", limit, "n_keys",
+                 n_keys, limit // (N_ROWS * d_k * 8))
 
     dims = sorted(set(SWEEP) | {d_k})
     sweep = [dot_stats(d, n_samples, seed) for d in dims]

@@ -15,12 +15,12 @@ import math
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.params import ParamError
-from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, make_url, render
 
 router = APIRouter()
@@ -97,7 +97,7 @@ def _lesson(topic: Topic, raw: dict[str, str], lang: str):
     try:
         return topic.run(lang=lang, **raw), None
     except ParamError as err:
-        return None, str(err)
+        return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
 
 
 @router.get("/explain", response_class=HTMLResponse, include_in_schema=False)
@@ -144,12 +144,17 @@ def api_topics(request: Request) -> list[dict]:
 @router.get("/api/explain/{topic}", tags=["explain"])
 def api_explain(request: Request, topic: str) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
-    d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter."""
+    d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
+    English; detail[0].ctx.localized in the requested language)."""
     tp = _topic(topic)
     raw = _raw(request)
+    lang = lang_of(request)
     try:
-        result = tp.run(lang=lang_of(request), **raw)
+        result = tp.run(lang=lang, **raw)
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
-        raise unprocessable(loc, err, raw.get(err.name) if err.name else None) from None
+        # message: English; detail[0].ctx.localized: the same sentence in `lang`, for the live page (explain.js)
+        raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),
+                                       "input": raw.get(err.name) if err.name else None,
+                                       "ctx": {"localized": err.localized(lang), "lang": lang}}]) from None
     return JSONResponse(as_dict(result))

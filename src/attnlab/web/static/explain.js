@@ -16,6 +16,7 @@
   if (!form) return;
   const topic = form.dataset.topic;
   const lang = form.dataset.lang || "zh";
+  const problem = form.dataset.problem || "";
   const results = () => document.querySelector("[data-results]");
   let ticket = 0;
   let timer = null;
@@ -174,6 +175,13 @@
     return copy;
   }
 
+  // The API's message is English; a lesson's 422 also carries the sentence in the page's language.
+  function localizedMessage(data) {
+    const ctx = data && Array.isArray(data.detail) && data.detail[0] && data.detail[0].ctx;
+    const text = ctx && ctx.lang === lang && ctx.localized ? ctx.localized : data && data.message;
+    return text ? `${problem} ${text}`.trim() : "";
+  }
+
   function showError(message) {
     const box = document.getElementById("explain-error");
     box.textContent = message || "";
@@ -210,7 +218,7 @@
     }
     if (mine !== ticket) return null;
     if (busy) busy.hidden = true;
-    if (!response.ok) { showError(data.message || response.statusText); return null; }
+    if (!response.ok) { showError(localizedMessage(data) || response.statusText); return null; }
     if (!results()) { location.assign(`/explain/${topic}?${withLang(q)}`); return null; } // the page had no results yet
     showError("");
     lastData = data;
