@@ -123,6 +123,9 @@ def _train(run, out: Path) -> None:
 
     main_thread = threading.current_thread() is threading.main_thread()  # signals can only be caught there
     previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
+    # torchrun answers a terminal's Ctrl+C by sending SIGTERM to every rank at once: treat it as Ctrl+C (torchrun
+    # waits 30 s before SIGKILL), so no rank dies mid-step or mid-save while the others wait for it
+    sigterm = signal.signal(signal.SIGTERM, interrupt) if main_thread and distributed.active() else None
     distributed.barrier()  # every rank catches Ctrl+C before the hint says so
     if main_thread:
         console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
@@ -153,17 +156,30 @@ def _train(run, out: Path) -> None:
         if main_thread:
             signal.signal(signal.SIGINT, previous)
 
-    if not main:
-        return
     try:
-        path = run.save(out)
-    except (ValueError, OSError) as err:
-        fail("train", f"could not write the checkpoint: {err}", 1)
+        if main:
+            try:
+                path = run.save(out)
+            except (ValueError, OSError) as err:
+                fail("train", f"could not write the checkpoint: {err}", 1)
+        # every rank leaves together: a rank that tore down gloo while rank 0 still saved sometimes aborted
+        # (SIGABRT, "terminate called without an active exception") on a busy machine
+        distributed.barrier()
+        if main:
+            _report(console, probe, label, before, result, path, run.config.steps)
+    finally:
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+def _report(console, probe, label: str, before, result, path, steps: int) -> None:
+    from rich.markup import escape
+
     if probe is not None and before is not None and result.p_probe is not None:
         # the course's number: how sure the model is of 光 after 床前明月, and the loss -log p
         console.print(f"{escape(label)}: {before:.3f} → {result.p_probe:.3f}   "
                       f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})")
-    summary = f"step {result.step}/{run.config.steps}, loss {result.loss:.4f}"
+    summary = f"step {result.step}/{steps}, loss {result.loss:.4f}"
     if result.val_loss is not None:
         summary += f", val loss {result.val_loss:.4f}"
     if result.stopped:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -40,7 +41,8 @@ def setup(device: str = "auto") -> torch.device:
     else:
         here = torch.device("cpu")
     if not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo")  # MASTER_ADDR/PORT come from torchrun
+        # MASTER_ADDR/PORT come from torchrun; a generous timeout, as a busy machine may start the ranks far apart
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo", timeout=timedelta(minutes=30))
     return here
 
 
