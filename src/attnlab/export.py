@@ -24,10 +24,7 @@ Layout, with both languages (one language: that language at the root, no en/ fol
 from __future__ import annotations
 
 import html
-import os
 import posixpath
-import shutil
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,6 +32,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
+from attnlab.atomic import atomic_dir
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 
 BANNER_ID = "static-copy"
@@ -330,28 +328,11 @@ def write_site(dest: str | Path, files: dict[str, bytes], *, force: bool = False
         parts = Path(name).parts
         if not parts or Path(name).is_absolute() or ".." in parts:
             raise ExportError(f"a site file must be a relative path inside the folder, got {name!r}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()  # not mkdtemp: its 0700 would hide the site from a web server running as another user
-    try:
+    with atomic_dir(out) as tmp:
         for name, body in files.items():
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(body)
-        if out.exists():
-            os.rename(out, old)
-            try:
-                os.rename(tmp, out)
-            except BaseException:
-                os.rename(old, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 

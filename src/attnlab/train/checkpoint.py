@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 
+from attnlab.atomic import atomic_dir
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import load_tokenizer, save_tokenizer
 
@@ -69,10 +68,7 @@ def save_checkpoint(out_dir: str | Path, model: GPT, tokenizer, meta: dict,
     out = Path(out_dir).resolve()
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not is_checkpoint(out))):
         raise CheckpointError(f"{out} exists and is not an attnlab checkpoint; choose a new or empty --out directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_dir(out) as tmp:
         _write_json(tmp / CONFIG, {"format": FORMAT, "format_version": FORMAT_VERSION,
                                    "model": model.config.to_dict(), **meta})
         save_model(model, str(tmp / MODEL))  # handles a tied embedding / LM-head weight
@@ -82,16 +78,6 @@ def save_checkpoint(out_dir: str | Path, model: GPT, tokenizer, meta: dict,
             _write_json(tmp / TRAIN_STATE, scalars)
             save_file(tensors, str(tmp / TRAIN_TENSORS))
         _finish_files(tmp)
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:8]}"
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 
