@@ -131,6 +131,7 @@ def _worker(rank: int, world: int, port: int, text: str, out: str) -> None:
             save_file({k: v.contiguous() for k, v in run.model.state_dict().items()}, str(Path(out) / "ddp.safetensors"))
             losses = [h["loss"] for h in result.history]
             (Path(out) / "facts.json").write_text(json.dumps({**facts, "losses": losses, "val": result.val_loss}))
+        distributed.barrier()  # leave together, as `attnlab train` does: gloo may abort a rank whose peer left
     finally:
         distributed.teardown()
 
