@@ -29,6 +29,9 @@ CHROMIUM_ARGS = [
     "--disable-sync", "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+# How long a wait may last before a test gives up. Generous on purpose: a wait ends on an event (a selector, a
+# page's own signal), so this only guards against a hang; a busy CI machine (load 10) must not fail a test.
+PATIENCE_MS = float(os.environ.get("ATTNLAB_TEST_PATIENCE_S", "300")) * 1000
 HERE = Path(__file__).resolve().parent
 
 
@@ -95,6 +98,12 @@ class Watch:
                 + [f"request left 127.0.0.1: {u}" for u in self.blocked])
 
 
+@pytest.fixture(scope="session")
+def patience_ms() -> float:
+    """PATIENCE_MS, for a test that sets up its own browser context."""
+    return PATIENCE_MS
+
+
 @pytest.fixture
 def new_watch():
     """The Watch class, for a test that sets up its own browser context."""
@@ -109,7 +118,7 @@ def open_page(chromium, lab_url):
     def _open(path: str = "/", *, js: bool = True, **options):
         options.setdefault("viewport", {"width": 1300, "height": 900})
         context = chromium.new_context(java_script_enabled=js, base_url=lab_url, **options)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(PATIENCE_MS)
         watch = Watch()
         context.route("**/*", watch.route)
         page = context.new_page()
@@ -146,7 +155,7 @@ def api(lab_url):
     def _get(path: str, json_body=None):
         data = None if json_body is None else json.dumps(json_body).encode()
         req = urllib.request.Request(lab_url + quote(path, safe="/?&=%+"), data=data, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(req, timeout=PATIENCE_MS / 1000) as resp:  # noqa: S310 - loopback only
             return json.loads(resp.read())
 
     return _get

@@ -61,7 +61,7 @@ def explain_update(page, action) -> None:
     page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
                   "() => { window.__explained = true; }, {once: true}); }")
     action()
-    page.wait_for_function("() => window.__explained === true", timeout=30_000)
+    page.wait_for_function("() => window.__explained === true")
 
 
 def current_params(page) -> dict:
@@ -98,7 +98,7 @@ def test_arrow_key_on_the_lambda_slider_and_a_bad_value(open_page, api):
     assert [r[5] for r in rows] == data["chosen"]["measured"] and [r[6] for r in rows] == data["chosen"]["bound"]
     # a value the lesson refuses: the API's message, the old numbers marked stale, nothing crashes
     page.fill("#p-seed", "-5")  # the field's own range rules it out: no request, the browser's message
-    page.wait_for_selector("#explain-error:not([hidden])", timeout=15_000)
+    page.wait_for_selector("#explain-error:not([hidden])")
     assert page.locator("#explain-error").inner_text().startswith("random seed")
     assert "stale" in page.locator("[data-results]").get_attribute("class")
     explain_update(page, lambda: page.fill("#p-seed", "3"))
@@ -117,7 +117,7 @@ def test_a_value_only_the_lesson_refuses_shows_the_api_message(chromium, lab_url
     try:
         page.goto("/explain/multihead?" + urlencode(SMALL["multihead"]) + f"&lang={lang}")
         page.fill("#p-n_heads", "5")  # 32 is not divisible by 5
-        page.wait_for_selector("#explain-error:not([hidden])", timeout=15_000)
+        page.wait_for_selector("#explain-error:not([hidden])")
         with pytest.raises(ParamError) as refused:  # the Python call's message, in the page's language
             explain("multihead", **{**SMALL["multihead"], "n_heads": "5"})
         expected = f"{t('explain.ui.problem', lang)} {refused.value.localized(lang)}"

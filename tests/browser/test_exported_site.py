@@ -51,14 +51,14 @@ def host(site):
 
 
 @pytest.fixture
-def open_site(chromium, new_watch):
+def open_site(chromium, new_watch, patience_ms):
     """open_site(url, allowed) -> a watched page: a console error, an uncaught exception, a failed or
     non-200 response, or a request that `allowed(url)` refuses (it is blocked) fails the test."""
     opened = []
 
     def _open(url: str, allowed):
         context = chromium.new_context(viewport={"width": 1300, "height": 900})
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(patience_ms)
         watch = new_watch()
 
         def route(r):
