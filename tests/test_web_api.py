@@ -382,11 +382,11 @@ def test_attnlab_serve_prints_its_url_and_serves_the_lab():
         line = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
         assert url, line
-        with urllib.request.urlopen(url[0] + "toy", timeout=20) as resp:  # noqa: S310 - loopback
+        with urllib.request.urlopen(url[0] + "toy", timeout=300) as resp:  # noqa: S310 - loopback
             assert resp.status == 200 and "猫" in resp.read().decode()
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=120)
 
 
 def test_attnlab_serve_says_why_when_the_port_is_taken():
