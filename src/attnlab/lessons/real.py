@@ -8,6 +8,7 @@ The model was trained on English; other text becomes [UNK] or single characters.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -55,9 +56,16 @@ class ModelMissing(BadInput):
         super().__init__("real.err.missing", None, cmd=INSTALL)
 
 
-@lru_cache(maxsize=1)
+_load_lock = threading.Lock()
+_model = None
+
+
 def _loaded():
-    return load("minilm")
+    global _model
+    with _load_lock:  # two first requests at once load it once
+        if _model is None:
+            _model = load("minilm")
+    return _model
 
 
 def real_model():

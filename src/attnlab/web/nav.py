@@ -26,4 +26,5 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("ledger", "toy.ledger.nav.title", "toy.ledger.nav.summary"),
     Lesson("pipeline", "pipeline.nav.title", "pipeline.nav.summary"),
     Lesson("explain", "explain.nav.title", "explain.nav.summary"),
+    Lesson("real", "real.nav.title", "real.nav.summary"),
 )
