@@ -70,6 +70,14 @@ def test_page_shows_grid_head_and_measured_numbers(client, lang):
     assert ("trained on English" in html) == (lang == "en")
 
 
+def test_a_clicked_map_picks_its_head(client):
+    html = client.get("/real", params={"pick": "4.11", "text": "Hello world.", "lang": "en"}).text
+    assert "Layer 4 · head 11" in html and 'id="map-4-11" aria-label' in html
+    assert 'value="4.11" class="mini chosen"' in html
+    bad = client.get("/real", params={"pick": "9.1", "lang": "en"}).text
+    assert "layer must be an integer from 1 to 6, got 9" in bad and 'id="head-map"' not in bad
+
+
 def test_page_reports_bad_input_and_keeps_going(client):
     html = client.get("/real", params={"layer": "x", "head": "2", "word": "zzqx", "lang": "en"}).text
     assert "layer must be an integer from 1 to 6" in html and "not one whole-word entry" in html

@@ -53,6 +53,9 @@ def real_page(request: Request):
     problems = []
     try:
         layer, head = _int(q.get("layer"), "layer", 6), _int(q.get("head"), "head", 12)
+        if q.get("pick"):  # a map clicked in the grid: "L.H"
+            layer, _, head = q["pick"].partition(".")
+            layer, head = _int(layer, "layer", 6), _int(head, "head", 12)
         r = lesson.analyse(text, layer, head)
     except BadInput as err:
         problems.append(err.text(lang))
