@@ -346,7 +346,8 @@ def _word_id(tok, word: str, field_name: str = "word") -> int:
     return i
 
 
-def _nearest(vector: torch.Tensor, exclude: list[int], k: int) -> list[tuple[int, float]]:
+def _nearest(vector: torch.Tensor, exclude: list[int], k: int) -> tuple[list[tuple[int, float]], torch.Tensor]:
+    """The k whole-word rows nearest `vector` by cosine (excluded ids left out), and every row's cosine."""
     _, unit, words = _table()
     cos = unit @ (vector / vector.norm())  # (vocab,)
     cos = cos.masked_fill(~words, float("-inf"))
