@@ -167,12 +167,15 @@ def test_gpt2_logits_equal_with_the_kv_cache(gpt2_pair):
     steps = [ours(idx[:, :5], kv_cache=cache)]  # a prompt of 5, then one token at a time
     steps += [ours(idx[:, t: t + 1], kv_cache=cache) for t in range(5, 12)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
-    # and against transformers' own cached decoding
+    # and against transformers' own cached decoding (its cache argument is `cache` in 5.x, `past_key_values` before)
+    import inspect
+
+    name = "cache" if "cache" in inspect.signature(theirs.forward).parameters else "past_key_values"
     out = theirs(idx[:, :5], use_cache=True)
-    past, theirs_steps = out.past_key_values, [out.logits]
+    past, theirs_steps = getattr(out, name), [out.logits]
     for t in range(5, 12):
-        out = theirs(idx[:, t: t + 1], past_key_values=past, use_cache=True)
-        past = out.past_key_values
+        out = theirs(idx[:, t: t + 1], use_cache=True, **{name: past})
+        past = getattr(out, name)
         theirs_steps.append(out.logits)
     torch.testing.assert_close(torch.cat(steps, dim=1), torch.cat(theirs_steps, dim=1), atol=1e-5, rtol=0)
 
