@@ -40,3 +40,5 @@ from attnlab.commands import explain  # noqa: E402
 explain.register(app)
 from attnlab.commands import export_site  # noqa: E402
 export_site.register(app)
+from attnlab.commands import real  # noqa: E402
+real.register(app)

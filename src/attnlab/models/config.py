@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 POSITIONS = ("learned", "sinusoidal", "rope")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
 
 
 @dataclass
@@ -19,8 +19,9 @@ class ModelConfig:
     dropout: float = 0.0
     norm_first: bool = False  # False: post-LN (the paper); True: pre-LN (GPT-2)
     positions: str = "learned"  # learned | sinusoidal | rope
-    activation: str = "relu"  # relu (the paper) | gelu (GPT-2)
+    activation: str = "relu"  # relu (the paper) | gelu (BERT) | gelu_tanh (GPT-2's tanh approximation)
     bias: bool = True
+    ln_eps: float = 1e-5  # LayerNorm's eps; BERT checkpoints use 1e-12
 
     def __post_init__(self) -> None:
         def positive(name: str, value) -> None:
@@ -37,6 +38,8 @@ class ModelConfig:
             positive("d_ff", self.d_ff)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not (isinstance(self.ln_eps, (int, float)) and 0.0 < self.ln_eps < 1.0):
+            raise ValueError(f"ln_eps must be in (0, 1), got {self.ln_eps!r}")
         if self.positions not in POSITIONS:
             raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
         if self.activation not in ACTIVATIONS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from attnlab.nn import LearnedPositions, SinusoidalPositions
+from attnlab.nn import LayerNorm, LearnedPositions, SinusoidalPositions
 
 
 def check_ids(idx: Tensor, vocab_size: int, context_length: int, offset: int = 0, what: str = "idx") -> None:
@@ -33,9 +33,14 @@ def init_head(head: nn.Linear) -> nn.Linear:
 
 
 class Embedding(nn.Module):
-    """x_i = E[token_i] + P[i] (no position table for rope: positions then live inside attention)."""
+    """x_i = E[token_i] + P[i] (no position table for rope: positions then live inside attention).
 
-    def __init__(self, vocab_size: int, context_length: int, d_model: int, positions: str, dropout: float = 0.0):
+    BERT adds two optional pieces: a segment row S[type_i] (type_vocab_size > 0; sentence A or B) and a
+    LayerNorm over the sum (norm=True): x_i = LN(E[token_i] + P[i] + S[type_i]).
+    """
+
+    def __init__(self, vocab_size: int, context_length: int, d_model: int, positions: str, dropout: float = 0.0,
+                 *, type_vocab_size: int = 0, norm: bool = False, eps: float = 1e-5):
         super().__init__()
         self.vocab_size, self.context_length = vocab_size, context_length
         self.tok = nn.Embedding(vocab_size, d_model)
@@ -45,9 +50,12 @@ class Embedding(nn.Module):
             "sinusoidal": lambda: SinusoidalPositions(context_length, d_model),
             "rope": lambda: None,
         }[positions]()
+        # None when absent, so the state dict of a model without them is unchanged.
+        self.seg = nn.Embedding(type_vocab_size, d_model) if type_vocab_size > 0 else None
+        self.ln = LayerNorm(d_model, eps) if norm else None
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, idx: Tensor, offset: int = 0, record=None) -> Tensor:
+    def forward(self, idx: Tensor, offset: int = 0, record=None, token_type_ids: Tensor | None = None) -> Tensor:
         check_ids(idx, self.vocab_size, self.context_length, offset)
         x = self.tok(idx)  # (B, T) -> (B, T, d_model)
         if record is not None:
@@ -58,4 +66,11 @@ class Embedding(nn.Module):
             if record is not None:
                 record("positions", pos)
             x = x + pos  # (B, T, d_model) + (T, d_model)
+        if self.seg is not None:
+            types = torch.zeros_like(idx) if token_type_ids is None else token_type_ids  # (B, T), all sentence A
+            x = x + self.seg(types)  # (B, T, d_model)
+        elif token_type_ids is not None:
+            raise ValueError("token_type_ids given, but this model has no token-type (segment) embedding")
+        if self.ln is not None:
+            x = self.ln(x)
         return self.drop(x)

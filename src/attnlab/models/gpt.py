@@ -28,11 +28,11 @@ class GPT(nn.Module):
         self.embed = Embedding(c.vocab_size, c.context_length, c.d_model, c.positions, c.dropout)
         self.blocks = nn.ModuleList(
             Block(c.d_model, c.n_heads, c.d_ff, norm_first=c.norm_first, activation=c.activation,
-                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope")
+                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope", eps=c.ln_eps)
             for _ in range(c.n_layers)
         )
         # Pre-LN leaves the residual stream un-normalized, so it needs one last LayerNorm (GPT-2's ln_f).
-        self.ln_f = LayerNorm(c.d_model) if c.norm_first else None
+        self.ln_f = LayerNorm(c.d_model, c.ln_eps) if c.norm_first else None
         self.lm_head = init_head(nn.Linear(c.d_model, c.vocab_size, bias=False))
         if c.tie_weights:
             self.lm_head.weight = self.embed.tok.weight

@@ -31,13 +31,14 @@ class Block(nn.Module):
         dropout: float = 0.0,
         bias: bool = True,
         rope: bool = False,
+        eps: float = 1e-5,
     ):
         super().__init__()
         self.norm_first = norm_first
         self.attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout, rope=rope)
-        self.ln_1 = LayerNorm(d_model)
+        self.ln_1 = LayerNorm(d_model, eps)
         self.ffn = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
-        self.ln_2 = LayerNorm(d_model)
+        self.ln_2 = LayerNorm(d_model, eps)
         self.drop_1 = nn.Dropout(dropout)
         self.drop_2 = nn.Dropout(dropout)
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+ACTIVATIONS = {
+    "relu": F.relu,
+    "gelu": F.gelu,  # exact: x * Phi(x) (BERT)
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's tanh approximation ("gelu_new")
+}
 
 
 class FeedForward(nn.Module):

@@ -1,0 +1,116 @@
+"""The real-model page (/real) and its API (/api/real, /api/real/coreference, /api/real/embeddings).
+
+Every number comes from lessons/real.py; without the weights package the page says in one line how to
+install it, and the API answers 503 with the same sentence.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from attnlab.lessons import real as lesson
+from attnlab.lessons.bad_input import BadInput, shown
+from attnlab.web.errors import unprocessable
+from attnlab.web.render import lang_of, render
+
+router = APIRouter()
+LEVELS = 8  # shades of a mini map; the full map of a head prints every number
+
+
+def mini_paths(weights: list[list[float]]) -> list[tuple[float, str]]:
+    """One head's map as SVG paths, one per shade: [(opacity, "M j i h1v1h-1z ...")]; cells under half a
+    shade are left blank. Drawing only: the numbers are the lesson's, shown in full on the head's own map."""
+    shades: dict[int, list[str]] = {}
+    for i, row in enumerate(weights):
+        for j, a in enumerate(row):
+            level = round(a * LEVELS)
+            if level > 0:
+                shades.setdefault(level, []).append(f"M{j} {i}h1v1h-1z")
+    return [(level / LEVELS, "".join(parts)) for level, parts in sorted(shades.items())]
+
+
+def _int(value: str | None, field: str, n: int) -> int | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise BadInput(f"real.err.{field}", field, n=n, got=shown(value)) from None
+
+
+@router.get("/real", response_class=HTMLResponse, include_in_schema=False)
+def real_page(request: Request):
+    lang = lang_of(request)
+    q = request.query_params
+    text = q.get("text", lesson.DEFAULT_TEXT)
+    word = q.get("word", "king")
+    if not lesson.model_available():
+        return render(request, "real.html", missing=lesson.ModelMissing().text(lang), r=None, mini_paths=mini_paths, co=None, emb=None,
+                      state={}, problems=[], text=text, word=word)
+    problems = []
+    try:
+        layer, head = _int(q.get("layer"), "layer", 6), _int(q.get("head"), "head", 12)
+        if q.get("pick"):  # a map clicked in the grid: "L.H"
+            layer, _, head = q["pick"].partition(".")
+            layer, head = _int(layer, "layer", 6), _int(head, "head", 12)
+        r = lesson.analyse(text, layer, head)
+    except BadInput as err:
+        problems.append(err.text(lang))
+        try:
+            r = lesson.analyse(text)  # the sentence without the bad head choice
+        except BadInput:
+            text = lesson.DEFAULT_TEXT
+            r = lesson.analyse(text)
+    try:
+        emb = lesson.embeddings(word, lang=lang)
+    except BadInput as err:
+        problems.append(err.text(lang))
+        word = "king"
+        emb = lesson.embeddings(word, lang=lang)
+    state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
+    return render(request, "real.html", missing=None, r=r, mini_paths=mini_paths, co=lesson.coreference(lang), emb=emb, state=state,
+                  problems=problems, text=text, word=word)
+
+
+def _missing() -> HTTPException:
+    return HTTPException(503, lesson.ModelMissing().text("en"))
+
+
+@router.get("/api/real", tags=["real"])
+def api_real(
+    text: Annotated[str, Query(description="any sentence (English works best); at most 64 WordPiece tokens")] = lesson.DEFAULT_TEXT,
+    layer: Annotated[int | None, Query(description="1..6: with head, the full map of one head")] = None,
+    head: Annotated[int | None, Query(description="1..12")] = None,
+) -> lesson.RealAnalysis:
+    """Tokens, every layer's and head's attention weights (L, H, T, T), and head-pattern scores."""
+    if not lesson.model_available():
+        raise _missing()
+    try:
+        return lesson.analyse(text, layer, head)
+    except BadInput as err:
+        raise unprocessable(("query", err.field or "text"), err, {"layer": layer, "head": head}.get(err.field, text)) from None
+
+
+@router.get("/api/real/coreference", tags=["real"])
+def api_coreference(lang: str = "en") -> lesson.Coreference:
+    """How much "it" attends to each candidate in every head, and how many heads prefer the implied referent."""
+    if not lesson.model_available():
+        raise _missing()
+    return lesson.coreference("zh" if lang == "zh" else "en")
+
+
+@router.get("/api/real/embeddings", tags=["real"])
+def api_embeddings(
+    word: Annotated[str, Query(description="one English word in the vocabulary")] = "king",
+    lang: str = "en",
+) -> lesson.Embeddings:
+    """Nearest neighbours by cosine in the input table; king − man + woman and the rank of queen; one-hot vs dense."""
+    if not lesson.model_available():
+        raise _missing()
+    try:
+        return lesson.embeddings(word, lang="zh" if lang == "zh" else "en")
+    except BadInput as err:
+        raise unprocessable(("query", "word"), err, word) from None
