@@ -23,6 +23,7 @@ fixtures in `tests/browser/conftest.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import import_module
 
 from fastapi import FastAPI
@@ -31,6 +32,7 @@ from fastapi.staticfiles import StaticFiles
 
 from attnlab import __version__
 from attnlab.web import errors
+from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import STATIC_DIR
 
 # One line per page module; each module exposes `router`.
@@ -51,11 +53,18 @@ CSP = (
 )
 
 
-def create_app() -> FastAPI:
-    """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server."""
+def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> FastAPI:
+    """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
+
+    `allowed_hosts`: the Host names it answers to besides localhost, 127.0.0.1 and ::1 (a server passes the
+    address it is bound to; see `attnlab.web.limits`). None, for an app used in-process (tests, export-site),
+    adds only "testserver", the name Starlette's TestClient sends. `max_body`: the largest request body (bytes).
+    """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
+    app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/favicon.ico", include_in_schema=False)
@@ -67,7 +76,9 @@ def create_app() -> FastAPI:
         response = await call_next(request)
         response.headers.setdefault("Content-Security-Policy", CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        # same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the lab's own
+        # form posts, which the cross-site check (attnlab.web.limits) cannot tell from another site's.
+        response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
 
     for name in PAGES:
