@@ -88,6 +88,10 @@ class Slot:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Give the slot back unless a run holds it (then nothing happens; the run frees it when it ends)."""
         self._registry._release(self)
 
 

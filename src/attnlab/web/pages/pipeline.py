@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +27,7 @@ from attnlab.models import preset as model_preset
 from attnlab.sampling import Generation, generate, prob_text
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
-from attnlab.train.background import BackgroundRun, Busy, Registry
+from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
 from attnlab.web.render import lang_of, make_url, render
@@ -86,13 +87,22 @@ class RunStatus:
 
 # ---- runs ---------------------------------------------------------------------------------------------
 
-def _start(req: TrainRequest) -> BackgroundRun:
-    """Reserve a training slot (429 at once when none is free: no model is built), then build the seeded model
-    and train it in a background thread. Every way to start a run (the API, the no-JS form) comes here."""
+async def _start(req: TrainRequest) -> BackgroundRun:
+    """Reserve a training slot, then build the seeded model and train it in a background thread. Every way to
+    start a run (the API, the no-JS form) comes here. The reservation is a lock and a count, done on the event
+    loop: a refusal (429 with Retry-After) costs no worker thread and no model. The build runs on a worker
+    thread, never on the event loop, and training on the run's own thread."""
     try:
         slot = RUNS.reserve()
     except Busy as err:
         raise HTTPException(429, str(err), headers={"Retry-After": str(err.retry_after)}) from None
+    try:
+        return await run_in_threadpool(_build, req, slot)
+    finally:
+        slot.release()  # if this request was cancelled before the build started; a no-op once a run holds it
+
+
+def _build(req: TrainRequest, slot: Slot) -> BackgroundRun:
     with slot:  # given back if building fails
         try:
             run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
@@ -122,9 +132,9 @@ def _status(bg: BackgroundRun) -> RunStatus:
 # ---- JSON API -----------------------------------------------------------------------------------------
 
 @router.post("/api/train", status_code=202, tags=["pipeline"])
-def api_train(body: TrainRequest, request: Request) -> TrainStarted:
+async def api_train(body: TrainRequest, request: Request) -> TrainStarted:
     """Start training a tiny GPT on a built-in poem in the background; follow it at `events`."""
-    bg = _start(body)
+    bg = await _start(body)
     return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
                         page=make_url("/pipeline", lang_of(request), run=bg.id))
 
@@ -386,7 +396,7 @@ def pipeline_page(request: Request):
 
 
 @router.post("/pipeline/train", include_in_schema=False)
-def pipeline_train_form(
+async def pipeline_train_form(
     request: Request,
     corpus: Annotated[str, Form()] = "poem",
     layers: Annotated[str, Form()] = "",
@@ -403,7 +413,7 @@ def pipeline_train_form(
     raw = {k: (v or "").strip() for k, v in raw.items()}
     lang = lang or lang_of(request)
     try:
-        bg = _start(_request_from(raw))
+        bg = await _start(_request_from(raw))
     except (ValidationError, RequestValidationError):
         # The page, given the same fields, finds and shows the same problem beside the form.
         kept = {k: v for k, v in raw.items() if v}
