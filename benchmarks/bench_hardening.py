@@ -127,7 +127,7 @@ def main() -> None:
                             f"{base}/pipeline/train", b"corpus=poem&steps=60", {"content-type": FORM})))
                         for _ in range(args.burst)]
                 jobs += [pool.submit(lambda: record("POST /api/train", request(
-                            f"{base}/api/train", b'{"corpus": "poem", "steps": 60}', {"content-type": "application/json"})))
+                            f"{base}/api/train", b'{"corpus": "poem", "steps": 60}', json_type)))
                          for _ in range(5)]
                 jobs += [pool.submit(lambda h=h: record(h[0], request(base + h[1], h[2], h[3]))) for h in hostile]
                 for job in jobs:

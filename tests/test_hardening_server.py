@@ -104,7 +104,8 @@ def test_concurrent_form_posts_beyond_the_limit_are_refused_before_any_model_is_
     for status, headers, body in refused:
         assert status == 429 and int(headers["retry-after"]) > 0
         assert "The lab trains at most 2 runs at a time" in body  # the form's language (lang=en)
-    assert api_status == 429 and int(api_headers["retry-after"]) > 0 and "already training" in json.loads(api_body)["message"]
+    assert api_status == 429 and int(api_headers["retry-after"]) > 0
+    assert "already training" in json.loads(api_body)["message"]  # the API's JSON path: the same limit
     assert [status for status, _, _ in accepted] == [303, 303]
     for _, headers, _ in accepted:  # answered at once with the run's page; the run trains in the background
         run_id = parse_qs(urlsplit(headers["location"]).query)["run"][0]
