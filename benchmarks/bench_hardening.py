@@ -5,7 +5,8 @@
 Starts the lab (`attnlab.web.server.background()`) in a child process on a free 127.0.0.1 port, then for
 `--seconds`: every second a burst of `--burst` concurrent no-JS form posts (`corpus=poem&steps=60`, the
 issue's reproducer) plus a few API training requests and hostile ones (a 2 MB body, a lone surrogate, a
-foreign Host, a cross-site Origin), while one client keeps asking GET /api/toy and another a static file.
+foreign Host, a cross-site Origin), while a separate client process keeps asking GET /api/toy and a static
+file, one request after another.
 Prints the number of requests, the 5xx count, p50/p95 of /api/toy during the load, the longest a cheap
 request waited, how training requests were answered, and the lab process's resident memory (start, peak).
 Everything stays on loopback and stops by itself (bounded by time and by request count).
@@ -14,6 +15,7 @@ Everything stays on loopback and stops by itself (bounded by time and by request
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -79,7 +81,29 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def probe(base: str) -> None:
+    """GET /api/toy and a static file, one after another each, until stdin closes; prints [kind, status, s]."""
+    found, stop = [], threading.Event()
+
+    def loop(kind: str, path: str) -> None:
+        while not stop.is_set():
+            found.append((kind, *request(base + path)))
+
+    threads = [threading.Thread(target=loop, args=("GET /api/toy", "/api/toy")),
+               threading.Thread(target=loop, args=("GET static", "/static/lab.css"))]
+    for th in threads:
+        th.start()
+    sys.stdin.read()
+    stop.set()
+    for th in threads:
+        th.join()
+    print(json.dumps(found))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--probe"]:
+        probe(sys.argv[2])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")
     parser.add_argument("--burst", type=int, default=45, help="concurrent form posts each second")
@@ -89,6 +113,7 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                              text=True)
+    prober = None
     try:
         base = child.stdout.readline().strip()
         if not base.startswith("http://127.0.0.1:"):
@@ -105,10 +130,6 @@ def main() -> None:
                 if len(results) >= args.max_requests:
                     stop.set()
 
-        def probe(kind: str, path: str) -> None:  # one cheap request after another, for the whole load
-            while not stop.is_set():
-                record(kind, request(base + path))
-
         json_type = {"content-type": "application/json"}
         hostile = [  # (what, path, data, headers)
             ("hostile 2 MB body", "/api/train", b"x" * (2 << 20), json_type),
@@ -117,9 +138,10 @@ def main() -> None:
              {"content-type": FORM, "origin": "http://evil.example"}),
             ("hostile Host", "/api/toy", None, {"host": "evil.example"}),
         ]
+        # The cheap requests come from a process of their own, so that this one's 50 threads do not delay them.
+        prober = subprocess.Popen([sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
         with ThreadPoolExecutor(args.burst + 16) as pool:
-            probes = [pool.submit(probe, "GET /api/toy", "/api/toy"),
-                      pool.submit(probe, "GET static", "/static/lab.css")]
             deadline = time.monotonic() + args.seconds
             while time.monotonic() < deadline and not stop.is_set():
                 started = time.monotonic()
@@ -133,11 +155,12 @@ def main() -> None:
                 for job in jobs:
                     job.result()
                 time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
-            stop.set()
-            for job in probes:
-                job.result()
+        probed, _ = prober.communicate(timeout=120)  # closing its stdin ends the probe
+        results += [(kind, status, seconds) for kind, status, seconds in json.loads(probed)]
         end_mem = memory_kib(child.pid)
     finally:
+        if prober is not None and prober.poll() is None:
+            prober.kill()
         child.stdin.close()
         try:
             child.wait(timeout=15)

@@ -129,9 +129,9 @@ def error_response(request: Request, status: int, message: str, headers: dict | 
     from the catalog in the page's language when it is there, else `message`."""
     if _wants_json(request):
         body = {"message": message, "detail": message if detail is None else detail}
-        return JSONResponse(body, status_code=status, headers=headers)
+        return JSONResponse(_json_safe(body), status_code=status, headers=headers)
     key = key or f"web.error.{status}"
-    text = t(key, lang_of(request)) if key in catalog() else message
+    text = t(key, lang_of(request)) if key in catalog() else _utf8(message)
     page = render(request, "error.html", status_code=status, code=status, message=text)
     page.headers.update(headers or {})
     return page
