@@ -126,7 +126,10 @@ def test_a_foreign_host_name_is_refused(client):
     for path in ("/api/toy", "/", "/static/lab.css"):
         response = client.get(path, headers={"host": "evil.example"})
         assert response.status_code == 400, path
-    assert "evil.example" in client.get("/api/toy", headers={"host": "evil.example"}).json()["message"]
+    refused = client.get("/api/toy", headers={"host": "evil.example"})
+    assert "evil.example" in refused.json()["message"]
+    assert "default-src 'self'" in refused.headers["content-security-policy"]  # refusals carry the headers too
+    assert refused.headers["referrer-policy"] == "same-origin"  # so the lab's own form posts carry their Origin
     for host in ("testserver", "localhost:8000", "127.0.0.1:1234", "[::1]:8000", "LOCALHOST."):
         assert client.get("/api/toy", headers={"host": host}).status_code == 200, host
 

@@ -29,6 +29,8 @@ from importlib import import_module
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab import __version__
 from attnlab.web import errors
@@ -53,6 +55,33 @@ CSP = (
 )
 
 
+# same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the lab's own form
+# posts, which the cross-site check (attnlab.web.limits) cannot tell from another site's.
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin"}
+
+
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every response that lacks them (pure ASGI: no task per request, streams untouched)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> FastAPI:
     """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
 
@@ -71,15 +100,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_B
     def favicon() -> FileResponse:
         return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
-    @app.middleware("http")
-    async def security_headers(request, call_next):
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        # same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the lab's own
-        # form posts, which the cross-site check (attnlab.web.limits) cannot tell from another site's.
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+    app.add_middleware(SecurityHeaders)  # outermost: the limits' own refusals carry the headers too
 
     for name in PAGES:
         app.include_router(import_module(name).router)
