@@ -7,6 +7,15 @@ import typer
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
+def exposure_warning(host: str) -> str | None:
+    """What `attnlab serve --host HOST` must say when HOST is not loopback (None when it is)."""
+    if host in LOOPBACK:
+        return None
+    return (f"attnlab serve: WARNING: listening on {host}, so other machines can reach the lab. The lab has no "
+            "authentication (no login, no password): anyone who can reach this port can use it and start "
+            "training runs on this machine. Use it only on a network you trust, or keep the default 127.0.0.1.")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def serve(
@@ -21,7 +30,8 @@ def register(app: typer.Typer) -> None:
         except OSError as err:
             typer.echo(f"attnlab serve: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
             raise typer.Exit(1) from None
-        if host not in LOOPBACK:
-            typer.echo(f"attnlab serve: listening on {host}, so other machines can reach the lab", err=True)
+        warning = exposure_warning(host)
+        if warning:
+            typer.echo(warning, err=True)
         typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
-        run(sock)
+        run(sock, hosts=(host,))

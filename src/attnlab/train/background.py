@@ -2,6 +2,9 @@
 
 The web page starts a run, then reads its events (server-sent events) from any point, as often as it
 likes; a late reader gets the whole curve. Only finished runs are evicted when too many are kept.
+
+One limit for every way to start a run: `reserve()` a slot first (cheap; raises `Busy` when `max_training`
+runs are training or being built), build the model, then `add(bg, slot=slot)`. A refusal costs no model.
 """
 
 from __future__ import annotations
@@ -67,6 +70,31 @@ class BackgroundRun:
             self.status = "failed"
 
 
+class Busy(RuntimeError):
+    """Every training slot is taken; try again in about `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Slot:
+    """A reserved training slot: handed to `Registry.add`, or given back when the `with` block ends unused."""
+
+    def __init__(self, registry: "Registry"):
+        self._registry, self.used = registry, False
+
+    def __enter__(self) -> "Slot":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Give the slot back unless a run holds it (then nothing happens; the run frees it when it ends)."""
+        self._registry._release(self)
+
+
 class Registry:
     """The runs of one server, by id; at most `max_runs` kept (finished ones are dropped oldest first)."""
 
@@ -75,6 +103,7 @@ class Registry:
         self._runs: OrderedDict[str, BackgroundRun] = OrderedDict()
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
+        self._reserved = 0  # slots handed out whose model is still being built
 
     def new_id(self) -> str:
         return f"{next(self._counter)}-{uuid.uuid4().hex[:8]}"
@@ -82,17 +111,35 @@ class Registry:
     def training(self) -> list[BackgroundRun]:
         return [r for r in self._runs.values() if not r.finished]
 
-    def add(self, bg: BackgroundRun, *, start: bool = True) -> BackgroundRun:
+    def reserve(self) -> Slot:
+        """A training slot, or `Busy` at once when runs training plus slots reserved reach `max_training`."""
         with self._lock:
-            if start and len(self.training()) >= self.max_training:
-                raise RuntimeError(f"{self.max_training} runs are already training; stop one first")
+            if len(self.training()) + self._reserved >= self.max_training:
+                raise Busy(f"{self.max_training} runs are already training; wait for one to finish or stop one")
+            self._reserved += 1
+            return Slot(self)
+
+    def _release(self, slot: Slot) -> None:
+        with self._lock:
+            if not slot.used:
+                slot.used = True
+                self._reserved -= 1
+
+    def add(self, bg: BackgroundRun, *, slot: Slot | None = None) -> BackgroundRun:
+        """Keep `bg` and start it, in `slot` (from `reserve()`) or in a free slot (else `Busy`)."""
+        with self._lock:
+            if slot is not None and not slot.used:
+                slot.used = True  # the run takes the slot's place in the count, under the same lock
+                self._reserved -= 1
+            elif len(self.training()) + self._reserved >= self.max_training:
+                raise Busy(f"{self.max_training} runs are already training; wait for one to finish or stop one")
             self._runs[bg.id] = bg
             while len(self._runs) > self.max_runs:
                 oldest = next((k for k, r in self._runs.items() if r.finished), None)
                 if oldest is None:
                     break
                 del self._runs[oldest]
-        return bg.start() if start else bg
+            return bg.start()  # under the lock, so the run counts as training before the next reserve()
 
     def get(self, run_id: str) -> BackgroundRun | None:
         return self._runs.get(run_id)

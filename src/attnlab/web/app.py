@@ -23,14 +23,18 @@ fixtures in `tests/browser/conftest.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import import_module
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab import __version__
 from attnlab.web import errors
+from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import STATIC_DIR
 
 # One line per page module; each module exposes `router`.
@@ -52,24 +56,52 @@ CSP = (
 )
 
 
-def create_app() -> FastAPI:
-    """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server."""
+# same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the lab's own form
+# posts, which the cross-site check (attnlab.web.limits) cannot tell from another site's.
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin"}
+
+
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every response that lacks them (pure ASGI: no task per request, streams untouched)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> FastAPI:
+    """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
+
+    `allowed_hosts`: the Host names it answers to besides localhost, 127.0.0.1 and ::1 (a server passes the
+    address it is bound to; see `attnlab.web.limits`). None, for an app used in-process (tests, export-site),
+    adds only "testserver", the name Starlette's TestClient sends. `max_body`: the largest request body (bytes).
+    """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
+    app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> FileResponse:
         return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
-    @app.middleware("http")
-    async def security_headers(request, call_next):
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
+    app.add_middleware(SecurityHeaders)  # outermost: the limits' own refusals carry the headers too
 
     for name in PAGES:
         app.include_router(import_module(name).router)

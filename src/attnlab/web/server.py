@@ -33,9 +33,11 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def serve(sock: socket.socket, log_level: str = "warning") -> None:
-    """Serve the lab on an already bound socket until interrupted."""
-    config = uvicorn.Config(create_app(), log_level=log_level, lifespan="off")
+def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = ()) -> None:
+    """Serve the lab on an already bound socket until interrupted; it answers to the socket's address, the
+    localhost names, and `hosts` (the name it was asked to listen on, e.g. `attnlab serve --host lab.local`)."""
+    app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts))
+    config = uvicorn.Config(app, log_level=log_level, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -43,7 +45,8 @@ def serve(sock: socket.socket, log_level: str = "warning") -> None:
 def background(app=None, host: str = "127.0.0.1") -> Iterator[str]:
     """Run the lab on a free loopback port in a daemon thread; yields its base URL, stops it on exit."""
     sock = bind(host, 0)
-    server = uvicorn.Server(uvicorn.Config(app or create_app(), log_level="warning", lifespan="off"))
+    app = app or create_app(allowed_hosts=(host, sock.getsockname()[0]))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="attnlab-server")
     thread.start()
     deadline = time.monotonic() + 20

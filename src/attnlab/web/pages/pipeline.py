@@ -3,8 +3,8 @@ live, ⑥ generate token by token. And its API: POST /api/train, GET /api/train/
 /api/train/{id}/events (server-sent events), DELETE /api/train/{id}, POST /api/generate, GET /api/pipeline.
 
 Runs live in this server's memory (a few at a time) and train in a background thread; the page follows one
-by SSE. Without JavaScript the settings form posts to /pipeline/train, which trains before answering and
-redirects to the result.
+by SSE. Without JavaScript the settings form posts to /pipeline/train, which starts the run the same way
+(the same limit) and redirects to the run's page; that page reloads itself until the run is done.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +27,7 @@ from attnlab.models import preset as model_preset
 from attnlab.sampling import Generation, generate, prob_text
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
-from attnlab.train.background import BackgroundRun, Registry
+from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
 from attnlab.web.render import lang_of, make_url, render
@@ -86,20 +87,33 @@ class RunStatus:
 
 # ---- runs ---------------------------------------------------------------------------------------------
 
-def _start(req: TrainRequest, *, background: bool = True) -> BackgroundRun:
-    """Build the seeded model and start (or, for the form post, just prepare) its training."""
+async def _start(req: TrainRequest) -> BackgroundRun:
+    """Reserve a training slot, then build the seeded model and train it in a background thread. Every way to
+    start a run (the API, the no-JS form) comes here. The reservation is a lock and a count, done on the event
+    loop: a refusal (429 with Retry-After) costs no worker thread and no model. The build runs on a worker
+    thread, never on the event loop, and training on the run's own thread."""
     try:
-        run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
-                      lr=req.lr, seed=req.seed, device="auto")
-    except ValueError as err:
-        field = "heads" if "divisible" in str(err) else "corpus"
-        raise unprocessable(("body", field), err, getattr(req, field)) from None
-    before = next_step(run.model, run.tokenizer)  # p(光 | 床前明月) before any training
-    bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before, pace=req.pace_ms / 1000)
+        slot = RUNS.reserve()
+    except Busy as err:
+        raise HTTPException(429, str(err), headers={"Retry-After": str(err.retry_after)}) from None
     try:
-        return RUNS.add(bg, start=background)
-    except RuntimeError as err:
-        raise HTTPException(429, str(err)) from None
+        return await run_in_threadpool(_build, req, slot)
+    finally:
+        slot.release()  # if this request was cancelled before the build started; a no-op once a run holds it
+
+
+def _build(req: TrainRequest, slot: Slot) -> BackgroundRun:
+    with slot:  # given back if building fails
+        try:
+            run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
+                          lr=req.lr, seed=req.seed, device="auto")
+        except ValueError as err:
+            field = "heads" if "divisible" in str(err) else "corpus"
+            raise unprocessable(("body", field), err, getattr(req, field)) from None
+        before = next_step(run.model, run.tokenizer)  # p(光 | 床前明月) before any training
+        bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before,
+                           pace=req.pace_ms / 1000)
+        return RUNS.add(bg, slot=slot)
 
 
 def _run_or_404(run_id: str) -> BackgroundRun:
@@ -118,9 +132,9 @@ def _status(bg: BackgroundRun) -> RunStatus:
 # ---- JSON API -----------------------------------------------------------------------------------------
 
 @router.post("/api/train", status_code=202, tags=["pipeline"])
-def api_train(body: TrainRequest, request: Request) -> TrainStarted:
+async def api_train(body: TrainRequest, request: Request) -> TrainStarted:
     """Start training a tiny GPT on a built-in poem in the background; follow it at `events`."""
-    bg = _start(body)
+    bg = await _start(body)
     return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
                         page=make_url("/pipeline", lang_of(request), run=bg.id))
 
@@ -302,7 +316,7 @@ def curve(history: list[dict], steps: int, vocab: int, width: int = 600, height:
 def pipeline_page(request: Request):
     params = request.query_params
     raw = _settings_from(params)
-    problems = ["pipeline.busy"] if params.get("error") == "busy" else []
+    problems = []
     gen_state = {k: (params.get(k) or v).strip() for k, v in GEN_FIELDS.items()}
     run_id = (params.get("run") or "").strip()
     bg = RUNS.get(run_id) if run_id else None
@@ -382,7 +396,7 @@ def pipeline_page(request: Request):
 
 
 @router.post("/pipeline/train", include_in_schema=False)
-def pipeline_train_form(
+async def pipeline_train_form(
     request: Request,
     corpus: Annotated[str, Form()] = "poem",
     layers: Annotated[str, Form()] = "",
@@ -393,17 +407,23 @@ def pipeline_train_form(
     seed: Annotated[str, Form()] = "",
     lang: Annotated[str, Form()] = "",
 ):
-    """The no-JavaScript path: train right here (the built-in poems take seconds), then show the result."""
+    """The no-JavaScript path: start the run like the API does, then show its page (which reloads itself
+    while the run trains). All slots taken: 429 with Retry-After and the reason in the page's language."""
     raw = dict(corpus=corpus, layers=layers, heads=heads, d_model=d_model, steps=steps, lr=lr, seed=seed)
     raw = {k: (v or "").strip() for k, v in raw.items()}
     lang = lang or lang_of(request)
     try:
-        bg = _start(_request_from(raw), background=False)
-    except (ValidationError, RequestValidationError, HTTPException) as err:
+        bg = await _start(_request_from(raw))
+    except (ValidationError, RequestValidationError):
         # The page, given the same fields, finds and shows the same problem beside the form.
         kept = {k: v for k, v in raw.items() if v}
-        busy = "busy" if isinstance(err, HTTPException) and err.status_code == 429 else None
-        return RedirectResponse(make_url("/pipeline", lang, error=busy, **kept), status_code=303)
-    bg.start()
-    bg.wait()
+        return RedirectResponse(make_url("/pipeline", lang, **kept), status_code=303)
+    except HTTPException as err:
+        if err.status_code != 429:
+            raise
+        in_lang = Request({**request.scope, "query_string": make_url("", lang).lstrip("?").encode()})
+        message = t("pipeline.busy", lang, n=RUNS.max_training)
+        page = render(in_lang, "error.html", status_code=429, code=429, message=message)
+        page.headers.update(err.headers or {})
+        return page
     return RedirectResponse(make_url("/pipeline", lang, run=bg.id), status_code=303)
