@@ -136,14 +136,43 @@ def test_leftovers_of_an_older_attnlab_are_recovered(tmp_path, two_checkpoints):
 
 
 def test_a_save_in_progress_is_left_alone(tmp_path, two_checkpoints):
-    """Leftovers of a process still running are its save in progress, not garbage."""
+    """While a save runs (here paused in a thread, half written), what lies beside the target is its work."""
+    import threading
+
+    a, b = two_checkpoints
+    out = tmp_path / "ck"
+    shutil.copytree(a, out)
+    writing, finish = threading.Event(), threading.Event()
+
+    def save():
+        with atomic.atomic_dir(out) as tmp:
+            shutil.copy(b / "config.json", tmp / "config.json")
+            writing.set()
+            finish.wait()
+            for f in b.iterdir():
+                shutil.copy(f, tmp / f.name)
+
+    saver = threading.Thread(target=save)
+    saver.start()
+    try:
+        writing.wait()
+        half = [p for p in tmp_path.iterdir() if p.name != "ck"]
+        assert len(half) == 1 and ".ck.tmp-" in half[0].name
+        assert not atomic.recover(out)
+        assert files(load_checkpoint(out).path) == files(a) and half[0].is_dir()  # readers get the old one
+    finally:
+        finish.set()
+        saver.join()
+    assert files(out) == files(b) and os.listdir(tmp_path) == ["ck"]
+
+
+def test_a_leftover_whose_process_id_is_taken_again_is_recovered(tmp_path, two_checkpoints):
+    """A container restarted after a crash gives the same small process ids again: the lock, not the id, says
+    whether a save still runs."""
     a, _ = two_checkpoints
-    shutil.copytree(a, tmp_path / "ck")
-    busy = tmp_path / f".ck.tmp-{os.getpid()}-0123abcd"
-    busy.mkdir()
-    assert not atomic.recover(tmp_path / "ck")
-    load_checkpoint(tmp_path / "ck")
-    assert busy.is_dir()
+    shutil.copytree(a, tmp_path / f".ck.old-{os.getpid()}-0123abcd")  # "alive" by its id, but nobody saves
+    assert atomic.recover(tmp_path / "ck")
+    assert files(tmp_path / "ck") == files(a) and os.listdir(tmp_path) == ["ck"]
 
 
 # --- 10. runs are not lost ---------------------------------------------------------------------------------
