@@ -115,7 +115,7 @@ def _train(run, out: Path) -> None:
         f"{n_params:,} parameters · {trainer.device}"
         + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
     )
-    for warning in run.warnings:
+    for warning in run.warnings if main else []:
         typer.echo(f"attnlab train: warning: {warning}", err=True)
     before = trainer.probe_prob()
 

@@ -205,9 +205,12 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     meta = read_meta(path)
     try:
         config = GPTConfig.from_dict(meta["model"])
-        check_loadable(config)
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{path / CONFIG} has an invalid model config: {e}") from None
+    try:
+        check_loadable(config)  # counted on the meta device: nothing is allocated
+    except ValueError as e:
+        raise CheckpointError(f"{path / CONFIG} describes a model too big to load: {e}") from None
     warnings = []
     sums = meta.get("sha256")
     if sums is None:
