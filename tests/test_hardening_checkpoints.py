@@ -285,9 +285,10 @@ def tamper(src: Path, dest: Path, *, model=None, top=None, write=None, rehash=Tr
     (dict(model={"context_length": 10**9}), "more than attnlab trains"),
     (dict(model={"n_layers": 10**9}), "layers are more than attnlab trains"),
     (dict(model={"vocab_size": 10**12}), "more than attnlab trains"),
+    (dict(model={"n_layers": 200}), "the model needs at least"),  # allowed, but far more than the file holds
     (dict(top={"sha256": [1]}), "sha256 must be a dict"),
     (dict(top={"corpus": "poem\x1b[2J"}), "corpus must be a printable name"),
-], ids=["version-x", "version-null", "d_model", "context", "layers", "vocab", "sha256", "corpus"])
+], ids=["version-x", "version-null", "d_model", "context", "layers", "vocab", "bigger", "sha256", "corpus"])
 def test_hostile_configs_are_refused_before_allocating(tmp_path, two_checkpoints, monkeypatch, change, message):
     _, b = two_checkpoints
     bad = tamper(b, tmp_path / "bad", **change)
@@ -300,6 +301,19 @@ def test_hostile_configs_are_refused_before_allocating(tmp_path, two_checkpoints
         load_checkpoint(bad)
     result = attnlab("generate", "--checkpoint", bad, "--prompt", "床")
     assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0 and message in result.stderr
+
+
+@pytest.mark.parametrize("sizes", [dict(), dict(tie_weights=True), dict(positions="rope", n_layers=3),
+                                   dict(positions="sinusoidal", d_ff=40, bias=False), dict(d_model=64, n_heads=4)])
+def test_the_parameter_floor_is_a_close_lower_bound_of_what_torch_builds(sizes):
+    """The loader's size check counts by formula; the real model has at least that many parameters (and at most
+    what biases and norms add)."""
+    from attnlab.models import GPT, preset
+    from attnlab.train.size import parameter_floor
+
+    cfg = preset("poem-tiny", vocab_size=11, **sizes)
+    real = sum(p.numel() for p in GPT(cfg).parameters())
+    assert parameter_floor(cfg) <= real <= 1.1 * parameter_floor(cfg)
 
 
 @pytest.mark.parametrize("state", [[], {"step": "x"}, {"step": 1, "param_groups": 3}, {"step": 1, "param_groups": [{}]}])

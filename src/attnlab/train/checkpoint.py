@@ -24,7 +24,7 @@ from safetensors.torch import load_file, load_model, save_file, save_model
 from attnlab.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import load_tokenizer, save_tokenizer
-from attnlab.train.integrity import changed_files, is_sha256, sha256_file, weights_mismatch
+from attnlab.train.integrity import changed_files, is_sha256, sha256_file, stored_numbers
 from attnlab.train.size import check_loadable
 
 FORMAT = "attnlab.gpt"
@@ -199,7 +199,7 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     """Model (eval mode), tokenizer and config.json of a checkpoint directory, or a CheckpointError.
 
     Everything is checked before the model is allocated: the config (types, and a size attnlab could have
-    trained), the weights' shapes in the file's header, and the files' checksums.
+    trained), that the file holds at least as many numbers as the model needs, and the files' checksums.
     """
     path = Path(path)
     meta = read_meta(path)
@@ -208,7 +208,7 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{path / CONFIG} has an invalid model config: {e}") from None
     try:
-        check_loadable(config)  # counted on the meta device: nothing is allocated
+        floor = check_loadable(config)  # counted by formula: nothing is allocated
     except ValueError as e:
         raise CheckpointError(f"{path / CONFIG} describes a model too big to load: {e}") from None
     warnings = []
@@ -217,13 +217,14 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
         warnings.append(f"{path} has no checksums (saved by an older attnlab), so damage to its files cannot be "
                         f"detected; saving it again (attnlab train --resume) adds them")
     try:
-        mismatch = weights_mismatch(path / MODEL, config)
+        stored = stored_numbers(path / MODEL)
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
         raise CheckpointError(f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: "
                               f"{str(e).splitlines()[0]}") from None
-    if mismatch:
-        raise CheckpointError(f"{path / MODEL} does not match the model in config.json: {mismatch[:300]}")
+    if stored < floor:  # the model would be bigger than the file: refused before allocating it
+        raise CheckpointError(f"{path / MODEL} does not match the model in config.json: the file holds "
+                              f"{stored:,} numbers, the model needs at least {floor:,}")
     if sums is not None and (changed := changed_files(path, sums, (MODEL, TOKENIZER))):
         raise CheckpointError(_changed_message(path, changed))
     try:
