@@ -46,6 +46,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             ckpt = load_checkpoint(checkpoint, device=pick_device(device))
+            for warning in ckpt.warnings:
+                typer.echo(f"attnlab generate: warning: {warning}", err=True)
             unknown = ckpt.tokenizer.unknown(prompt)
             if unknown:
                 fail("generate", f"the prompt has characters this checkpoint never saw: {''.join(unknown)!r} "

@@ -54,6 +54,7 @@ def register(app: typer.Typer) -> None:
         check_seed("train", seed)
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
+        from attnlab.train.checkpoint import check_out_dir
 
         if resume and any(v is not None for v in (layers, heads, d_model, context)):
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context")
@@ -64,6 +65,7 @@ def register(app: typer.Typer) -> None:
             _fail_once(str(err))
         try:
             try:
+                check_out_dir(out)  # before training, so a run is never thrown away for want of a place to go
                 if resume:
                     run = resume_run(out, corpus=corpus, device=where, **settings)
                 else:
@@ -97,7 +99,6 @@ def _train(run, out: Path) -> None:
 
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from attnlab.train import distributed
 
@@ -107,13 +108,15 @@ def _train(run, out: Path) -> None:
     probe = trainer.probe
     n_params = sum(p.numel() for p in run.model.parameters())
     console.print(
-        f"corpus {run.corpus}: {len(run.data.train)} training tokens"
+        f"corpus {escape(run.corpus)}: {len(run.data.train)} training tokens"
         + (f", {len(run.data.val)} held out" if run.data.val is not None else "")
         + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
         f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
         f"{n_params:,} parameters · {trainer.device}"
         + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
     )
+    for warning in run.warnings if main else []:
+        typer.echo(f"attnlab train: warning: {warning}", err=True)
     before = trainer.probe_prob()
 
     stop = {"asked": False}
@@ -122,10 +125,27 @@ def _train(run, out: Path) -> None:
         stop["asked"] = True
 
     main_thread = threading.current_thread() is threading.main_thread()  # signals can only be caught there
-    previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
-    # torchrun answers a terminal's Ctrl+C by sending SIGTERM to every rank at once: treat it as Ctrl+C (torchrun
-    # waits 30 s before SIGKILL), so no rank dies mid-step or mid-save while the others wait for it
-    sigterm = signal.signal(signal.SIGTERM, interrupt) if main_thread and distributed.active() else None
+    # SIGTERM (kill, timeout, systemd, and torchrun passing on a terminal's Ctrl+C to every rank) is a request
+    # to stop like Ctrl+C: finish the step, save, exit. Both stay caught until the checkpoint is written, so a
+    # second one cannot cut the save short.
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+    try:
+        _train_and_save(run, out, console, main, stop, before)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _train_and_save(run, out: Path, console, main: bool, stop: dict, before) -> None:
+    import threading
+
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from attnlab.train import distributed
+
+    trainer, cfg, probe = run.trainer, run.config, run.trainer.probe
+    main_thread = threading.current_thread() is threading.main_thread()
     distributed.barrier()  # every rank catches Ctrl+C before the hint says so
     if main_thread:
         console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
@@ -137,39 +157,35 @@ def _train(run, out: Path) -> None:
         shown = escape(label).replace("{", "{{").replace("}", "}}")  # TextColumn formats and parses markup
         columns.append(TextColumn(shown + " {task.fields[p]}"))
     columns.append(TimeElapsedColumn())
-    try:
-        with Progress(*columns, console=console, transient=False, disable=not main) as progress:
-            task = progress.add_task("train", total=cfg.steps, completed=trainer.step, loss="-", val="-", p="-")
+    with Progress(*columns, console=console, transient=False, disable=not main) as progress:
+        task = progress.add_task("train", total=cfg.steps, completed=trainer.step, loss="-", val="-", p="-")
 
-            def show(event: dict) -> None:
-                if event["type"] != "step":
-                    return
-                fields = dict(loss=f"{event['loss']:.4f}")
-                if event["val_loss"] is not None:
-                    fields["val"] = f"{event['val_loss']:.4f}"
-                if event["p_probe"] is not None:
-                    fields["p"] = f"{event['p_probe']:.3f}"
-                progress.update(task, completed=event["step"], **fields)
+        def show(event: dict) -> None:
+            if event["type"] != "step":
+                return
+            fields = dict(loss=f"{event['loss']:.4f}")
+            if event["val_loss"] is not None:
+                fields["val"] = f"{event['val_loss']:.4f}"
+            if event["p_probe"] is not None:
+                fields["p"] = f"{event['p_probe']:.3f}"
+            progress.update(task, completed=event["step"], **fields)
 
-            result = trainer.run(callback=show, should_stop=lambda: stop["asked"])
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGINT, previous)
+        result = trainer.run(callback=show, should_stop=lambda: stop["asked"])
 
-    try:
-        if main:
-            try:
-                path = run.save(out)
-            except (ValueError, OSError) as err:
-                fail("train", f"could not write the checkpoint: {err}", 1)
-        # every rank leaves together: a rank that tore down gloo while rank 0 still saved sometimes aborted
-        # (SIGABRT, "terminate called without an active exception") on a busy machine
-        distributed.barrier()
-        if main:
-            _report(console, probe, label, before, result, path, run.config.steps)
-    finally:
-        if sigterm is not None:
-            signal.signal(signal.SIGTERM, sigterm)
+    error = None
+    if main:
+        try:
+            path = run.save(out)
+        except (ValueError, OSError) as err:  # a full disk, no permission: one line, the folder as it was
+            error = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    # every rank leaves together: a rank that tore down gloo while rank 0 still saved sometimes aborted
+    # (SIGABRT, "terminate called without an active exception") on a busy machine
+    distributed.barrier()
+    if error is not None:
+        fail("train", f"could not write the checkpoint to {out}: {error}; nothing there was changed, and this "
+                      f"run's training is lost", 1)
+    if main:
+        _report(console, probe, label, before, result, path, run.config.steps)
 
 
 def _report(console, probe, label: str, before, result, path, steps: int) -> None:

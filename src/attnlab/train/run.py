@@ -8,7 +8,7 @@ passed explicitly overrides them.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -18,7 +18,9 @@ from attnlab.text import BUILTIN_TEXTS, read_corpus, train_tokenizer
 from attnlab.train.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
 from attnlab.train.data import TokenData
 from attnlab.train.device import pick_device
+from attnlab.train.integrity import sha256_file
 from attnlab.train.loop import Probe, Trainer, TrainConfig
+from attnlab.train.size import MAX_LAYERS, MAX_TRAIN_BYTES, SizeEstimate, check_size, estimate_size  # noqa: F401
 
 # Per corpus: (model preset, training settings). Chosen so both poems are recited exactly after training,
 # for every seed we tried, in well under a few seconds on a 2-core CPU.
@@ -30,58 +32,6 @@ DEFAULTS: dict[str, tuple[str, dict]] = {
 FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250))
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
-
-# The largest run `new_run` builds: refused before any memory is taken, with what it would have needed.
-MAX_LAYERS = 256
-MAX_TRAIN_BYTES = 8 * 2**30
-
-
-@dataclass
-class SizeEstimate:
-    parameters: int
-    buffers: int  # non-learned tensors (positions, masks), in elements
-    train_bytes: int  # float32 weights + gradients + AdamW's two moments + activations of one step, roughly
-
-
-def estimate_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
-    """What a GPT of this config holds, counted on the meta device (nothing is allocated).
-
-    Every block is the same size, so one- and two-block models give the per-block count in closed form
-    and no model with thousands of blocks has to be built just to count it.
-    """
-    with torch.device("meta"):
-        one = GPT(dataclasses.replace(model_cfg, n_layers=1))
-        two = GPT(dataclasses.replace(model_cfg, n_layers=2))
-
-    def count(m):
-        return (sum(p.numel() for p in m.parameters()), sum(b.numel() for b in m.buffers()))
-
-    (p1, b1), (p2, b2) = count(one), count(two)
-    layers = model_cfg.n_layers
-    params, buffers = p1 + (layers - 1) * (p2 - p1), b1 + (layers - 1) * (b2 - b1)
-    c = model_cfg
-    t, d, d_ff = c.context_length, c.d_model, c.d_ff or 4 * c.d_model
-    # per block and window: q, k, v, attention scores and weights (H·T²), FFN hidden, residual and norms
-    activations = batch_size * layers * (2 * c.n_heads * t * t + t * (8 * d + 2 * d_ff)) + batch_size * t * 2 * c.vocab_size
-    return SizeEstimate(params, buffers, 4 * (4 * params + buffers + activations))
-
-
-def check_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
-    """ValueError saying what the model would need and the limit, when it is too big to train here."""
-    if model_cfg.n_layers > MAX_LAYERS:
-        raise ValueError(f"--layers {model_cfg.n_layers} is too many: the limit is {MAX_LAYERS}")
-    size = estimate_size(model_cfg, batch_size)
-    if size.train_bytes > MAX_TRAIN_BYTES:
-        raise ValueError(
-            f"this model is too big to train here: {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
-            f"context {model_cfg.context_length}, vocabulary {model_cfg.vocab_size} make {size.parameters:,} "
-            f"parameters and need about {_gib(size.train_bytes)} to train (batch {batch_size}); "
-            f"the limit is {_gib(MAX_TRAIN_BYTES)}. Use smaller --layers/--d-model/--context/--batch-size")
-    return size
-
-
-def _gib(n: int) -> str:
-    return f"{n / 2**30:,.1f} GiB"
 
 
 def corpus_defaults(corpus: str) -> tuple[str, dict]:
@@ -109,6 +59,8 @@ class Run:
     model: GPT
     data: TokenData
     trainer: Trainer
+    corpus_sha256: str | None = None  # of a corpus file, so --resume reads it only as it was
+    warnings: list[str] = field(default_factory=list)  # about the checkpoint it resumed, said once
 
     @property
     def config(self) -> TrainConfig:
@@ -119,6 +71,7 @@ class Run:
         last = t.history[-1] if t.history else {}
         return {
             "corpus": self.corpus,
+            "corpus_sha256": self.corpus_sha256,
             "tokenizer": self.tokenizer.kind,
             "train": self.config.to_dict(),
             "step": t.step,
@@ -159,9 +112,40 @@ def new_run(
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
     trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data))
-    if corpus not in BUILTIN_TEXTS:
-        corpus = str(Path(corpus).resolve())  # so --resume finds it from any directory
-    return Run(corpus, texts, tok, model, data, trainer)
+    corpus, checksum = _corpus_file(corpus)
+    return Run(corpus, texts, tok, model, data, trainer, checksum)
+
+
+def _corpus_file(corpus: str) -> tuple[str, str | None]:
+    """(name as saved, sha256): a file's absolute path, so --resume finds it from any directory, and hash."""
+    if corpus in BUILTIN_TEXTS:
+        return corpus, None
+    path = Path(corpus).resolve()
+    return str(path), sha256_file(path)
+
+
+def _resume_corpus(checkpoint, meta: dict) -> str:
+    """The corpus a checkpoint names, if it is still the one trained on: a name a checkpoint merely claims is
+    never read (an edited config.json could name any file), only one whose recorded sha256 matches."""
+    recorded = meta.get("corpus")
+    if not recorded:
+        raise CheckpointError(f"{checkpoint}/config.json does not say which corpus it was trained on; pass --corpus")
+    if recorded in BUILTIN_TEXTS:
+        return recorded
+    expected = meta.get("corpus_sha256")
+    if expected is None:
+        raise CheckpointError(f"{checkpoint}/config.json names the corpus file {recorded!r} without its sha256 "
+                              f"(an older attnlab, or an edited checkpoint), so it is not read unasked; "
+                              f"pass --corpus FILE to say what to resume on")
+    path = Path(recorded)
+    if not path.is_file():
+        raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, is not a file any more; "
+                              f"pass --corpus FILE to say what to resume on")
+    if sha256_file(path) != expected:
+        raise CheckpointError(f"the corpus {recorded!r} is not the one {checkpoint} was trained on (its sha256 "
+                              f"differs from the one in config.json); pass --corpus {recorded} to resume on it as it "
+                              f"is now")
+    return recorded
 
 
 def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str = "auto", **train_settings) -> Run:
@@ -169,12 +153,13 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     ckpt = load_checkpoint(checkpoint)
     scalars, tensors = load_train_state(checkpoint)
     meta = ckpt.meta
-    corpus = corpus or meta.get("corpus")
-    if not corpus:
-        raise CheckpointError(f"{checkpoint}/config.json does not say which corpus it was trained on; pass --corpus")
+    corpus = corpus or _resume_corpus(checkpoint, meta)  # the one the user names, or the one trained on
     stored = dict(meta.get("train") or {})
-    cfg = TrainConfig.from_dict({**stored, **{k: v for k, v in train_settings.items() if v is not None}})
-    step = int(scalars.get("step", 0))
+    try:
+        cfg = TrainConfig.from_dict({**stored, **{k: v for k, v in train_settings.items() if v is not None}})
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"cannot resume {checkpoint}: its training settings are invalid: {e}") from None
+    step = scalars["step"]
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     texts = read_corpus(corpus)
@@ -182,5 +167,10 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     dev = pick_device(device)
     ckpt.model.train()
     trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
-    trainer.load_state(scalars, tensors)
-    return Run(corpus, texts, ckpt.tokenizer, ckpt.model, data, trainer)
+    try:
+        trainer.load_state(scalars, tensors)
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise CheckpointError(f"the training state in {checkpoint} does not fit its model: {first}") from None
+    corpus, checksum = _corpus_file(corpus)
+    return Run(corpus, texts, ckpt.tokenizer, ckpt.model, data, trainer, checksum, ckpt.warnings)
