@@ -48,8 +48,9 @@ def test_neg_log_api_is_the_closed_form_and_checks_p(client):
 
 
 def test_first_step_api_equals_the_lesson(client):
-    api = client.get("/api/pipeline/first-step", params={"seed": 3, "lang": "en"}).json()
-    direct = as_dict(first_step(new_run("poem", seed=3, device="cpu"), lang="en"))
+    api = client.get("/api/pipeline/first-step", params={"seed": 3, "lang": "en", "seeds": 3}).json()
+    direct = as_dict(first_step(new_run("poem", seed=3, device="cpu"), seeds=3, lang="en"))
+    assert api["over_seeds"]["seeds"] == 3
     for part in ("plain", "adamw", "over_seeds"):
         assert api[part] == pytest.approx(direct[part])
     assert [c["text"] for c in api["claims"]] == [c["text"] for c in direct["claims"]]
@@ -89,6 +90,12 @@ def test_the_page_shows_the_same_numbers_without_javascript(client, lang):
         [api["adamw"]["lr"], api["adamw"]["p_before"], api["adamw"]["p_after"]]
     claims = re.search(r'id="first-step-claims".*?</ul>', html, re.S).group(0)
     assert claims.count('data-holds="true"') == len(api["claims"]) and 'data-holds="false"' not in claims
+    counted = client.get("/pipeline", params={"lang": lang, "seed": 3, "step5_seeds": "3"}).text
+    claims = re.search(r'id="first-step-claims".*?</ul>', counted, re.S).group(0)
+    api = client.get("/api/pipeline/first-step", params={"seed": 3, "lang": lang, "seeds": 3}).json()
+    for c in api["claims"]:
+        assert c["text"].replace("'", "&#39;") in claims
+    assert 'data-id="adamw_over_seeds"' in claims and 'id="first-seeds-form"' not in counted
     assert 'id="focus-table"' in html and 'id="focus-honest"' in html
     bad = client.get("/pipeline", params={"lang": lang, "p": "2"}).text
     assert 'id="neglog-problem"' in bad and 'id="neglog-value"' not in bad

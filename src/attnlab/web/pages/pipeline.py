@@ -419,11 +419,15 @@ def pipeline_train_form(
 SETTING_FIELDS = ("layers", "heads", "d_model", "steps", "lr")
 
 
+MAX_COUNT_SEEDS = 10
+
+
 @lru_cache(maxsize=64)
-def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str) -> FirstStep:
-    """The first update of the untrained model these settings build (deterministic, so cached)."""
+def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: int = 0) -> FirstStep:
+    """The first update of the untrained model these settings build (deterministic, so cached); with `seeds`,
+    also counted over seeds 0 .. seeds-1 (a second or more, so only when asked)."""
     run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
-    return first_step(run, lang=lang)
+    return first_step(run, seeds=seeds, lang=lang)
 
 
 def _settings_of(run_id: str | None, corpus: str, seed: int, sizes: dict) -> tuple[str, tuple, int]:
@@ -451,6 +455,7 @@ def api_first_step(
     d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
     steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
     lr: Annotated[float | None, Query(gt=0, le=1)] = None,
+    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower)")] = 0,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
 ) -> FirstStep:
     """Step ⑤'s first update on the untrained model: the text's plain gradient step on −log p(光) (lr halved
@@ -458,7 +463,7 @@ def api_first_step(
     corpus, settings, seed = _settings_of(run, corpus, seed, dict(layers=layers, heads=heads, d_model=d_model,
                                                                   steps=steps, lr=lr))
     try:
-        return _first_step_for(corpus, settings, seed, lang)
+        return _first_step_for(corpus, settings, seed, lang, seeds)
     except ValueError as err:
         field = "heads" if "divisible" in str(err) else "d_model"
         raise unprocessable(("query", field), err, dict(settings).get(field)) from None
@@ -487,6 +492,12 @@ def api_focus(
         raise unprocessable(("query", "text"), err, text) from None
 
 
+def _asked_seeds(params, name: str) -> int:
+    """How many seeds a page form asked to count over (0: none, or not a number from 1 to MAX_COUNT_SEEDS)."""
+    raw = (params.get(name) or "").strip()
+    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT_SEEDS else 0
+
+
 def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str) -> dict:
     """What the page shows for ⑤'s first update (with the −log p form) and ③'s 月, from the lessons above."""
     raw_p = (params.get("p") or "").strip() or "0.12"
@@ -502,12 +513,10 @@ def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str
     else:
         corpus_, settings, seed = corpus, tuple((k, getattr(req, k)) for k in SETTING_FIELDS
                                                 if getattr(req, k) is not None), req.seed
-    out["first"] = _first_step_for(corpus_, settings, seed, lang)
+    out["first"] = _first_step_for(corpus_, settings, seed, lang, _asked_seeds(params, "step5_seeds"))
     text = BUILTIN_TEXTS[corpus_]
     if DEFAULT_QUERY in text:
-        want = (params.get("focus_seeds") or "").strip()
-        counted = None
-        if want.isdigit() and 1 <= int(want) <= 10:
-            counted = focus_over_seeds(corpus_, dict(settings), text, seeds=int(want))
+        want = _asked_seeds(params, "focus_seeds")
+        counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
         out["focus"] = focus(run.model, run.tokenizer, text, over_seeds=counted, lang=lang)
     return out
