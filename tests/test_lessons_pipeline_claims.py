@@ -105,3 +105,12 @@ def test_focus_refuses_a_text_without_the_query():
     run = new_run("poem", seed=0, device="cpu")
     with pytest.raises(ValueError, match="not a token"):
         focus(run.model, run.tokenizer, "床前", query="月")
+
+
+def test_counting_over_seeds_is_only_for_small_models():
+    run = new_run("poem", d_model=128, layers=2, seed=0, device="cpu")  # 400k parameters
+    assert first_step(run).over_seeds is None  # the default counts only up to COUNT_LIMIT parameters
+    with pytest.raises(ValueError, match="too large to count"):
+        first_step(run, seeds=2)
+    with pytest.raises(ValueError, match="parameter-steps"):
+        focus_over_seeds("poem", {"d_model": 128, "layers": 2, "steps": 5000}, POEM, seeds=1)

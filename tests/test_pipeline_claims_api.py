@@ -112,3 +112,13 @@ def test_the_page_counts_over_seeds_when_asked(client):
     for h in api["heads"]:
         row = re.search(rf'id="focus-{h["layer"] + 1}-{h["head"] + 1}".*?</tr>', html, re.S).group(0)
         assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == h["weights"]
+
+
+def test_counting_over_seeds_is_refused_where_it_would_take_minutes(client):
+    big = {"d_model": 128, "layers": 2}  # 400k parameters: over the 250k that counting allows
+    refused = client.get("/api/pipeline/first-step", params={**big, "seeds": 2})
+    assert refused.status_code == 422 and "too large to count" in refused.text
+    html = client.get("/pipeline", params={**big, "step5_seeds": "2", "lang": "en"}).text
+    assert 'id="first-seeds-too-big"' in html and 'id="first-seeds-form"' not in html
+    assert 'data-id="adamw_over_seeds"' not in html and 'data-holds="false"' not in html
+    assert 'id="focus-seeds-too-big"' in html  # 400k parameters × 60 steps × 10 seeds is over the limit too

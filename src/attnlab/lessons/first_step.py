@@ -205,6 +205,11 @@ def _over_seeds(model, data, cfg, probe, device, seeds: int) -> SeedCount:
 
 # ---- the lesson ----------------------------------------------------------------------------------------
 
+def can_count(model) -> bool:
+    """Whether counting over seeds is quick enough for this model (one fresh model and two steps a seed)."""
+    return sum(p.numel() for p in model.parameters()) <= COUNT_LIMIT
+
+
 def first_step(run, *, seeds: int | None = None, lang: str = "zh") -> FirstStep:
     """The text's update rule and the real first AdamW step, each on a copy of `run`'s untrained model.
     `seeds`: count both over seeds 0 .. seeds-1 (0: do not); None: DEFAULT_SEEDS for models up to COUNT_LIMIT
@@ -216,9 +221,12 @@ def first_step(run, *, seeds: int | None = None, lang: str = "zh") -> FirstStep:
         raise ValueError("this run watches no target (no probe)")
     model, probe, cfg, device = run.model, trainer.probe, run.config, trainer.device
     if seeds is None:
-        seeds = DEFAULT_SEEDS if sum(p.numel() for p in model.parameters()) <= COUNT_LIMIT else 0
+        seeds = DEFAULT_SEEDS if can_count(model) else 0
     if not 0 <= seeds <= 100:
         raise ValueError(f"seeds must be from 0 to 100, got {seeds}")
+    if seeds and not can_count(model):
+        raise ValueError(f"this model has more than {COUNT_LIMIT:,} parameters: too large to count over seeds here; "
+                         "ask for seeds=0")
     with torch.random.fork_rng(devices=[]), threads_for(model):  # the run's own random stream is left as it was
         plain = _plain(model, probe, cfg.lr_at(0), device)
         adam = _adam(model, data=run.data, cfg=cfg, probe=probe, device=device)

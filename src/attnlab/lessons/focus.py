@@ -16,6 +16,12 @@ from attnlab.lessons.params import Claim
 from attnlab.lessons.pipeline import attention_step
 
 DEFAULT_QUERY, DEFAULT_EXPECTED = "月", "明"
+COUNT_WORK_LIMIT = 200_000_000  # parameters × steps × seeds the count may train (静夜思's defaults: ~1.6e8)
+
+
+def count_work(n_params: int, steps: int, seeds: int) -> int:
+    """How much training a count over `seeds` seeds is, in parameter-steps (compared with COUNT_WORK_LIMIT)."""
+    return n_params * steps * seeds
 
 
 @dataclass
@@ -99,6 +105,10 @@ def focus_over_seeds(corpus: str, settings: dict, text: str, query: str = DEFAUL
     with_expected = hits = per_model = 0
     for seed in range(seeds):
         run = new_run(corpus, **settings, seed=seed, device="cpu")
+        work = count_work(sum(p.numel() for p in run.model.parameters()), run.config.steps, seeds)
+        if work > COUNT_WORK_LIMIT:
+            raise ValueError(f"counting over {seeds} seeds would train {work:.2g} parameter-steps, more than this "
+                             f"lab allows ({COUNT_WORK_LIMIT:.2g}); use fewer seeds, steps or a smaller model")
         run.trainer.run()
         _, _, e, heads = _heads(run.model, run.tokenizer, text, query, expected)
         n = sum(h.top == e for h in heads) if e is not None else 0

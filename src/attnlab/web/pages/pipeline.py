@@ -22,8 +22,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
-from attnlab.lessons.first_step import FirstStep, NegLog, first_step, neg_log
-from attnlab.lessons.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, focus, focus_over_seeds
+from attnlab.lessons.first_step import FirstStep, NegLog, can_count, first_step, neg_log
+from attnlab.lessons.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
+                                   focus_over_seeds)
 from attnlab.lessons.pipeline import NextStep, PipelineView, next_step, pipeline
 from attnlab.models import preset as model_preset
 from attnlab.sampling import Generation, generate, prob_text
@@ -465,8 +466,8 @@ def api_first_step(
     try:
         return _first_step_for(corpus, settings, seed, lang, seeds)
     except ValueError as err:
-        field = "heads" if "divisible" in str(err) else "d_model"
-        raise unprocessable(("query", field), err, dict(settings).get(field)) from None
+        field = "heads" if "divisible" in str(err) else "seeds" if "seeds" in str(err) else "d_model"
+        raise unprocessable(("query", field), err, seeds if field == "seeds" else dict(settings).get(field)) from None
 
 
 @router.get("/api/pipeline/focus", tags=["pipeline"])
@@ -487,6 +488,9 @@ def api_focus(
     text = text or BUILTIN_TEXTS[corpus]
     try:
         counted = focus_over_seeds(corpus, dict(settings), text, query, expected, seeds) if seeds else None
+    except ValueError as err:
+        raise unprocessable(("query", "seeds" if "seeds" in str(err) else "text"), err, seeds) from None
+    try:
         return focus(model, tok, text, query, expected, over_seeds=counted, lang=lang)
     except ValueError as err:
         raise unprocessable(("query", "text"), err, text) from None
@@ -513,10 +517,15 @@ def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str
     else:
         corpus_, settings, seed = corpus, tuple((k, getattr(req, k)) for k in SETTING_FIELDS
                                                 if getattr(req, k) is not None), req.seed
-    out["first"] = _first_step_for(corpus_, settings, seed, lang, _asked_seeds(params, "step5_seeds"))
+    # Counting over seeds trains or steps ten fresh models: offered only where that takes seconds, not minutes.
+    out["first_countable"] = can_count(run.model)
+    want = _asked_seeds(params, "step5_seeds") if out["first_countable"] else 0
+    out["first"] = _first_step_for(corpus_, settings, seed, lang, want)
     text = BUILTIN_TEXTS[corpus_]
+    n_params = sum(p.numel() for p in run.model.parameters())
+    out["focus_countable"] = count_work(n_params, run.config.steps, MAX_COUNT_SEEDS) <= COUNT_WORK_LIMIT
     if DEFAULT_QUERY in text:
-        want = _asked_seeds(params, "focus_seeds")
+        want = _asked_seeds(params, "focus_seeds") if out["focus_countable"] else 0
         counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
         out["focus"] = focus(run.model, run.tokenizer, text, over_seeds=counted, lang=lang)
     return out
