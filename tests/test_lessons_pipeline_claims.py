@@ -40,8 +40,10 @@ def test_the_texts_plain_step_raises_p_for_every_seed(seed):
 def test_the_adamw_step_is_the_real_trainings_first_step_and_the_run_is_untouched():
     run = new_run("poem", seed=0, device="cpu")
     state = {k: v.clone() for k, v in run.model.state_dict().items()}
+    rng = torch.get_rng_state()
     r = first_step(run, seeds=0)
     assert run.trainer.step == 0 and all(torch.equal(state[k], v) for k, v in run.model.state_dict().items())
+    assert torch.equal(torch.get_rng_state(), rng)  # the run's dropout stream is as it was
     run.trainer.run(should_stop=lambda: True)  # the run's own first step, by the training loop itself
     first = run.trainer.history[0]
     assert r.adamw.p_after == pytest.approx(first["p_probe"], rel=1e-5)

@@ -146,7 +146,7 @@ def _explain_focus(console, ckpt, tokens: list[str], lang: str) -> None:
         table.add_column(escape(tok), justify="right")
     table.add_column(t("pipeline.focus.top", lang))
     for h in f.heads:
-        table.add_row(f"{h.layer + 1} / {h.head + 1}", *[num(w, 3) for w in h.weights], escape(h.top_token))
+        table.add_row(f"{h.layer + 1} / {h.head + 1}", *[num(w, 4) for w in h.weights], escape(h.top_token))
     console.print(table)
     for c in f.claims:
         console.print(("✓ " if c.holds else "✗ ") + escape(c.text), highlight=False)

@@ -227,7 +227,8 @@ def first_step(run, *, seeds: int | None = None, lang: str = "zh") -> FirstStep:
     if seeds and not can_count(model):
         raise ValueError(f"this model has more than {COUNT_LIMIT:,} parameters: too large to count over seeds here; "
                          "ask for seeds=0")
-    with torch.random.fork_rng(devices=[]), threads_for(model):  # the run's own random stream is left as it was
+    rng_devices = [device] if torch.device(device).type == "cuda" else []  # dropout on a GPU draws from its own stream
+    with torch.random.fork_rng(devices=rng_devices), threads_for(model):  # the run's random streams are left as they were
         plain = _plain(model, probe, cfg.lr_at(0), device)
         adam = _adam(model, data=run.data, cfg=cfg, probe=probe, device=device)
         count = _over_seeds(model, run.data, cfg, probe, device, seeds) if seeds else None

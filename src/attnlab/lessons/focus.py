@@ -126,7 +126,7 @@ def _claims(query, seen, e, heads, hits, over_seeds, lang) -> list[Claim]:
         # holds: the named token's weight is the row's largest (checked on the numbers, not assumed)
         claims.append(Claim(f"top_{h.layer + 1}_{h.head + 1}",
                             t("pipeline.focus.claim.top", lang, query=query, layer=h.layer + 1, head=h.head + 1,
-                              token=h.top_token, index=h.top + 1, w=f"{h.top_weight:.3f}"),
+                              token=h.top_token, index=h.top + 1, w=f"{h.top_weight:.4f}"),
                             h.top_weight, max(h.weights), h.top_weight >= max(h.weights)))
     if e is not None:
         counted = sum(max(h.weights) == h.weights[e] for h in heads)
