@@ -134,7 +134,6 @@ def _explain_focus(console, ckpt, tokens: list[str], lang: str) -> None:
 
     from attnlab.i18n import t
     from attnlab.lessons.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, focus
-    from attnlab.web.render import num
 
     query = DEFAULT_QUERY if DEFAULT_QUERY in tokens else tokens[-1]
     f = focus(ckpt.model, ckpt.tokenizer, "".join(tokens), query, DEFAULT_EXPECTED if query == DEFAULT_QUERY else None,
@@ -146,7 +145,7 @@ def _explain_focus(console, ckpt, tokens: list[str], lang: str) -> None:
         table.add_column(escape(tok), justify="right")
     table.add_column(t("pipeline.focus.top", lang))
     for h in f.heads:
-        table.add_row(f"{h.layer + 1} / {h.head + 1}", *[num(w, 4) for w in h.weights], escape(h.top_token))
+        table.add_row(f"{h.layer + 1} / {h.head + 1}", *[f"{w:.4f}" for w in h.weights], escape(h.top_token))
     console.print(table)
     for c in f.claims:
         console.print(("✓ " if c.holds else "✗ ") + escape(c.text), highlight=False)
