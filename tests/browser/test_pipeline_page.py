@@ -8,12 +8,19 @@ import re
 from attnlab.sampling import prob_text
 
 
+def opened(open_page, path: str, **options):
+    """The page at `path`, given time for a server's first measurement (a cold start on a busy machine)."""
+    page = open_page("/api/pipeline/neg-log", **options)
+    page.goto(path, timeout=120_000)
+    return page
+
+
 def points(page, selector: str) -> int:
     return len((page.get_attribute(selector, "points") or "").split())
 
 
 def test_train_live_then_generate(open_page, api):
-    page = open_page("/pipeline?lang=en")
+    page = opened(open_page, "/pipeline?lang=en")
     assert page.get_attribute("#pipeline", "data-status") == "untrained"
     page.fill("#set-steps", "120")
     page.check("#slow")  # 30 ms a step: about 4 s to watch
@@ -77,7 +84,7 @@ def test_train_live_then_generate(open_page, api):
 
 
 def test_stop_button_ends_the_run(open_page, api):
-    page = open_page("/pipeline")
+    page = opened(open_page, "/pipeline")
     page.check("#corpus-jingyesi")
     page.fill("#set-steps", "3000")
     page.check("#slow")
@@ -120,7 +127,7 @@ def test_bad_settings_are_explained_in_the_page(chromium, lab_url, new_watch):
 
 
 def test_without_javascript_the_form_trains(open_page):
-    page = open_page("/pipeline", js=False)
+    page = opened(open_page, "/pipeline", js=False)
     page.click("#train-button")  # a plain form post; the server trains, then redirects to the result
     page.wait_for_selector('#run-status[data-status="done"]')
     assert "run=" in page.url
@@ -141,13 +148,6 @@ def test_without_javascript_the_form_trains(open_page):
 def row_values(page, selector: str) -> list[float]:
     return [float(v) for v in page.locator(f"{selector} td[data-value]").evaluate_all(
         "cells => cells.map(c => c.dataset.value)")]
-
-
-def opened(open_page, path: str, **options):
-    """The page at `path`, given time for a server's first measurement (a cold start on a busy machine)."""
-    page = open_page("/api/pipeline/neg-log", **options)
-    page.goto(path, timeout=120_000)
-    return page
 
 
 def test_first_update_and_neg_log_with_javascript(open_page, live_update, api):
