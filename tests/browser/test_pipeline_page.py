@@ -8,12 +8,19 @@ import re
 from attnlab.sampling import prob_text
 
 
+def opened(open_page, path: str, **options):
+    """The page at `path`, given time for a server's first measurement (a cold start on a busy machine)."""
+    page = open_page("/api/pipeline/neg-log", **options)
+    page.goto(path, timeout=120_000)
+    return page
+
+
 def points(page, selector: str) -> int:
     return len((page.get_attribute(selector, "points") or "").split())
 
 
 def test_train_live_then_generate(open_page, api):
-    page = open_page("/pipeline?lang=en")
+    page = opened(open_page, "/pipeline?lang=en")
     assert page.get_attribute("#pipeline", "data-status") == "untrained"
     page.fill("#set-steps", "120")
     page.check("#slow")  # 30 ms a step: about 4 s to watch
@@ -81,7 +88,7 @@ def test_train_live_then_generate(open_page, api):
 
 
 def test_stop_button_ends_the_run(open_page, api):
-    page = open_page("/pipeline")
+    page = opened(open_page, "/pipeline")
     page.check("#corpus-jingyesi")
     page.fill("#set-steps", "3000")
     page.check("#slow")
@@ -124,7 +131,7 @@ def test_bad_settings_are_explained_in_the_page(chromium, lab_url, new_watch):
 
 
 def test_without_javascript_the_form_trains(open_page):
-    page = open_page("/pipeline", js=False)
+    page = opened(open_page, "/pipeline", js=False)
     page.click("#train-button")  # a plain form post; the server trains, then redirects to the result
     page.wait_for_selector('#run-status[data-status="done"]')
     assert "run=" in page.url
@@ -138,3 +145,68 @@ def test_without_javascript_the_form_trains(open_page):
     page.click("#gen-button")
     page.wait_for_selector("#gen-steps")
     assert page.inner_text("#gen-text") == "床前明月光"
+
+
+# ---- ⑤'s first update, the −log p form, ③'s 月 (lessons.first_step, lessons.focus) ------------------------
+
+def row_values(page, selector: str) -> list[float]:
+    return [float(v) for v in page.locator(f"{selector} td[data-value]").evaluate_all(
+        "cells => cells.map(c => c.dataset.value)")]
+
+
+def test_first_update_and_neg_log_with_javascript(open_page, live_update, api):
+    page = opened(open_page, "/pipeline?lang=en")
+    want = api("/api/pipeline/first-step?lang=en")
+    assert row_values(page, "#first-plain") == [want["plain"]["lr"], want["plain"]["p_before"], want["plain"]["p_after"]]
+    assert row_values(page, "#first-adamw") == [want["adamw"]["lr"], want["adamw"]["p_before"], want["adamw"]["p_after"]]
+    assert want["plain"]["p_after"] > want["plain"]["p_before"]  # the text's rule raises p(光) ...
+    assert want["adamw"]["p_after"] < want["adamw"]["p_before"]  # ... the real first step lowers it (seed 0)
+    claims = page.locator("#first-step-claims .claim")
+    assert claims.count() == len(want["claims"]) and page.locator("#first-step-claims .claim.fails").count() == 0
+    assert claims.first.locator(".text").inner_text() == want["claims"][0]["text"]
+    assert "lr·sign(g)" in page.inner_text("#first-step-why")
+
+    assert float(page.get_attribute("#neglog-value", "data-value")) == api("/api/pipeline/neg-log?p=0.12")["neg_log"]
+    page.fill("#neglog-p", "0.5")
+    live_update(page, lambda: page.click("#neglog-button"))  # lab.js swaps the page in; no reload
+    assert float(page.get_attribute("#neglog-value", "data-value")) == api("/api/pipeline/neg-log?p=0.5")["neg_log"]
+    assert page.input_value("#neglog-p") == "0.5"
+    page.fill("#neglog-p", "0")
+    live_update(page, lambda: page.click("#neglog-button"))
+    assert "0 < p ≤ 1" in page.inner_text("#neglog-problem") and page.locator("#neglog-value").count() == 0
+
+    # ③: 月's weights per layer and head, as the API measures them on the same (untrained) model
+    focus = api("/api/pipeline/focus?lang=en")
+    for h in focus["heads"]:
+        assert row_values(page, f"#focus-{h['layer'] + 1}-{h['head'] + 1}") == h["weights"]
+    assert page.locator("#focus-claims .claim.fails").count() == 0
+    assert page.locator("#focus-honest").is_visible()
+
+
+def test_first_update_and_focus_without_javascript(open_page, api):
+    page = opened(open_page, "/pipeline", js=False)
+    page.fill("#set-steps", "20")
+    with page.expect_navigation(timeout=120_000):
+        page.click("#train-button", no_wait_after=True)  # the plain form post trains, then shows the run
+    page.wait_for_selector('#run-status[data-status="done"]')
+    run_id = page.get_attribute("#pipeline", "data-run")
+    want = api(f"/api/pipeline/first-step?run={run_id}&lang=zh")  # the run's untrained model, before step 1
+    assert row_values(page, "#first-adamw") == [want["adamw"]["lr"], want["adamw"]["p_before"], want["adamw"]["p_after"]]
+    assert page.locator("#first-step-claims .claim .text").first.inner_text() == want["claims"][0]["text"]
+
+    page.fill("#neglog-p", "0.12")
+    page.click("#neglog-button")  # a plain GET form: the page comes back with the run kept
+    assert f"run={run_id}" in page.url
+    assert float(page.get_attribute("#neglog-value", "data-value")) == api("/api/pipeline/neg-log?p=0.12")["neg_log"]
+    assert page.inner_text("#neglog-value") == "2.1203"
+
+    focus = api(f"/api/pipeline/focus?run={run_id}&lang=zh")  # the trained model's 月
+    for h in focus["heads"]:
+        assert row_values(page, f"#focus-{h['layer'] + 1}-{h['head'] + 1}") == h["weights"]
+    texts = page.locator("#focus-claims .claim .text").all_inner_texts()
+    assert texts == [c["text"] for c in focus["claims"]]
+    with page.expect_navigation(timeout=300_000):
+        page.click("#focus-seeds-button", no_wait_after=True)  # trains seeds 0–9 with the run's settings (20 steps each), then counts
+    page.wait_for_selector('#focus-claims [data-id="expected_seeds"]')
+    counted = api(f"/api/pipeline/focus?run={run_id}&seeds=10&lang=zh")
+    assert page.inner_text('#focus-claims [data-id="expected_seeds"] .text') == counted["claims"][-1]["text"]

@@ -116,6 +116,7 @@ def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
         for i, (tok, row) in enumerate(zip(a.tokens, m.weights)):
             heat.add_row(escape(tok), *[num(w, 2) if j <= i else "·" for j, w in enumerate(row)])  # causal: j <= i
         console.print(heat)
+    _explain_focus(console, ckpt, a.tokens, lang)
 
     n = view.next
     console.rule(t("pipeline.step4.title", lang))
@@ -126,6 +127,31 @@ def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
         dist.add_row(escape(c.token), prob_text(c.prob))
     console.print(dist)
     console.print(t("pipeline.step4.uniform", lang, p=num(n.uniform)), style="dim")
+
+
+def _explain_focus(console, ckpt, tokens: list[str], lang: str) -> None:
+    """③ checked: where 月 (or else the prompt's last token) looks, per layer and head (attnlab.lessons.focus)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from attnlab.i18n import t
+    from attnlab.lessons.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, focus
+
+    query = DEFAULT_QUERY if DEFAULT_QUERY in tokens else tokens[-1]
+    f = focus(ckpt.model, ckpt.tokenizer, "".join(tokens), query, DEFAULT_EXPECTED if query == DEFAULT_QUERY else None,
+              lang=lang)
+    console.print(t("pipeline.focus.h", lang, query=f.query), style="bold")
+    table = Table(show_edge=False)
+    table.add_column(t("pipeline.focus.head", lang))
+    for tok in f.tokens:
+        table.add_column(escape(tok), justify="right")
+    table.add_column(t("pipeline.focus.top", lang))
+    for h in f.heads:
+        table.add_row(f"{h.layer + 1} / {h.head + 1}", *[f"{w:.4f}" for w in h.weights], escape(h.top_token))
+    console.print(table)
+    for c in f.claims:
+        console.print(("✓ " if c.holds else "✗ ") + escape(c.text), highlight=False)
+    console.print(t("pipeline.focus.honest", lang), style="dim")
 
 
 def _explain_steps(gen, lang: str) -> None:

@@ -84,6 +84,23 @@ def register(app: typer.Typer) -> None:
             distributed.teardown()
 
 
+def _first_update(run, console) -> None:
+    """Step ⑤'s first update before training starts: the text's plain gradient step on −log p(target) beside
+    the real first AdamW step, each on a copy of the untrained model (attnlab.lessons.first_step)."""
+    from rich.markup import escape
+
+    from attnlab.i18n import t
+    from attnlab.lessons.first_step import first_step, neg_log
+
+    r = first_step(run, seeds=0, lang="en")
+    text = neg_log(0.12)
+    console.print(f"⑤ first update, on copies of the untrained model · −log p({escape(r.target)}) = "
+                  f"−log {r.arithmetic.p:.4f} = {r.arithmetic.neg_log:.4f} (the text's −log {text.p} = {text.neg_log:.4f})")
+    for c in r.claims:
+        console.print(("✓ " if c.holds else "✗ ") + escape(c.text), style="dim", highlight=False)
+    console.print(escape(t("pipeline.step5.first.why", "en", target=r.target)), style="dim", highlight=False)
+
+
 def _fail_once(message: str, code: int = 2) -> None:
     """Under torchrun every rank meets the same error: rank 0 says it, the others just exit."""
     from attnlab.train import distributed
@@ -117,6 +134,8 @@ def _train(run, out: Path) -> None:
     )
     for warning in run.warnings if main else []:
         typer.echo(f"attnlab train: warning: {warning}", err=True)
+    if main and not distributed.active() and trainer.step == 0 and probe is not None:
+        _first_update(run, console)
     before = trainer.probe_prob()
 
     stop = {"asked": False}

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
@@ -22,6 +23,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
+from attnlab.lessons.first_step import FirstStep, NegLog, can_count, first_step, neg_log
+from attnlab.lessons.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
+                                   focus_over_seeds)
 from attnlab.lessons.pipeline import NextStep, PipelineView, next_step, pipeline
 from attnlab.models import preset as model_preset
 from attnlab.sampling import Generation, generate, prob_text
@@ -384,6 +388,7 @@ def pipeline_page(request: Request):
     pc, tc = model_preset(preset_name, vocab_size=run.tokenizer.vocab_size), TrainConfig(**train_defaults)
     placeholders = dict(layers=pc.n_layers, heads=pc.n_heads, d_model=pc.d_model, steps=tc.steps, lr=tc.lr, seed=0)
     mc = run.model.config
+    checked = checked_steps(params, bg, req, corpus, run, settings_problem, lang) if view is not None else {}
     return render(
         request, "pipeline.html",
         raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
@@ -392,6 +397,7 @@ def pipeline_page(request: Request):
         placeholders=placeholders,
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
         gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size), prob_text=prob_text,
+        checked=checked, setting_fields=PAGE_FIELDS,
     )
 
 
@@ -427,3 +433,119 @@ async def pipeline_train_form(
         page.headers.update(err.headers or {})
         return page
     return RedirectResponse(make_url("/pipeline", lang, run=bg.id), status_code=303)
+
+
+# ---- step ⑤'s first update and step ③'s 月, checked (lessons.first_step, lessons.focus) -------------------
+
+SETTING_FIELDS = ("layers", "heads", "d_model", "steps", "lr")
+
+
+MAX_COUNT_SEEDS = 10
+
+
+@lru_cache(maxsize=64)
+def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: int = 0) -> FirstStep:
+    """The first update of the untrained model these settings build (deterministic, so cached); with `seeds`,
+    also counted over seeds 0 .. seeds-1 (a second or more, so only when asked)."""
+    run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
+    return first_step(run, seeds=seeds, lang=lang)
+
+
+def _settings_of(run_id: str | None, corpus: str, seed: int, sizes: dict) -> tuple[str, tuple, int]:
+    """(corpus, settings, seed) of a run, or of the query's settings; settings as a hashable tuple."""
+    if run_id:
+        bg = _run_or_404(run_id)
+        s = bg.settings
+        return bg.run.corpus, tuple((k, s[k]) for k in SETTING_FIELDS if s.get(k) is not None), int(s["seed"])
+    return corpus, tuple((k, v) for k, v in sizes.items() if v is not None), seed
+
+
+@router.get("/api/pipeline/neg-log", tags=["pipeline"])
+def api_neg_log(p: Annotated[float, Query(gt=0, le=1, description="a probability, 0 < p ≤ 1")] = 0.12) -> NegLog:
+    """The text's arithmetic in step ⑤: the loss −log p (natural log) of a probability, e.g. −log 0.12 ≈ 2.12."""
+    return neg_log(p)
+
+
+@router.get("/api/pipeline/first-step", tags=["pipeline"])
+def api_first_step(
+    run: Annotated[str | None, Query(description="a training run's id: its settings and seed (its model before training)")] = None,
+    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
+    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+    layers: Annotated[int | None, Query(ge=1, le=8)] = None,
+    heads: Annotated[int | None, Query(ge=1, le=8)] = None,
+    d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
+    steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
+    lr: Annotated[float | None, Query(gt=0, le=1)] = None,
+    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower)")] = 0,
+    lang: Annotated[Literal["zh", "en"], Query()] = "en",
+) -> FirstStep:
+    """Step ⑤'s first update on the untrained model: the text's plain gradient step on −log p(光) (lr halved
+    until p rises) beside the real training's first AdamW step, with claims that carry `holds`."""
+    corpus, settings, seed = _settings_of(run, corpus, seed, dict(layers=layers, heads=heads, d_model=d_model,
+                                                                  steps=steps, lr=lr))
+    try:
+        return _first_step_for(corpus, settings, seed, lang, seeds)
+    except ValueError as err:
+        field = "heads" if "divisible" in str(err) else "seeds" if "seeds" in str(err) else "d_model"
+        raise unprocessable(("query", field), err, seeds if field == "seeds" else dict(settings).get(field)) from None
+
+
+@router.get("/api/pipeline/focus", tags=["pipeline"])
+def api_focus(
+    run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
+    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
+    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+    text: Annotated[str | None, Query(max_length=200, description="default: the corpus's text")] = None,
+    query: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_QUERY,
+    expected: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_EXPECTED,
+    seeds: Annotated[int, Query(ge=0, le=10, description="also train seeds 0 .. seeds-1 with the run's settings and count (slow)")] = 0,
+    lang: Annotated[Literal["zh", "en"], Query()] = "en",
+) -> Focus:
+    """Step ③ checked: the weights from `query` (月) to every character it sees, per layer and head, and how
+    many heads give `expected` (明) the largest; with `seeds`, the same count over freshly trained models."""
+    model, tok, corpus = _model_for(run, corpus, seed)
+    _, settings, _ = _settings_of(run, corpus, seed, {})
+    text = text or BUILTIN_TEXTS[corpus]
+    try:
+        counted = focus_over_seeds(corpus, dict(settings), text, query, expected, seeds) if seeds else None
+    except ValueError as err:
+        raise unprocessable(("query", "seeds" if "seeds" in str(err) else "text"), err, seeds) from None
+    try:
+        return focus(model, tok, text, query, expected, over_seeds=counted, lang=lang)
+    except ValueError as err:
+        raise unprocessable(("query", "text"), err, text) from None
+
+
+def _asked_seeds(params, name: str) -> int:
+    """How many seeds a page form asked to count over (0: none, or not a number from 1 to MAX_COUNT_SEEDS)."""
+    raw = (params.get(name) or "").strip()
+    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT_SEEDS else 0
+
+
+def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str) -> dict:
+    """What the page shows for ⑤'s first update (with the −log p form) and ③'s 月, from the lessons above."""
+    raw_p = (params.get("p") or "").strip() or "0.12"
+    out: dict = {"neglog_p": raw_p, "neglog": None, "neglog_problem": None, "first": None, "focus": None}
+    try:
+        out["neglog"] = neg_log(float(raw_p))
+    except ValueError:
+        out["neglog_problem"] = t("pipeline.step5.neglog.error", lang, got=raw_p)
+    if bg is not None:
+        corpus_, settings, seed = _settings_of(bg.id, corpus, 0, {})
+    elif settings_problem:
+        corpus_, settings, seed = corpus, (), req.seed
+    else:
+        corpus_, settings, seed = corpus, tuple((k, getattr(req, k)) for k in SETTING_FIELDS
+                                                if getattr(req, k) is not None), req.seed
+    # Counting over seeds trains or steps ten fresh models: offered only where that takes seconds, not minutes.
+    out["first_countable"] = can_count(run.model)
+    want = _asked_seeds(params, "step5_seeds") if out["first_countable"] else 0
+    out["first"] = _first_step_for(corpus_, settings, seed, lang, want)
+    text = BUILTIN_TEXTS[corpus_]
+    n_params = sum(p.numel() for p in run.model.parameters())
+    out["focus_countable"] = count_work(n_params, run.config.steps, MAX_COUNT_SEEDS) <= COUNT_WORK_LIMIT
+    if DEFAULT_QUERY in text:
+        want = _asked_seeds(params, "focus_seeds") if out["focus_countable"] else 0
+        counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
+        out["focus"] = focus(run.model, run.tokenizer, text, over_seeds=counted, lang=lang)
+    return out
