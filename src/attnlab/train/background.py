@@ -97,6 +97,11 @@ class Registry:
     def get(self, run_id: str) -> BackgroundRun | None:
         return self._runs.get(run_id)
 
+    def remove(self, run_id: str) -> BackgroundRun | None:
+        """Forget a run (DELETE): its id no longer answers. Stop it first; a running thread is not killed."""
+        with self._lock:
+            return self._runs.pop(run_id, None)
+
 
 def wait_all(registry: Registry, timeout: float = 30.0) -> None:
     """Stop and join every run (used when the server shuts down, and by tests)."""

@@ -30,7 +30,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from attnlab import __version__
-from attnlab.web import errors
+from attnlab.web import errors, options
 from attnlab.web.render import STATIC_DIR
 
 # One line per page module; each module exposes `router`.
@@ -72,4 +72,5 @@ def create_app() -> FastAPI:
 
     for name in PAGES:
         app.include_router(import_module(name).router)
+    app.include_router(options.router)  # OPTIONS anywhere: every method the routes serve there
     return app

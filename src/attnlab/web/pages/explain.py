@@ -22,6 +22,7 @@ from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.params import ParamError
 from attnlab.web.render import lang_of, make_url, render
+from attnlab.web.responses import answers
 
 router = APIRouter()
 
@@ -141,7 +142,7 @@ def api_topics(request: Request) -> list[dict]:
              "params": [p.spec() for p in tp.params]} for tp in TOPICS.values()]
 
 
-@router.get("/api/explain/{topic}", tags=["explain"])
+@router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
 def api_explain(request: Request, topic: str) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
     d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
