@@ -30,6 +30,7 @@ from attnlab.train import TrainConfig, new_run
 from attnlab.train.background import BackgroundRun, Registry
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
+from attnlab.web.limits import closing
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import SSE, answers
 
@@ -182,6 +183,7 @@ async def api_train_events(run_id: str, request: Request):
     then `done` (or `failed`, with a message). A reconnecting client sends Last-Event-ID and continues after it."""
     bg = _run_or_404(run_id)
     start = resume_index(request.headers.get("last-event-id"))
+    shutting_down = closing(request.app)
 
     async def stream():
         i, quiet = start, 0.0
@@ -193,8 +195,8 @@ async def api_train_events(run_id: str, request: Request):
                 quiet = 0.0
             if bg.finished and i >= len(bg.events):
                 return
-            if await request.is_disconnected():
-                return
+            if await request.is_disconnected() or shutting_down.is_set():
+                return  # the reader left, or the server is stopping (it stops the runs too)
             await asyncio.sleep(0.05)
             quiet += 0.05
             if quiet >= 15:  # a comment line keeps proxies from closing an idle stream
