@@ -5,10 +5,14 @@ cached and limited, training pauses are capped, and SIGTERM stops a server that 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.train import new_run
+from attnlab.train.background import BackgroundRun
+from attnlab.web import limits
 from attnlab.web.app import create_app
 from attnlab.web.pages import pipeline as page_module
 
@@ -158,3 +162,114 @@ def test_sigterm_stops_the_server_while_a_client_follows_a_run(tmp_path):
             server.kill()
             server.wait()
         server.stdout.close()
+
+
+# ---- 5: expensive requests are bounded ---------------------------------------------------------------------
+
+class RecordingEvent(threading.Event):
+    """A stop switch that writes down every pause it is asked for."""
+
+    def __init__(self):
+        super().__init__()
+        self.pauses: list[float] = []
+
+    def wait(self, timeout=None):
+        if timeout is not None:
+            self.pauses.append(timeout)
+        return super().wait(timeout)
+
+
+def test_a_runs_pauses_share_one_budget():
+    run = new_run("poem", steps=50, seed=0, device="cpu")
+    stop = RecordingEvent()
+    bg = BackgroundRun(id="paced", run=run, settings={}, pace=0.2, pace_budget=1.0, _stop=stop).start()
+    assert bg.wait(timeout=300) and bg.status == "done"
+    assert len(stop.pauses) == 50 and sum(stop.pauses) == pytest.approx(1.0)  # not 50 x 0.2 s = 10 s
+    assert max(stop.pauses) <= 0.2
+
+
+def test_a_run_stops_itself_after_its_time_limit():
+    run = new_run("poem", steps=5000, seed=0, device="cpu")
+    bg = BackgroundRun(id="capped", run=run, settings={}, pace=0.2, max_seconds=0.5).start()  # >= 60 s of pauses
+    assert bg.wait(timeout=300) and bg.status == "stopped"
+    assert bg.run.trainer.step < 5000 and bg.events[-1]["type"] == "done" and bg.events[-1]["stopped"]
+
+
+@pytest.fixture
+def counted_lesson(monkeypatch):
+    """The forms lesson, counting its calls (a cheap topic stands in for the heavy ones)."""
+    import attnlab.lessons.forms as forms_module
+
+    calls = []
+    real = forms_module.forms
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(forms_module, "forms", counting)
+    monkeypatch.setattr(limits, "CACHE_MIN_S", 0.0)  # keep even quick results, for the test
+    monkeypatch.setattr(limits, "_cache", type(limits._cache)())
+    return calls
+
+
+def test_lesson_results_are_kept_by_parameters(client, counted_lesson):
+    first = client.get("/api/explain/forms", params={"n_tgt": 7})
+    again = client.get("/api/explain/forms", params={"n-tgt": "7", "n_src": 5})  # n_src=5 is the default
+    assert first.status_code == again.status_code == 200 and first.json() == again.json()
+    assert len(counted_lesson) == 1
+    client.get("/explain/forms", params={"n_tgt": 7})  # the page shares the result too
+    assert len(counted_lesson) == 1
+    client.get("/api/explain/forms", params={"n_tgt": 7, "lang": "en"})  # another language is another result
+    client.get("/api/explain/forms", params={"n_tgt": 8})
+    assert len(counted_lesson) == 3
+
+
+def test_busy_lessons_get_503_with_retry_after(client, counted_lesson, monkeypatch):
+    monkeypatch.setattr(limits, "LESSON_WAIT_S", 0.0)
+    taken = [limits.SLOTS.try_take() for _ in range(limits.LESSON_SLOTS)]  # as if heavy lessons were computing
+    try:
+        assert all(taken)
+        api = client.get("/api/explain/forms", params={"n_tgt": 9, "lang": "en"})
+        assert api.status_code == 503 and int(api.headers["retry-after"]) > 0
+        assert "try again" in api.json()["message"] and api.json()["detail"][0]["ctx"]["lang"] == "en"
+        page = client.get("/explain/forms", params={"n_tgt": 9})
+        assert page.status_code == 503 and "秒后再试" in page.text and int(page.headers["retry-after"]) > 0
+        assert client.get("/explain/forms/figure.png", params={"n_tgt": 9}).status_code == 503
+        assert client.get("/api/explain/forms", params={"n_tgt": "x"}).status_code == 422  # bad input: still 422
+        assert client.get("/api/toy").status_code == 200  # the rest of the lab keeps answering
+        assert counted_lesson == []
+    finally:
+        for _ in taken:
+            limits.SLOTS.give_back()
+    assert client.get("/api/explain/forms", params={"n_tgt": 9}).status_code == 200
+
+
+def test_a_long_lesson_does_not_hold_up_other_requests(client, monkeypatch):
+    import attnlab.lessons.forms as forms_module
+
+    release, entered = threading.Event(), threading.Event()
+    real = forms_module.forms
+
+    def slow(**kwargs):
+        if kwargs.get("n_tgt") == 11:  # only this question takes long
+            entered.set()
+            release.wait(120)
+        return real(**kwargs)
+
+    monkeypatch.setattr(forms_module, "forms", slow)
+    answers = []
+    waiting = [threading.Thread(target=lambda: answers.append(client.get("/api/explain/forms", params={"n_tgt": 11})))
+               for _ in range(3)]  # the same question three times: computed once, shared
+    for thread in waiting:
+        thread.start()
+    try:
+        assert entered.wait(120)
+        assert client.get("/api/toy").status_code == 200  # answered while the lesson computes
+        assert client.get("/api/explain/forms", params={"n_tgt": 12}).status_code == 200  # a free slot is used
+        assert answers == []
+    finally:
+        release.set()
+        for thread in waiting:
+            thread.join(120)
+    assert [a.status_code for a in answers] == [200] * 3 and answers[0].json() == answers[2].json()

@@ -63,7 +63,8 @@ class TrainRequest(BaseModel):
     steps: Int | None = Field(None, ge=1, le=5000, description="optimizer steps")
     lr: Num | None = Field(None, gt=0, le=1, description="peak learning rate")
     seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
-    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms)")
+    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); a run's pauses "
+                                                 "total at most 60 s, so long runs pause less")
 
 
 class GenerateRequest(BaseModel):
@@ -133,7 +134,8 @@ def _status(bg: BackgroundRun) -> RunStatus:
 
 @router.post("/api/train", status_code=202, tags=["pipeline"], responses=answers(400, 429))
 def api_train(body: TrainRequest, request: Request) -> TrainStarted:
-    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`."""
+    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`. A run stops
+    itself after 10 minutes (as if stopped: the model keeps what it learned)."""
     bg = _start(body)
     return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
                         page=make_url("/pipeline", lang_of(request), run=bg.id))
