@@ -56,6 +56,7 @@ def create_app() -> FastAPI:
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     @app.get("/favicon.ico", include_in_schema=False)
@@ -72,5 +73,4 @@ def create_app() -> FastAPI:
 
     for name in PAGES:
         app.include_router(import_module(name).router)
-    app.include_router(options.router)  # OPTIONS anywhere: every method the routes serve there
     return app

@@ -1,15 +1,14 @@
-"""OPTIONS on any address: 204 with an Allow header naming every method some route serves there.
+"""OPTIONS on any address the lab serves: 204 with an Allow header naming every method some route serves there.
 
 Starlette answers a method a path lacks with the methods of the first route that matches the path only
-(GET /api/train/{id} hides DELETE /api/train/{id}); this route gathers them from all routes.
+(GET /api/train/{id} hid DELETE /api/train/{id}); `install` gathers them from all routes. An address no
+route serves goes on to the usual 404.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import FastAPI, Request, Response
 from starlette.routing import Match
-
-router = APIRouter()
 
 
 def _routes(routes):
@@ -22,22 +21,24 @@ def _routes(routes):
             yield route
 
 
-def allowed_methods(request: Request) -> list[str]:
-    """The methods the app's routes serve at this request's path (HEAD with GET, OPTIONS always)."""
+def allowed_methods(app, scope) -> set[str]:
+    """The methods the app's routes serve at this request's path (mounts such as /static are left out)."""
     methods: set[str] = set()
-    scope = {**request.scope, "method": "GET"}
-    for route in _routes(request.app.routes):
-        if getattr(route, "methods", None) is None or route.path == "/{path:path}":
-            continue  # mounts (static files) and this route itself
+    scope = {**scope, "method": "GET"}
+    for route in _routes(app.routes):
+        if getattr(route, "methods", None) is None:
+            continue
         match, _ = route.matches(scope)
         if match != Match.NONE:
             methods |= set(route.methods)
-    return sorted(methods)
+    return methods
 
 
-@router.options("/{path:path}", include_in_schema=False, status_code=204)
-def options(request: Request, path: str) -> Response:
-    methods = allowed_methods(request)
-    if not methods:
-        raise HTTPException(404, "Not Found")
-    return Response(status_code=204, headers={"Allow": ", ".join(sorted(set(methods) | {"OPTIONS"}))})
+def install(app: FastAPI) -> None:
+    @app.middleware("http")
+    async def options(request: Request, call_next):
+        if request.method == "OPTIONS":
+            methods = allowed_methods(request.app, request.scope)
+            if methods:
+                return Response(status_code=204, headers={"Allow": ", ".join(sorted(methods | {"OPTIONS"}))})
+        return await call_next(request)
