@@ -63,8 +63,8 @@ class TrainRequest(BaseModel):
     steps: Int | None = Field(None, ge=1, le=5000, description="optimizer steps")
     lr: Num | None = Field(None, gt=0, le=1, description="peak learning rate")
     seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
-    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); a run's pauses "
-                                                 "total at most 60 s, so long runs pause less")
+    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); "
+                         "a run's pauses total at most 60 s, so long runs pause less")
 
 
 class GenerateRequest(BaseModel):
