@@ -55,6 +55,8 @@ def serve(sock: socket.socket, log_level: str = "warning") -> None:
     """Serve the lab on an already bound socket until interrupted (SIGINT or SIGTERM): streams end, runs stop."""
     app = create_app()
     LabServer(_config(app, log_level)).run(sockets=[sock])
+    # Reached when the server was told to exit; after a signal uvicorn raises it again once it has shut
+    # down (exit status 128 + signal), and handle_exit has already stopped the runs.
     stop_everything(app)
     from attnlab.web.pages.pipeline import RUNS
 
