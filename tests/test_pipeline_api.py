@@ -90,11 +90,11 @@ def test_stop_ends_a_run_early(client):
     while client.get(f"/api/train/{run_id}").json()["step"] < 3:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    stopped = client.delete(f"/api/train/{run_id}").json()
+    stopped = client.post(f"/api/train/{run_id}/stop").json()
     assert stopped["status"] == "stopped" and 3 <= stopped["step"] < 5000
     events = read_events(client, run_id)
     assert events[-1][1] == "done" and events[-1][2]["stopped"] and events[-1][2]["step"] == stopped["step"]
-    assert client.delete(f"/api/train/{run_id}").json()["status"] == "stopped"  # stopping twice is harmless
+    assert client.post(f"/api/train/{run_id}/stop").json()["status"] == "stopped"  # stopping twice is harmless
 
 
 def test_generation_through_the_api(client):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from attnlab.models import GPT, GPTConfig
@@ -95,14 +95,17 @@ logit_vectors = st.lists(st.floats(-20, 20, allow_nan=False, width=32), min_size
 
 @given(logit_vectors, st.floats(0.05, 5.0), st.one_of(st.none(), st.integers(1, 50)),
        st.one_of(st.none(), st.floats(0.01, 1.0)))
+@example([7.0, 7.000000476837158], 1.7, None, 0.01)
 def test_never_empty_and_kept_entries_unchanged(values, temperature, top_k, top_p):
     logits = torch.tensor(values)
     out = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
     kept = out > NEG_INF
     assert kept.any()
     assert torch.equal(out[kept], (logits / temperature)[kept])  # kept entries are exactly logits / T
-    probs = torch.softmax(logits, -1)
-    assert probs[kept].max() == probs.max()  # a most probable token always survives
+    # a most probable token always survives; "most probable" after the temperature, which is what the filters
+    # rank (7.0 and 7.0000005 both become 4.117647 at T = 1.7: a tie, and of ties the lower id is kept)
+    probs = torch.softmax(logits / temperature, -1)
+    assert probs[kept].max() == probs.max()
 
 
 @given(logit_vectors, st.floats(0.01, 0.999))
@@ -276,3 +279,65 @@ def test_greedy_cuts_everything_but_the_argmax():
 def test_prob_text_never_shows_a_positive_probability_as_zero(p, text):
     assert prob_text(p) == text
     assert float(prob_text(p)) == pytest.approx(p, rel=0.13, abs=5e-5)
+
+
+# --- every allowed option works (issue 14: T <= 1e-38 and top_p <= 1e-46 used to end in NaN) -----------------
+
+TINY = [5e-324, 1e-320, 1e-46, 1e-45, 1e-40, 1e-39, 1e-38, 1.2e-38, 1e-30]
+extreme_logits = st.lists(
+    st.one_of(st.floats(width=32, allow_nan=False), st.sampled_from([0.0, 1.0, 3.0, 3.0, float("-inf"), float("inf"),
+                                                                 float("nan"), 3.4e38, -3.4e38, 1e-45])),
+    min_size=1, max_size=12)
+temperatures = st.one_of(st.sampled_from(TINY + [10.0]), st.floats(0, 10, exclude_min=True))
+top_ps = st.one_of(st.none(), st.sampled_from(TINY + [1.0]), st.floats(0, 1, exclude_min=True))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(extreme_logits, temperatures, st.one_of(st.none(), st.integers(1, 20)), top_ps)
+def test_any_allowed_option_leaves_a_distribution_with_the_most_probable_token(values, temperature, top_k, top_p):
+    logits = torch.tensor(values, dtype=torch.float32)
+    out = filter_logits(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+    assert not torch.isnan(out).any() and not torch.isposinf(out).any()
+    kept = out > NEG_INF
+    assert kept.any()  # never empty
+    probs = torch.softmax(out, -1)
+    assert torch.isfinite(probs).all() and float(probs.sum()) == pytest.approx(1.0, abs=1e-5)
+    torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(0))  # what generate() draws with
+    clean = torch.nan_to_num(logits, nan=NEG_INF, posinf=float("inf"), neginf=NEG_INF)  # NaN counts as -inf
+    tempered = filter_logits(logits, temperature=temperature)
+    assert (tempered[clean == clean.max()] > NEG_INF).all()  # temperature alone never drops the largest logit
+    p_tempered = torch.softmax(tempered, -1)
+    assert kept[p_tempered == p_tempered.max()].any()  # a most probable token (of any ties) always stays
+
+
+@pytest.mark.parametrize("temperature", TINY)
+def test_temperature_near_zero_is_the_argmax(temperature):
+    logits = torch.tensor([1.0, 2.5, 2.4999998, -3.0, 0.0])
+    probs = torch.softmax(filter_logits(logits, temperature=temperature), -1)
+    assert probs.tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
+    tied = torch.softmax(filter_logits(torch.tensor([2.0, 5.0, 5.0]), temperature=temperature), -1)
+    assert tied.tolist() == [0.0, 0.5, 0.5]  # ties share the mass, as the limit T -> 0 does
+
+
+@pytest.mark.parametrize("top_p", TINY)
+def test_tiny_top_p_keeps_only_the_most_probable(top_p):
+    out = filter_logits(LOGITS, top_p=top_p)
+    assert [i for i in range(4) if out[i] > NEG_INF] == [3]
+    tied = filter_logits(torch.tensor([5.0, 1.0, 5.0]), top_p=top_p)
+    assert (tied > NEG_INF).tolist() == [True, False, False]  # of tied tokens the lower id, as documented
+
+
+def test_rows_of_only_minus_infinity_or_nan_are_uniform():
+    out = filter_logits(torch.tensor([[NEG_INF] * 3, [float("nan")] * 3, [float("nan"), 1.0, NEG_INF]]))
+    assert torch.equal(out[:2], torch.zeros(2, 3))  # every token ties for the most probable
+    assert torch.softmax(out, -1)[2].tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("options", [dict(temperature=5e-324), dict(temperature=1e-39), dict(top_p=1e-46),
+                                     dict(top_p=5e-324, temperature=10.0)])
+def test_generation_with_the_smallest_options_is_greedy(options):
+    model = untrained()
+    greedy = generate(model, TOK, "床", max_new_tokens=6, greedy=True, stop_at_eot=False)
+    drawn = generate(model, TOK, "床", max_new_tokens=6, seed=1, stop_at_eot=False, **options)
+    assert drawn.new_ids == greedy.new_ids
+    assert all(step.chosen.kept for step in drawn.steps)

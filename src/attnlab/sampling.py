@@ -47,10 +47,16 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
 
     top-k keeps the k largest (a tie with the k-th largest is kept too); top-p keeps the smallest set of
     most probable tokens whose probability sums to at least p (ties in sorted order go to the lower id);
-    the most probable token always stays, so the result is never empty.
+    the most probable token always stays, so the result is never empty: softmax of it is a distribution.
+
+    Every allowed option works, down to the smallest positive float: where logits / T overflows (T near 0),
+    a row is scaled as (logits - max) / T instead, the same distribution (the limit: all mass on the
+    argmax, shared by ties). A NaN logit counts as -inf; a row with nothing above -inf is uniform.
     """
     check_sampling(temperature, top_k, top_p)
-    logits = logits.float() / temperature  # (..., V)
+    logits = logits.float()
+    logits = logits.masked_fill(torch.isnan(logits), float("-inf"))  # (..., V)
+    logits = _scaled(logits, temperature)  # (..., V)
     vocab = logits.shape[-1]
     if top_k is not None and top_k < vocab:
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest logit
@@ -60,9 +66,22 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
         sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)
         mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # what the more probable tokens already hold
         drop_sorted = mass_before >= top_p  # p was reached without this token
+        drop_sorted[..., 0] = False  # the most probable stays, however small p is (1e-46 is 0 in float32)
         drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # back to vocabulary order
         logits = logits.masked_fill(drop, float("-inf"))
     return logits
+
+
+def _scaled(logits: Tensor, temperature: float) -> Tensor:
+    """logits / T; rows where that gives +inf or NaN (T tiny, +inf logits) or only -inf use the shifted form."""
+    scaled = logits / temperature  # (..., V)
+    broken = (torch.isnan(scaled) | torch.isposinf(scaled)).any(-1, keepdim=True) | torch.isneginf(scaled).all(-1, keepdim=True)
+    if not broken.any():
+        return scaled
+    top = logits.amax(dim=-1, keepdim=True)  # (..., 1)
+    gap = torch.where(logits == top, 0.0, logits.double() - top.double())  # (..., V) <= 0; the argmax (ties too) 0
+    shifted = (gap / temperature).float()  # in float64 T > 0 stays > 0; what overflows float32 becomes -inf
+    return torch.where(broken, shifted, scaled)
 
 
 @dataclass

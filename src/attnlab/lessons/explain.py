@@ -41,6 +41,10 @@ class Topic:
 
     def run(self, *, lang: str = "zh", **raw: Any):
         """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
+        return self.lesson(**self.parse(**raw), lang=lang)
+
+    def parse(self, **raw: Any) -> dict[str, Any]:
+        """The values given, parsed and checked one by one (ParamError names the first bad one)."""
         values = {k.replace("-", "_"): v for k, v in raw.items()}
         known = {p.name for p in self.params}
         unknown = sorted(k for k in values if k not in known)
@@ -51,8 +55,7 @@ class Topic:
                 unknown[0], "explain.error.no_param", topic=self.name, names=", ".join(unknown),
                 known=", ".join(p.name for p in self.params) or "—",
             )
-        parsed = {p.name: p.parse(values[p.name]) for p in self.params if p.name in values}
-        return self.lesson(**parsed, lang=lang)
+        return {p.name: p.parse(values[p.name]) for p in self.params if p.name in values}
 
     def plot(self, result, path, *, lang: str = "zh") -> None:
         """Write the topic's figure for `result` to `path` (.png or .svg)."""

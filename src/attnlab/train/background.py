@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from attnlab.train.run import Run
 
 STATUSES = ("training", "stopping", "stopped", "done", "failed")
+PACE_BUDGET_S = 60.0  # all of a run's pauses together (5000 steps at 200 ms would hold a slot for 17 minutes)
+MAX_RUN_S = 600.0  # a run stops itself after this long, like a stop request (the largest model is slow on a CPU)
 
 
 @dataclass
@@ -28,18 +30,25 @@ class BackgroundRun:
     settings: dict  # what was asked for (corpus, sizes, steps, lr, seed ...)
     before: object = None  # the untrained model's step ④ (a lesson dataclass), computed before step 1
     pace: float = 0.0  # seconds to wait after each step, so a learner can watch a tiny model learn
+    pace_budget: float = PACE_BUDGET_S  # longer runs pause less per step: pace * steps <= this
+    max_seconds: float | None = MAX_RUN_S  # then the run stops as if asked (None: no limit)
     events: list[dict] = field(default_factory=list)
     status: str = "training"
     error: str | None = None
     result: object = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _timer: threading.Timer | None = None
 
     @property
     def finished(self) -> bool:
         return self.status in ("stopped", "done", "failed")
 
     def start(self) -> "BackgroundRun":
+        if self.max_seconds is not None:
+            self._timer = threading.Timer(self.max_seconds, self.stop)
+            self._timer.daemon = True
+            self._timer.start()
         self._thread = threading.Thread(target=self._work, name=f"attnlab-train-{self.id}", daemon=True)
         self._thread.start()
         return self
@@ -58,7 +67,8 @@ class BackgroundRun:
     def _emit(self, event: dict) -> None:
         self.events.append(event)  # list.append is atomic: readers see whole events, in order
         if event["type"] == "step" and self.pace:
-            self._stop.wait(self.pace)  # a stop request cuts the pause short
+            pause = min(self.pace, self.pace_budget / max(1, self.run.trainer.cfg.steps))
+            self._stop.wait(pause)  # a stop request cuts the pause short
 
     def _work(self) -> None:
         try:
@@ -68,6 +78,9 @@ class BackgroundRun:
             self.error = f"{type(err).__name__}: {err}"
             self.events.append({"type": "failed", "message": self.error})
             self.status = "failed"
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
 
 
 class Busy(RuntimeError):
@@ -143,6 +156,11 @@ class Registry:
 
     def get(self, run_id: str) -> BackgroundRun | None:
         return self._runs.get(run_id)
+
+    def remove(self, run_id: str) -> BackgroundRun | None:
+        """Forget a run (DELETE): its id no longer answers. Stop it first; a running thread is not killed."""
+        with self._lock:
+            return self._runs.pop(run_id, None)
 
 
 def wait_all(registry: Registry, timeout: float = 30.0) -> None:

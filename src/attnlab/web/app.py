@@ -33,7 +33,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab import __version__
-from attnlab.web import errors
+from attnlab.web import errors, options
 from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import STATIC_DIR
 
@@ -93,6 +93,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_B
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
     app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -10,7 +10,9 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from attnlab.train.background import wait_all
 from attnlab.web.app import create_app
+from attnlab.web.budget import stop_everything
 
 
 def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
@@ -33,12 +35,34 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+GRACE_S = 5  # after a shutdown signal, requests still running get this long before they are cancelled
+
+
+class LabServer(uvicorn.Server):
+    """uvicorn's server that, on SIGTERM or Ctrl+C, first ends the event streams and stops training runs:
+    uvicorn alone waits for every open connection, and an event stream stays open as long as its run."""
+
+    def handle_exit(self, sig, frame) -> None:
+        stop_everything(self.config.app)
+        super().handle_exit(sig, frame)
+
+
+def _config(app, log_level: str = "warning") -> uvicorn.Config:
+    return uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=GRACE_S)
+
+
 def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = ()) -> None:
-    """Serve the lab on an already bound socket until interrupted; it answers to the socket's address, the
-    localhost names, and `hosts` (the name it was asked to listen on, e.g. `attnlab serve --host lab.local`)."""
+    """Serve the lab on an already bound socket until interrupted (SIGINT or SIGTERM): streams end, runs stop.
+    It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,
+    e.g. `attnlab serve --host lab.local`)."""
     app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts))
-    config = uvicorn.Config(app, log_level=log_level, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    LabServer(_config(app, log_level)).run(sockets=[sock])
+    # Reached when the server was told to exit; after a signal uvicorn raises it again once it has shut
+    # down (exit status 128 + signal), and handle_exit has already stopped the runs.
+    stop_everything(app)
+    from attnlab.web.pages.pipeline import RUNS
+
+    wait_all(RUNS, timeout=GRACE_S)
 
 
 @contextmanager
@@ -46,7 +70,7 @@ def background(app=None, host: str = "127.0.0.1") -> Iterator[str]:
     """Run the lab on a free loopback port in a daemon thread; yields its base URL, stops it on exit."""
     sock = bind(host, 0)
     app = app or create_app(allowed_hosts=(host, sock.getsockname()[0]))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = LabServer(_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="attnlab-server")
     thread.start()
     deadline = time.monotonic() + 20
@@ -57,6 +81,7 @@ def background(app=None, host: str = "127.0.0.1") -> Iterator[str]:
     try:
         yield url_of(sock)
     finally:
+        stop_everything(app)
         server.should_exit = True
         thread.join(timeout=5)
         sock.close()

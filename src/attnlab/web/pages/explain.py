@@ -15,13 +15,16 @@ import math
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.params import ParamError
+from attnlab.web import budget
 from attnlab.web.render import lang_of, make_url, render
+from attnlab.web.responses import answers
 
 router = APIRouter()
 
@@ -92,12 +95,22 @@ def _control(p) -> str:
     return p.kind
 
 
-def _lesson(topic: Topic, raw: dict[str, str], lang: str):
-    """(result, error message): the page shows the message instead of results when the input is bad."""
+async def _lesson(topic: Topic, raw: dict[str, str], lang: str):
+    """(result, error message): the page shows the message instead of results when the input is bad.
+    Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy passes through."""
     try:
-        return topic.run(lang=lang, **raw), None
+        return await budget.lesson(topic, raw, lang), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
+
+
+def _busy_page(request: Request, busy: budget.Busy):
+    """503 in the page's language, with Retry-After."""
+    lang = lang_of(request)
+    response = render(request, "error.html", status_code=503, code=503,
+                      message=t("explain.error.busy", lang, seconds=busy.retry_after))
+    response.headers["Retry-After"] = str(busy.retry_after)
+    return response
 
 
 @router.get("/explain", response_class=HTMLResponse, include_in_schema=False)
@@ -106,14 +119,17 @@ def explain_index(request: Request):
 
 
 @router.get("/explain/{topic}", response_class=HTMLResponse, include_in_schema=False)
-def explain_page(request: Request, topic: str):
+async def explain_page(request: Request, topic: str):
     tp = _topic(topic)
     lang = lang_of(request)
     raw = _raw(request)
-    result, error = _lesson(tp, raw, lang)
+    try:
+        result, error = await _lesson(tp, raw, lang)
+    except budget.Busy as busy:
+        return _busy_page(request, busy)
     query = {k: v for k, v in raw.items() if k not in FORM_HIDDEN}
-    return render(
-        request, "explain_topic.html", status_code=200 if error is None else 422,
+    return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
+        render, request, "explain_topic.html", status_code=200 if error is None else 422,
         topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
         sig=sig, heat_style=heat_style, query=query,
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
@@ -121,15 +137,24 @@ def explain_page(request: Request, topic: str):
 
 
 @router.get("/explain/{topic}/figure.png", include_in_schema=False)
-def explain_figure(request: Request, topic: str):
+async def explain_figure(request: Request, topic: str):
     tp = _topic(topic)
     lang = lang_of(request)
-    result, error = _lesson(tp, _raw(request), lang)
+    try:
+        result, error = await _lesson(tp, _raw(request), lang)
+    except budget.Busy as busy:
+        raise HTTPException(503, t("explain.error.busy", lang, seconds=busy.retry_after),
+                            headers={"Retry-After": str(busy.retry_after)}) from None
     if error is not None:
         raise HTTPException(422, error)
+    return Response(await run_in_threadpool(_png, tp, result, lang), media_type="image/png",
+                    headers={"Cache-Control": "no-store"})
+
+
+def _png(tp: Topic, result, lang: str) -> bytes:
     buffer = io.BytesIO()
     tp.plot(result, buffer, lang=lang)
-    return Response(buffer.getvalue(), media_type="image/png", headers={"Cache-Control": "no-store"})
+    return buffer.getvalue()
 
 
 @router.get("/api/explain", tags=["explain"])
@@ -141,20 +166,27 @@ def api_topics(request: Request) -> list[dict]:
              "params": [p.spec() for p in tp.params]} for tp in TOPICS.values()]
 
 
-@router.get("/api/explain/{topic}", tags=["explain"])
-def api_explain(request: Request, topic: str) -> JSONResponse:
+@router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
+async def api_explain(request: Request, topic: str) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
     d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
-    English; detail[0].ctx.localized in the requested language)."""
+    English; detail[0].ctx.localized in the requested language). Results are kept by parameters; when the
+    server already computes as many lessons as it runs at once: 503 with Retry-After (and the sentence in
+    `lang` at detail[0].ctx.localized)."""
     tp = _topic(topic)
     raw = _raw(request)
     lang = lang_of(request)
     try:
-        result = tp.run(lang=lang, **raw)
+        result = await budget.lesson(tp, raw, lang)
+    except budget.Busy as busy:
+        detail = [{"type": "busy", "loc": ["query"], "msg": str(busy),
+                   "ctx": {"localized": t("explain.error.busy", lang, seconds=busy.retry_after), "lang": lang}}]
+        return JSONResponse({"message": str(busy), "detail": detail}, status_code=503,
+                            headers={"Retry-After": str(busy.retry_after)})
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
         # message: English; detail[0].ctx.localized: the same sentence in `lang`, for the live page (explain.js)
         raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),
                                        "input": raw.get(err.name) if err.name else None,
                                        "ctx": {"localized": err.localized(lang), "lang": lang}}]) from None
-    return JSONResponse(as_dict(result))
+    return await run_in_threadpool(lambda: JSONResponse(as_dict(result)))

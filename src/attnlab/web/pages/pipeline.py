@@ -1,6 +1,7 @@
 """The whole pipeline page (/pipeline): ① ids ② embeddings ③ attention ④ next-token probabilities, ⑤ train
 live, ⑥ generate token by token. And its API: POST /api/train, GET /api/train/{id}, GET
-/api/train/{id}/events (server-sent events), DELETE /api/train/{id}, POST /api/generate, GET /api/pipeline.
+/api/train/{id}/events (server-sent events), POST /api/train/{id}/stop (stop, keep the model), DELETE
+/api/train/{id} (stop and forget), POST /api/generate, GET /api/pipeline.
 
 Runs live in this server's memory (a few at a time) and train in a background thread; the page follows one
 by SSE. Without JavaScript the settings form posts to /pipeline/train, which starts the run the same way
@@ -20,7 +21,7 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
 from attnlab.lessons.first_step import FirstStep, NegLog, can_count, first_step, neg_log
@@ -34,7 +35,9 @@ from attnlab.train import TrainConfig, new_run
 from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
+from attnlab.web.budget import closing
 from attnlab.web.render import lang_of, make_url, render
+from attnlab.web.responses import SSE, answers
 
 router = APIRouter()
 RUNS = Registry(max_runs=8, max_training=2)
@@ -43,30 +46,42 @@ PROMPTS = {"poem": "床前", "jingyesi": "床"}
 SHOWN_DIMS = 8  # embedding columns shown on the page (the API has them all)
 
 
+def _not_bool(value):
+    # JSON true/false would pass as 1/0; a number field takes numbers (and the page's digit strings) only.
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()}")
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_not_bool)]
+Num = Annotated[float, BeforeValidator(_not_bool)]
+
+
 class TrainRequest(BaseModel):
     """A training run's settings; a field left out takes the corpus's default."""
 
     model_config = ConfigDict(extra="forbid")
     corpus: Literal["poem", "jingyesi"] = "poem"
-    layers: int | None = Field(None, ge=1, le=8, description="Transformer blocks")
-    heads: int | None = Field(None, ge=1, le=8, description="attention heads per block; must divide d_model")
-    d_model: int | None = Field(None, ge=2, le=256, description="width of every token vector")
-    steps: int | None = Field(None, ge=1, le=5000, description="optimizer steps")
-    lr: float | None = Field(None, gt=0, le=1, description="peak learning rate")
-    seed: int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
-    pace_ms: int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms)")
+    layers: Int | None = Field(None, ge=1, le=8, description="Transformer blocks")
+    heads: Int | None = Field(None, ge=1, le=8, description="attention heads per block; must divide d_model")
+    d_model: Int | None = Field(None, ge=2, le=256, description="width of every token vector")
+    steps: Int | None = Field(None, ge=1, le=5000, description="optimizer steps")
+    lr: Num | None = Field(None, gt=0, le=1, description="peak learning rate")
+    seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
+    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); "
+                         "a run's pauses total at most 60 s, so long runs pause less")
 
 
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: str = Field(..., description="id of a training run (from POST /api/train)")
     prompt: str = Field(..., min_length=1, max_length=200)
-    max_new_tokens: int = Field(30, ge=1, le=300)
-    temperature: float = Field(1.0, ge=0, le=10, description="0 = greedy")
-    top_k: int | None = Field(None, ge=1)
-    top_p: float | None = Field(None, gt=0, le=1)
+    max_new_tokens: Int = Field(30, ge=1, le=300)
+    temperature: Num = Field(1.0, ge=0, le=10, description="0 = greedy")
+    top_k: Int | None = Field(None, ge=1)
+    top_p: Num | None = Field(None, gt=0, le=1)
     greedy: bool = False
-    seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    seed: Int | None = Field(None, ge=0, le=2**31 - 1)
 
 
 class TrainStarted(BaseModel):
@@ -135,42 +150,60 @@ def _status(bg: BackgroundRun) -> RunStatus:
 
 # ---- JSON API -----------------------------------------------------------------------------------------
 
-@router.post("/api/train", status_code=202, tags=["pipeline"])
+@router.post("/api/train", status_code=202, tags=["pipeline"], responses=answers(400, 429))
 async def api_train(body: TrainRequest, request: Request) -> TrainStarted:
-    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`."""
+    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`. A run stops
+    itself after 10 minutes (as if stopped: the model keeps what it learned)."""
     bg = await _start(body)
     return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
                         page=make_url("/pipeline", lang_of(request), run=bg.id))
 
 
-@router.get("/api/train/{run_id}", tags=["pipeline"])
+@router.get("/api/train/{run_id}", tags=["pipeline"], responses=answers(404))
 def api_train_status(run_id: str) -> RunStatus:
     """A run's status, settings and loss history so far."""
     return _status(_run_or_404(run_id))
 
 
-@router.delete("/api/train/{run_id}", tags=["pipeline"])
+@router.post("/api/train/{run_id}/stop", tags=["pipeline"], responses=answers(404))
 def api_train_stop(run_id: str) -> RunStatus:
-    """Stop a run after its current step; the model keeps what it has learned."""
+    """Stop a run after its current step; the model keeps what it has learned (generate with it)."""
     bg = _run_or_404(run_id)
     bg.stop()
     bg.wait(timeout=5)
     return _status(bg)
 
 
+@router.delete("/api/train/{run_id}", tags=["pipeline"], responses=answers(404))
+def api_train_delete(run_id: str) -> RunStatus:
+    """Stop a run and forget it: its last status is the answer; afterwards the run's URLs answer 404 (an
+    event stream already open still ends with `done`)."""
+    bg = _run_or_404(run_id)
+    bg.stop()
+    bg.wait(timeout=5)
+    RUNS.remove(run_id)
+    return _status(bg)
+
+
+def resume_index(last_event_id: str | None) -> int:
+    """The first event to send to a reader that saw up to Last-Event-ID (event ids count 0, 1, 2 ...):
+    anything that is not such an id (absent, negative, not a number) starts from the first event."""
+    text = (last_event_id or "").strip()
+    return int(text) + 1 if text.isascii() and text.isdigit() and len(text) <= 18 else 0
+
+
 def _sse(index: int, event: dict) -> str:
     return f"id: {index}\nevent: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
 
 
-@router.get("/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse)
+@router.get("/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse,
+            responses={**SSE, **answers(404)})
 async def api_train_events(run_id: str, request: Request):
     """Server-sent events: `step` (step, loss, p_probe, val_loss, lr, seconds) for every step from the first,
     then `done` (or `failed`, with a message). A reconnecting client sends Last-Event-ID and continues after it."""
     bg = _run_or_404(run_id)
-    try:
-        start = int(request.headers.get("last-event-id", "-1")) + 1
-    except ValueError:
-        start = 0
+    start = resume_index(request.headers.get("last-event-id"))
+    shutting_down = closing(request.app)
 
     async def stream():
         i, quiet = start, 0.0
@@ -182,8 +215,8 @@ async def api_train_events(run_id: str, request: Request):
                 quiet = 0.0
             if bg.finished and i >= len(bg.events):
                 return
-            if await request.is_disconnected():
-                return
+            if await request.is_disconnected() or shutting_down.is_set():
+                return  # the reader left, or the server is stopping (it stops the runs too)
             await asyncio.sleep(0.05)
             quiet += 0.05
             if quiet >= 15:  # a comment line keeps proxies from closing an idle stream
@@ -206,14 +239,14 @@ def _generate(req: GenerateRequest) -> Generation:
         raise unprocessable(("body", "prompt"), err, req.prompt) from None
 
 
-@router.post("/api/generate", tags=["pipeline"])
+@router.post("/api/generate", tags=["pipeline"], responses=answers(400, 404, 409))
 def api_generate(body: GenerateRequest) -> Generation:
     """Continue a prompt with a trained run's model, one token at a time (KV cache); every step's top
     candidates, whether each survived temperature / top-k / top-p, and the one chosen."""
     return _generate(body)
 
 
-@router.get("/api/pipeline", tags=["pipeline"])
+@router.get("/api/pipeline", tags=["pipeline"], responses=answers(404, 409))
 def api_pipeline(
     run: Annotated[str | None, Query(description="a training run's id; none = an untrained model")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
@@ -466,7 +499,7 @@ def api_neg_log(p: Annotated[float, Query(gt=0, le=1, description="a probability
     return neg_log(p)
 
 
-@router.get("/api/pipeline/first-step", tags=["pipeline"])
+@router.get("/api/pipeline/first-step", tags=["pipeline"], responses=answers(404))
 def api_first_step(
     run: Annotated[str | None, Query(description="a training run's id: its settings and seed (its model before training)")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
@@ -490,7 +523,7 @@ def api_first_step(
         raise unprocessable(("query", field), err, seeds if field == "seeds" else dict(settings).get(field)) from None
 
 
-@router.get("/api/pipeline/focus", tags=["pipeline"])
+@router.get("/api/pipeline/focus", tags=["pipeline"], responses=answers(404))
 def api_focus(
     run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",

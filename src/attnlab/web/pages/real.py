@@ -15,6 +15,7 @@ from attnlab.lessons import real as lesson
 from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
+from attnlab.web.responses import answers
 
 router = APIRouter()
 LEVELS = 8  # shades of a mini map; the full map of a head prints every number
@@ -79,7 +80,7 @@ def _missing() -> HTTPException:
     return HTTPException(503, lesson.ModelMissing().text("en"))
 
 
-@router.get("/api/real", tags=["real"])
+@router.get("/api/real", tags=["real"], responses=answers(503))
 def api_real(
     text: Annotated[str, Query(description="any sentence (English works best); at most 64 WordPiece tokens")] = lesson.DEFAULT_TEXT,
     layer: Annotated[int | None, Query(description="1..6: with head, the full map of one head")] = None,
@@ -94,7 +95,7 @@ def api_real(
         raise unprocessable(("query", err.field or "text"), err, {"layer": layer, "head": head}.get(err.field, text)) from None
 
 
-@router.get("/api/real/coreference", tags=["real"])
+@router.get("/api/real/coreference", tags=["real"], responses=answers(503))
 def api_coreference(lang: str = "en") -> lesson.Coreference:
     """How much "it" attends to each candidate in every head, and how many heads prefer the implied referent."""
     if not lesson.model_available():
@@ -102,7 +103,7 @@ def api_coreference(lang: str = "en") -> lesson.Coreference:
     return lesson.coreference("zh" if lang == "zh" else "en")
 
 
-@router.get("/api/real/embeddings", tags=["real"])
+@router.get("/api/real/embeddings", tags=["real"], responses=answers(503))
 def api_embeddings(
     word: Annotated[str, Query(description="one English word in the vocabulary")] = "king",
     lang: str = "en",

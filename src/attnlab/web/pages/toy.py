@@ -17,6 +17,7 @@ from attnlab.lessons.bad_input import BadInput
 from attnlab.lessons.toy import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import make_url, lang_of, render
+from attnlab.web.responses import answers
 
 router = APIRouter()
 
@@ -135,14 +136,14 @@ def _lesson_call(fn, body: BaseModel):
         raise unprocessable(("body",), err, body.model_dump()) from None
 
 
-@router.post("/api/toy/mix", tags=["toy"])
+@router.post("/api/toy/mix", tags=["toy"], responses=answers(400))
 def api_mix(body: MixRequest) -> Mix:
     """Scores and values in; weights a = softmax(s), output o = sum_j a_j v_j and the terms a_j v_j out.
     Exact fractions come back too when every e^{s_j} and every value is rational."""
     return _lesson_call(mix, body)
 
 
-@router.post("/api/toy/hand", tags=["toy"])
+@router.post("/api/toy/hand", tags=["toy"], responses=answers(400))
 def api_hand(body: MixRequest) -> HandCalc:
     """The hand calculation: 2 scores, 2 two-dim values, compared with the textbook values v1 = (2, 0),
     v2 = (0, 2) under the same scores (delta_o = sum_j a_j delta_v_j)."""

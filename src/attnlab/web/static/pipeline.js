@@ -2,7 +2,7 @@
 // posts to /pipeline/train, which trains and redirects to the result.
 // With it: the form starts a run through POST /api/train, the run's server-sent events
 // (/api/train/{id}/events) draw the loss and p(target) curves as they arrive, Stop sends
-// DELETE /api/train/{id}, and when the run ends the server-rendered result page is swapped in.
+// POST /api/train/{id}/stop, and when the run ends the server-rendered result page is swapped in.
 // Numbers are the server's; this file only places them on the curve (same scale as the server's SVG).
 (() => {
   "use strict";
@@ -154,7 +154,7 @@
     const runId = $("#live")?.dataset.run;
     if (!runId) return;
     button.disabled = true;
-    await fetch(`/api/train/${encodeURIComponent(runId)}`, { method: "DELETE", credentials: "same-origin" });
+    await fetch(`/api/train/${encodeURIComponent(runId)}/stop`, { method: "POST", credentials: "same-origin" });
     // the event stream then ends with `done` (stopped), which loads the result
   });
 

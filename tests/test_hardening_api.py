@@ -1,0 +1,275 @@
+"""Issue 14, the server's part: allowed input never ends in a 500, the event stream resumes only from real
+event ids, DELETE forgets a run, OPTIONS names every method, a bool is not a number, expensive lessons are
+cached and limited, training pauses are capped, and SIGTERM stops a server that is streaming events."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.train import new_run
+from attnlab.train.background import BackgroundRun
+from attnlab.web import budget as limits
+from attnlab.web.app import create_app
+from attnlab.web.pages import pipeline as page_module
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+    for bg in list(page_module.RUNS._runs.values()):
+        bg.stop()
+        bg.wait(10)
+
+
+def read_events(client, run_id: str, headers=None) -> list[tuple[int, str, dict]]:
+    """(id, event, data) of every event on the run's stream, until the server ends it."""
+    events, current = [], {}
+    with client.stream("GET", f"/api/train/{run_id}/events", headers=headers or {}) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if not line:
+                if "data" in current:
+                    events.append((int(current["id"]), current["event"], json.loads(current["data"])))
+                current = {}
+                continue
+            key, _, value = line.partition(": ")
+            current[key] = value
+    return events
+
+
+def trained(client, **settings) -> str:
+    response = client.post("/api/train", json={"corpus": "jingyesi", "steps": 8, **settings})
+    assert response.status_code == 202, response.text
+    run_id = response.json()["id"]
+    read_events(client, run_id)  # returns when the run has finished
+    return run_id
+
+
+# ---- 3: every allowed sampling option works ----------------------------------------------------------
+
+@pytest.mark.parametrize("options", [{"temperature": 1e-39}, {"temperature": 5e-324}, {"top_p": 1e-46},
+                                     {"top_p": 5e-324, "temperature": 10}])
+def test_smallest_temperature_and_top_p_generate_like_greedy(client, options):
+    run_id = trained(client)
+    body = {"run": run_id, "prompt": "床", "max_new_tokens": 8, "seed": 3}
+    greedy = client.post("/api/generate", json={**body, "greedy": True})
+    response = client.post("/api/generate", json={**body, **options})
+    assert response.status_code == 200, response.text
+    assert response.json()["new_ids"] == greedy.json()["new_ids"]  # the limit T -> 0 / p -> 0 is the argmax
+
+
+# ---- 7: the event stream, DELETE, OPTIONS, strict numbers -------------------------------------------------
+
+@pytest.mark.parametrize("last_id, first", [("-1000", 0), ("-3", 0), ("-1", 0), ("junk", 0), ("", 0), ("2", 3),
+                                            ("1e3", 0), ("99999999999999999999999", 0)])
+def test_last_event_id_resumes_only_after_a_real_event(client, last_id, first):
+    run_id = trained(client, steps=5)
+    everything = read_events(client, run_id)
+    assert [i for i, _, _ in everything] == list(range(len(everything)))
+    again = read_events(client, run_id, headers={"Last-Event-ID": last_id})
+    assert again == everything[first:]  # no event twice, none raised
+
+
+def test_delete_forgets_the_run(client):
+    run_id = trained(client)
+    last = client.delete(f"/api/train/{run_id}")
+    assert last.status_code == 200 and last.json()["id"] == run_id and last.json()["status"] == "done"
+    assert client.get(f"/api/train/{run_id}").status_code == 404
+    assert client.get(f"/api/train/{run_id}/events").status_code == 404
+    assert client.post("/api/generate", json={"run": run_id, "prompt": "床"}).status_code == 404
+    assert client.post(f"/api/train/{run_id}/stop").status_code == 404
+    assert client.delete(f"/api/train/{run_id}").status_code == 404
+
+
+def test_delete_stops_a_training_run(client):
+    started = client.post("/api/train", json={"corpus": "poem", "steps": 5000, "pace_ms": 20}).json()
+    last = client.delete(f"/api/train/{started['id']}").json()
+    assert last["status"] == "stopped" and last["step"] < 5000
+    assert client.get(f"/api/train/{started['id']}").status_code == 404
+
+
+def test_options_names_every_method_of_the_address(client):
+    response = client.options("/api/train/some-run")
+    assert response.status_code == 204
+    assert set(response.headers["allow"].split(", ")) == {"GET", "DELETE", "OPTIONS"}
+    assert set(client.options("/api/train").headers["allow"].split(", ")) == {"POST", "OPTIONS"}
+    assert client.options("/no/such/page").status_code == 404
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/api/train", {"pace_ms": False}), ("/api/train", {"steps": True}), ("/api/train", {"lr": True}),
+    ("/api/train", {"seed": False}), ("/api/generate", {"run": "x", "prompt": "床", "temperature": True}),
+    ("/api/generate", {"run": "x", "prompt": "床", "top_k": True}),
+])
+def test_a_bool_is_not_a_number(client, path, body):
+    response = client.post(path, json=body)
+    assert response.status_code == 422, response.text
+    assert "expected a number" in response.json()["message"]
+
+
+def test_openapi_documents_the_error_answers(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"404"} <= set(paths["/api/train/{run_id}"]["get"]["responses"])
+    assert {"404"} <= set(paths["/api/train/{run_id}"]["delete"]["responses"])
+    assert {"400", "429"} <= set(paths["/api/train"]["post"]["responses"])
+    assert {"404", "409"} <= set(paths["/api/generate"]["post"]["responses"])
+    assert {"404", "503"} <= set(paths["/api/explain/{topic}"]["get"]["responses"])
+    events = paths["/api/train/{run_id}/events"]["get"]["responses"]["200"]["content"]
+    assert "text/event-stream" in events
+
+
+# ---- 6: SIGTERM stops a server that streams events --------------------------------------------------------
+
+def test_sigterm_stops_the_server_while_a_client_follows_a_run(tmp_path):
+    import http.client
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    server = subprocess.Popen([sys.executable, "-m", "attnlab", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    try:
+        line = server.stdout.readline()
+        found = re.search(r"http://([\d.]+):(\d+)", line)
+        assert found, f"no URL in {line!r}"
+        host, port = found.group(1), int(found.group(2))
+        request = urllib.request.Request(
+            f"http://{host}:{port}/api/train", headers={"Content-Type": "application/json"},
+            data=json.dumps({"corpus": "poem", "steps": 5000, "pace_ms": 200}).encode())
+        run = json.load(urllib.request.urlopen(request, timeout=120))
+        stream = http.client.HTTPConnection(host, port, timeout=120)
+        stream.request("GET", run["events"])
+        response = stream.getresponse()
+        assert response.status == 200 and response.read1(64).startswith(b"retry:")  # the stream is open
+
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)  # generous: the claim is that it exits, not how fast
+        assert server.returncode is not None
+        response.read()  # and the stream was ended, not left hanging (this returns at the end of the stream)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+
+
+# ---- 5: expensive requests are bounded ---------------------------------------------------------------------
+
+class RecordingEvent(threading.Event):
+    """A stop switch that writes down every pause it is asked for."""
+
+    def __init__(self):
+        super().__init__()
+        self.pauses: list[float] = []
+
+    def wait(self, timeout=None):
+        if timeout is not None:
+            self.pauses.append(timeout)
+        return super().wait(timeout)
+
+
+def test_a_runs_pauses_share_one_budget():
+    run = new_run("poem", steps=50, seed=0, device="cpu")
+    stop = RecordingEvent()
+    bg = BackgroundRun(id="paced", run=run, settings={}, pace=0.2, pace_budget=1.0, _stop=stop).start()
+    assert bg.wait(timeout=300) and bg.status == "done"
+    assert len(stop.pauses) == 50 and sum(stop.pauses) == pytest.approx(1.0)  # not 50 x 0.2 s = 10 s
+    assert max(stop.pauses) <= 0.2
+
+
+def test_a_run_stops_itself_after_its_time_limit():
+    run = new_run("poem", steps=5000, seed=0, device="cpu")
+    bg = BackgroundRun(id="capped", run=run, settings={}, pace=0.2, max_seconds=0.5).start()  # >= 60 s of pauses
+    assert bg.wait(timeout=300) and bg.status == "stopped"
+    assert bg.run.trainer.step < 5000 and bg.events[-1]["type"] == "done" and bg.events[-1]["stopped"]
+
+
+@pytest.fixture
+def counted_lesson(monkeypatch):
+    """The forms lesson, counting its calls (a cheap topic stands in for the heavy ones)."""
+    import attnlab.lessons.forms as forms_module
+
+    calls = []
+    real = forms_module.forms
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(forms_module, "forms", counting)
+    monkeypatch.setattr(limits, "CACHE_MIN_S", 0.0)  # keep even quick results, for the test
+    monkeypatch.setattr(limits, "_cache", type(limits._cache)())
+    return calls
+
+
+def test_lesson_results_are_kept_by_parameters(client, counted_lesson):
+    first = client.get("/api/explain/forms", params={"n_tgt": 7})
+    again = client.get("/api/explain/forms", params={"n-tgt": "7", "n_src": 5})  # n_src=5 is the default
+    assert first.status_code == again.status_code == 200 and first.json() == again.json()
+    assert len(counted_lesson) == 1
+    client.get("/explain/forms", params={"n_tgt": 7})  # the page shares the result too
+    assert len(counted_lesson) == 1
+    client.get("/api/explain/forms", params={"n_tgt": 7, "lang": "en"})  # another language is another result
+    client.get("/api/explain/forms", params={"n_tgt": 8})
+    assert len(counted_lesson) == 3
+
+
+def test_busy_lessons_get_503_with_retry_after(client, counted_lesson, monkeypatch):
+    monkeypatch.setattr(limits, "LESSON_WAIT_S", 0.0)
+    taken = [limits.SLOTS.try_take() for _ in range(limits.LESSON_SLOTS)]  # as if heavy lessons were computing
+    try:
+        assert all(taken)
+        api = client.get("/api/explain/forms", params={"n_tgt": 9, "lang": "en"})
+        assert api.status_code == 503 and int(api.headers["retry-after"]) > 0
+        assert "try again" in api.json()["message"] and api.json()["detail"][0]["ctx"]["lang"] == "en"
+        page = client.get("/explain/forms", params={"n_tgt": 9})
+        assert page.status_code == 503 and "秒后再试" in page.text and int(page.headers["retry-after"]) > 0
+        assert client.get("/explain/forms/figure.png", params={"n_tgt": 9}).status_code == 503
+        assert client.get("/api/explain/forms", params={"n_tgt": "x"}).status_code == 422  # bad input: still 422
+        assert client.get("/api/toy").status_code == 200  # the rest of the lab keeps answering
+        assert counted_lesson == []
+    finally:
+        for _ in taken:
+            limits.SLOTS.give_back()
+    assert client.get("/api/explain/forms", params={"n_tgt": 9}).status_code == 200
+
+
+def test_a_long_lesson_does_not_hold_up_other_requests(client, monkeypatch):
+    import attnlab.lessons.forms as forms_module
+
+    release, entered = threading.Event(), threading.Event()
+    real = forms_module.forms
+
+    def slow(**kwargs):
+        if kwargs.get("n_tgt") == 11:  # only this question takes long
+            entered.set()
+            release.wait(120)
+        return real(**kwargs)
+
+    monkeypatch.setattr(forms_module, "forms", slow)
+    answers = []
+    waiting = [threading.Thread(target=lambda: answers.append(client.get("/api/explain/forms", params={"n_tgt": 11})))
+               for _ in range(3)]  # the same question three times: computed once, shared
+    for thread in waiting:
+        thread.start()
+    try:
+        assert entered.wait(120)
+        assert client.get("/api/toy").status_code == 200  # answered while the lesson computes
+        assert client.get("/api/explain/forms", params={"n_tgt": 12}).status_code == 200  # a free slot is used
+        assert answers == []
+    finally:
+        release.set()
+        for thread in waiting:
+            thread.join(120)
+    assert [a.status_code for a in answers] == [200] * 3 and answers[0].json() == answers[2].json()
