@@ -15,7 +15,7 @@ SMALL = {
     "sqrt-dk": {"n_samples": "1000", "n_keys": "8"},
     "positional": {"n_positions": "16", "d_model": "16", "n_check": "50"},
     "permutation": {"d_model": "8"},
-    "multihead": {"d_model": "32", "n_heads": "4", "n": "8"},
+    "multihead": {"d_model": "32", "n_heads": "4", "n": "8", "train_steps": "50"},
     "position-wise": {"n": "3", "d_model": "4"},
     "rnn-gradients": {"steps": "12", "hidden": "8"},
     "serial-vs-parallel": {"n_max": "32", "d_model": "8", "n_heads": "2", "repeats": "1"},
