@@ -18,7 +18,7 @@ SMALL = {
     "sqrt-dk": {"d_k": "8", "n_samples": "500", "n_keys": "8"},
     "positional": {"n_positions": "16", "d_model": "16", "delta": "3", "n_check": "50"},
     "permutation": {"sentence": "明月光", "d_model": "8", "shuffle": "reverse"},
-    "multihead": {"d_model": "32", "n_heads": "4", "n": "8"},
+    "multihead": {"d_model": "32", "n_heads": "4", "n": "8", "train_steps": "25"},
     "position-wise": {"n": "3", "d_model": "4", "bug": "true"},
     "rnn-gradients": {"steps": "10", "hidden": "8", "lam": "1.1"},
     "serial-vs-parallel": {"n_max": "32", "d_model": "8", "n_heads": "2", "repeats": "1"},

@@ -292,7 +292,8 @@ def test_ledger_shapes_for_the_toy():
     shapes = {r.name: r.shape for r in led.rows}
     assert shapes["Q"] == [4, 2] and shapes["K, V"] == [4, 2] and shapes["W_Q, W_K, W_V"] == [4, 2]
     assert shapes["S = QK^T / sqrt(d_k)"] == [4, 4] and shapes["A = softmax(S)"] == [4, 4]
-    assert shapes["concat(O_1..O_h)"] == [4, 4] and shapes["FFN W_1, W_2"] == [4, 16]
+    assert shapes["concat(O_1..O_h)"] == [4, 4] and shapes["FFN W_1"] == [4, 16]
+    assert shapes["FFN W_2"] == [16, 4]  # W_2 maps the 4d hidden units back to d
     assert (led.train_sequential_steps, led.generate_sequential_steps) == (1, 4)
 
 
@@ -305,7 +306,8 @@ def test_ledger_cost_equals_torch_flop_count(n, d, h):
     d_k = d // h
     x = torch.randn(n, d)
     W_Q, W_K, W_V, W_O = (torch.randn(d, d) for _ in range(4))
-    W_1, W_2 = torch.randn(d, 4 * d), torch.randn(4 * d, d)
+    shapes = {r.name: r.shape for r in shape_ledger(n, d, h).rows}
+    W_1, W_2 = torch.randn(*shapes["FFN W_1"]), torch.randn(*shapes["FFN W_2"])  # the ledger's own shapes must chain
     with FlopCounterMode(display=False) as counter:
         q = (x @ W_Q).view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
         k = (x @ W_K).view(n, h, d_k).transpose(0, 1)

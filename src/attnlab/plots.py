@@ -175,8 +175,7 @@ def plot_permutation(r, fig, tr: Labels) -> None:
 
 # --------------------------------------------------------------------------------------------- multihead
 def plot_multihead(r, fig, tr: Labels) -> None:
-    n_heads_shown = len(r.heads)
-    grid = fig.add_gridspec(2, max(2, n_heads_shown))
+    grid = fig.add_gridspec(2, 3)
     ax = fig.add_subplot(grid[0, :])
     labels = [tr("mh.params"), "FLOPs: addmm", "FLOPs: bmm", tr("mh.weights")]
     one = [r.one_head.params, r.one_head.flops_by_op.get("addmm", 0), r.one_head.flops_by_op.get("bmm", 0), r.one_head.weight_entries]
@@ -191,12 +190,17 @@ def plot_multihead(r, fig, tr: Labels) -> None:
     ax.set_xticks(x, labels)
     ax.set_title(tr("mh.count_title", d=r.params["d_model"], n=r.params["n"]))
     ax.legend(fontsize=8)
-    positions = [str(i) for i in range(len(r.heads[0].weights))] if r.heads else []
-    for k, head in enumerate(r.heads):
+    shown = r.heads or r.hand_built_heads  # the trained two heads of the first seed, else the hand-built ones
+    for k, head in enumerate(shown):
         ax = fig.add_subplot(grid[1, k])
-        _heat(ax, head.weights, xticks=positions, yticks=positions, vmin=0, vmax=1)
+        _heat(ax, head.weights, xticks=["0", "1", "2"], yticks=r.inputs, vmin=0, vmax=1)
         ax.set_title(tr("mh.head", h=head.head, kind=tr(f"mh.kind.{head.kind}")), fontsize=10)
-        ax.set(xlabel="key", ylabel="query")
+        ax.set(xlabel="key", ylabel="x₀ x₁ x₂")
+    if r.runs:
+        ax = fig.add_subplot(grid[1, 2])
+        ax.bar([str(run.n_heads) for run in r.runs], [run.solved for run in r.runs], color=[BLUE, RED, RED][: len(r.runs)])
+        ax.set_ylim(0, len(r.seeds))
+        ax.set(xlabel=tr("mh.heads_axis"), ylabel=tr("mh.solved_axis", n=len(r.seeds)))
     fig.suptitle(tr("mh.title"), fontsize=13)
     fig.tight_layout()
 

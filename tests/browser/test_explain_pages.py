@@ -3,6 +3,7 @@ answers only after the learner commits, and with JavaScript off every page is co
 
 from __future__ import annotations
 
+import urllib.request
 from urllib.parse import urlencode
 
 import pytest
@@ -15,7 +16,7 @@ SMALL = {
     "sqrt-dk": {"n_samples": "1000", "n_keys": "8"},
     "positional": {"n_positions": "16", "d_model": "16", "n_check": "50"},
     "permutation": {"d_model": "8"},
-    "multihead": {"d_model": "32", "n_heads": "4", "n": "8"},
+    "multihead": {"d_model": "32", "n_heads": "4", "n": "8", "train_steps": "25"},
     "position-wise": {"n": "3", "d_model": "4"},
     "rnn-gradients": {"steps": "12", "hidden": "8"},
     "serial-vs-parallel": {"n_max": "32", "d_model": "8", "n_heads": "2", "repeats": "1"},
@@ -154,6 +155,40 @@ def test_a_quiz_answer_shows_only_after_committing_one(open_page, api):
     explain_update(page, lambda: page.click("#quiz-5-go"))
     assert page.locator("#quiz-5-answer").is_visible() and answer_box.is_visible()  # a revealed answer stays
     assert page.locator('[data-bind="quizzes.4.correct"]').get_attribute("data-value") == "false"
+
+
+RUNS_ROWS = "rows => rows.map(r => [...r.querySelectorAll('th, td')].map(c => c.textContent.trim()))"
+HEAD_CELLS = "ts => ts.map(t => [...t.querySelectorAll('tbody td')].map(c => Number(c.dataset.value)))"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("js", [True, False])
+def test_multihead_shows_the_one_head_control_beside_two_and_four_heads_counted_over_seeds(open_page, api, lab_url, lang, js):
+    query = urlencode({**SMALL["multihead"], "lang": lang})
+    for seed in (0, 3):  # the lab trains 30 tiny models per first seed, once: wait for that before timing the page
+        with urllib.request.urlopen(f"{lab_url}/api/explain/multihead?{query}&seed={seed}", timeout=600) as resp:  # noqa: S310
+            assert resp.status == 200
+    page = open_page(f"/explain/multihead?{query}", js=js)
+    if js:  # a new first seed: the runs table, the head heatmaps and the claims come from the API's answer
+        explain_update(page, lambda: page.fill("#p-seed", "3"))
+        query = urlencode(current_params(page))
+    data = api(f"/api/explain/multihead?{query}")
+    assert data["seeds"] == list(range(data["params"]["seed"], data["params"]["seed"] + 10))
+    assert_binds_match(page, data)
+    runs = page.eval_on_selector_all("#runs-table tbody tr", RUNS_ROWS)
+    assert [[r[0], r[2], r[4]] for r in runs] == [[str(x["n_heads"]), str(x["solved"]), ", ".join(map(str, x["correct"]))]
+                                                   for x in data["runs"]]
+    assert [x["n_heads"] for x in data["runs"]] == [1, 2, 4] and data["runs"][0]["solved"] == 0
+    built = page.eval_on_selector_all("#hand-built-list table", HEAD_CELLS)
+    assert built == [[w for row in h["weights"] for w in row] for h in data["hand_built_heads"]]
+    trained = page.eval_on_selector_all("#head-list table", HEAD_CELLS)
+    assert trained == [[w for row in h["weights"] for w in row] for h in data["heads"]]
+    rows = page.eval_on_selector_all("#head-list table tbody th", "ths => ths.map(th => th.textContent.trim())")
+    assert rows[:8] == data["inputs"]
+    claims = page.eval_on_selector_all("#claims li", "lis => lis.map(li => [li.dataset.id, li.dataset.holds, li.querySelector('.text').textContent])")
+    assert [(c[0], c[1]) for c in claims] == [(c["id"], "true") for c in data["claims"]]
+    assert [c[2] for c in claims] == [c["text"] for c in data["claims"]]
+    assert ("种子" in page.locator("#runs-table caption").inner_text()) == (lang == "zh")
 
 
 @pytest.mark.parametrize("topic", list(TOPICS))

@@ -22,6 +22,31 @@ PARAMS = (
     Param("answer", "str", "", max_len=2000, help="the learner's answer to that quiz; its model answer then shows"),
 )
 
+# Quiz 2's answer shows a residual connection at work: the gradient through RESIDUAL_DEPTH layers x <- tanh(W x)
+# against x <- x + tanh(W x), with ||W||_2 = RESIDUAL_LAM < 1, by autograd.
+RESIDUAL_DEPTH, RESIDUAL_WIDTH, RESIDUAL_LAM = 40, 16, 0.9
+
+
+def residual_gradients() -> tuple[float, float]:
+    """(||d x_L / d x_0||_2 without, with residual connections): without, each layer's Jacobian diag(tanh') W has
+    norm <= lambda, so the product is <= lambda^L; with, each is I + diag(tanh') W, and the identity carries the
+    gradient through."""
+
+    with seeded(0):
+        W = torch.randn(RESIDUAL_WIDTH, RESIDUAL_WIDTH, dtype=torch.float64)
+        W = W * (RESIDUAL_LAM / torch.linalg.matrix_norm(W, ord=2))  # largest singular value = lambda
+        x0 = torch.randn(RESIDUAL_WIDTH, dtype=torch.float64)
+
+    def deep(x, residual: bool):
+        for _ in range(RESIDUAL_DEPTH):
+            x = x + torch.tanh(W @ x) if residual else torch.tanh(W @ x)
+        return x
+
+    norms = [torch.linalg.matrix_norm(torch.autograd.functional.jacobian(lambda x: deep(x, r), x0), ord=2).item()
+             for r in (False, True)]  # (width, width) Jacobians
+    return norms[0], norms[1]
+
+
 # Quiz 5 has numbers: weights [0.9, 0.05, 0.05] on values whose norms are 0.01, 100, 100.
 QUIZ5_WEIGHTS, QUIZ5_NORMS = (0.9, 0.05, 0.05), (0.01, 100.0, 100.0)
 
@@ -106,6 +131,8 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
         for k in ("window", "prefix", "representation", "vector", "prompt")
     ]
     committed = p["answer"].strip()
+    plain, res = residual_gradients()
+    residual = dict(plain=plain, res=res, L=RESIDUAL_DEPTH, lam=RESIDUAL_LAM, bound=RESIDUAL_LAM**RESIDUAL_DEPTH)
     quizzes = []
     for i in range(1, N_QUIZZES + 1):
         choices = [t(f"explain.glossary.quiz{i}.choice{j}", lang) for j in (1, 2)] if i == 5 else []
@@ -120,9 +147,15 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
             correct = picked == choices[1]
             contributions = [w * v for w, v in zip(QUIZ5_WEIGHTS, QUIZ5_NORMS)]  # ||a_j v_j|| = a_j ||v_j||
             numbers = {"weights": list(QUIZ5_WEIGHTS), "value_norms": list(QUIZ5_NORMS), "contributions": contributions}
+        fields = residual if i == 2 else {}
         quizzes.append(Quiz(i, t(f"explain.glossary.quiz{i}.q", lang), choices, committed if answered else None,
-                            t(f"explain.glossary.quiz{i}.a", lang) if answered else None, correct, numbers))
+                            t(f"explain.glossary.quiz{i}.a", lang, **fields) if answered else None, correct, numbers))
     order = [s.stage for s in stages]
     expected = ["token", "id", "embedding", "block", "logits", "probabilities"]
-    claims = [Claim("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), None, None, order == expected)]
+    claims = [
+        Claim("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), None, None, order == expected),
+        # The bound lambda^L is a theorem for the plain stack; the residual one is measured: it keeps the gradient.
+        Claim("residual", t("explain.glossary.claim.residual", lang, **residual), res, plain,
+              plain <= residual["bound"] * (1 + 1e-9) and res > 1e3 * plain),
+    ]
     return GlossaryResult("glossary", p, stages, context, quizzes, claims)

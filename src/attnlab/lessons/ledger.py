@@ -87,7 +87,8 @@ def shape_ledger(n: int = 4, d_model: int = 4, heads: int = 2) -> Ledger:
         ("O = A V", ["n", "d_k"], True, "rows", "new_row"),
         ("concat(O_1..O_h)", ["n", "h·d_k"], False, "rows", "new_row"),
         ("W_O", ["h·d_k", "d"], False, "weights", "weights"),
-        ("FFN W_1, W_2", ["d", "4d"], False, "weights", "weights"),
+        ("FFN W_1", ["d", "4d"], False, "weights", "weights"),  # x W_1: d -> 4d
+        ("FFN W_2", ["4d", "d"], False, "weights", "weights"),  # relu(x W_1) W_2: 4d -> d
         ("output", ["n", "d"], False, "rows", "new_row"),
     ]
     rows = [LedgerRow(name, sym, [sizes[s] for s in sym], per_head, train, gen) for name, sym, per_head, train, gen in spec]

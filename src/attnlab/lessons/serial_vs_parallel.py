@@ -112,7 +112,7 @@ def serial_vs_parallel(
 
     with seeded(p["seed"]):
         rnn, attn = RNN(d, d).eval(), MultiHeadAttention(d, h).eval()
-    sizes, n = [], 16
+    sizes, n = [], min(16, n_max // 2)  # at least two sizes, so that "grows with n" is something measured
     while n <= n_max:
         sizes.append(n)
         n *= 2
