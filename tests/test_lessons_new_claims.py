@@ -39,3 +39,32 @@ def test_tanh_saturation_keeps_the_gradient_under_the_linear_one():
     # with zero input h stays 0: tanh' = 1 everywhere, the tanh RNN is the linear one and explodes too
     assert small.chosen.mean_slope == 1.0 and small.linear.tanh_over_linear == pytest.approx(1.0, rel=1e-9)
     assert big.chosen.mean_slope < 0.9 and big.linear.tanh_over_linear < 1e-3
+
+
+# ------------------------------------------------------------------------------- the cost ledger's new rows
+SMALL_COMPLEXITY = dict(time_n_max=64, time_d_model=16, repeats=1)
+
+
+@pytest.mark.parametrize("n,d,h,mult", [(64, 32, 4, 4), (7, 48, 4, 2), (300, 16, 2, 8)])
+def test_rnn_row_and_crossover_at_n_equals_d(n, d, h, mult):
+    r = explain("complexity", n=n, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
+    # one step: two d x d matrix-vector products, 2 d^2 multiply-adds = 4 d^2 FLOPs
+    assert r.rnn.rnn_step_counted == 4 * d * d and r.rnn.rnn_flops == n * 4 * d * d
+    assert r.rnn.attention_flops == 8 * n * d * d + 4 * n * n * d and r.rnn.rnn_serial_steps == n
+    # n^2 d against n d^2: equal exactly at n = d, counted on our Block's bmm ops
+    assert r.rnn.crossover_attention_counted == r.rnn.crossover_rnn == 4 * d**3
+    assert all(c.holds for c in r.claims)
+
+
+@pytest.mark.parametrize("d,h,mult", [(32, 4, 4), (24, 2, 1), (64, 8, 8)])
+def test_ffn_share_counted_on_a_real_block_matches_torch_encoder_layer(d, h, mult):
+    r = explain("complexity", n=8, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
+    s = r.params_share
+    # torch's own post-LN encoder layer has exactly the same parameters: Q, K, V (in_proj), O, W_1, W_2, two norms
+    ref = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=mult * d)
+    assert s.total == sum(p.numel() for p in ref.parameters())
+    assert s.ffn == sum(p.numel() for m in (ref.linear1, ref.linear2) for p in m.parameters())
+    assert s.weights_share == pytest.approx(2 * mult / (4 + 2 * mult), rel=1e-15)
+    if mult == 4:
+        assert s.weights_share == pytest.approx(2 / 3, rel=1e-15) and 0.65 < s.ffn_share < 2 / 3  # biases: (8d² + 5d) / (12d² + 13d)
+    assert claims(r)["ffn_share"].holds
