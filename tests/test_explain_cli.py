@@ -22,7 +22,9 @@ SMALL = {
     "complexity": ["--n", "64", "--d-model", "32", "--n-heads", "4", "--time-n-max", "64", "--time-d-model", "16", "--repeats", "1"],
     "forms": ["--n-tgt", "3", "--n-src", "2"],
     "glossary": ["--quiz", "5", "--answer", "2"],
+    "norms": ["--batch", "4", "--d-model", "6", "--seed", "2"],
 }
+
 
 runner = CliRunner()
 

@@ -68,3 +68,19 @@ def test_ffn_share_counted_on_a_real_block_matches_torch_encoder_layer(d, h, mul
     if mult == 4:
         assert s.weights_share == pytest.approx(2 / 3, rel=1e-15) and 0.65 < s.ffn_share < 2 / 3  # biases: (8d² + 5d) / (12d² + 13d)
     assert claims(r)["ffn_share"].holds
+
+
+# --------------------------------------------------------------------------------- LayerNorm against BatchNorm
+@pytest.mark.parametrize("batch,d,seed", [(3, 2, 0), (8, 8, 1), (64, 64, 9)])
+def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
+    r = explain("norms", batch=batch, d_model=d, seed=seed)
+    x = torch.tensor([r.sample], dtype=torch.float64)  # (1, d)
+    ref = torch.nn.LayerNorm(d, dtype=torch.float64)  # torch's own LayerNorm, gamma 1, beta 0
+    np.testing.assert_allclose(r.ln_alone, ref(x)[0].detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(r.ln_in_a, r.ln_alone, atol=1e-12)
+    np.testing.assert_allclose(r.ln_in_b, r.ln_alone, atol=1e-12)
+    # BatchNorm's output for the same sample depends on its neighbours: by hand, over the batch's column
+    assert r.bn_diff > 1e-3 and r.bn_formula_diff < 1e-12 and r.bn_alone_refused
+    assert r.bn_eval_diff < 1e-12 and all(c.holds for c in r.claims)
+    with pytest.raises(ValueError):  # what bn_alone_refused records: a batch of one has no variance
+        torch.nn.BatchNorm1d(d)(torch.randn(1, d))

@@ -22,7 +22,9 @@ SMALL = {
     "complexity": {"n": "64", "d_model": "32", "n_heads": "4", "time_n_max": "64", "time_d_model": "16", "repeats": "1"},
     "forms": {"n_tgt": "3", "n_src": "2"},
     "glossary": {},
+    "norms": {"batch": "4", "d_model": "6"},
 }
+
 
 TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measured afresh by each call
 
