@@ -26,6 +26,8 @@ SMALL = {
     "forms": {"n_tgt": "3", "n_src": "2"},
     "glossary": {"quiz": "5", "answer": "2"},
     "norms": {"batch": "4", "d_model": "6", "seed": "2"},
+    "context-vectors": {"sentence_a": "苹果发布会", "sentence_b": "苹果真甜", "d_model": "16", "n_layers": "2"},
+
 }
 
 TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measurements: never compared

@@ -23,6 +23,8 @@ SMALL = {
     "forms": ["--n-tgt", "3", "--n-src", "2"],
     "glossary": ["--quiz", "5", "--answer", "2"],
     "norms": ["--batch", "4", "--d-model", "6", "--seed", "2"],
+    "context-vectors": ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜", "--d-model", "16", "--n-layers", "2"],
+
 }
 
 

@@ -84,3 +84,43 @@ def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
     assert r.bn_eval_diff < 1e-12 and all(c.holds for c in r.claims)
     with pytest.raises(ValueError):  # what bn_alone_refused records: a batch of one has no variance
         torch.nn.BatchNorm1d(d)(torch.randn(1, d))
+
+
+# ------------------------------------------------------------------------------- one word, two contexts
+@pytest.mark.parametrize("a,b,d,layers,seed", [("苹果发布会", "苹果真甜", 32, 2, 0), ("苹", "苹果", 4, 6, 7), ("我爱北京", "我爱", 16, 1, 3)])
+def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layers, seed):
+    from attnlab.lessons.context_vectors import shared_prefix
+
+    r = explain("context-vectors", sentence_a=a, sentence_b=b, d_model=d, n_layers=layers, seed=seed)
+    assert r.word == a[:shared_prefix(a, b)] and len(r.layers) == layers + 1 and r.same_weights
+    assert all(x.causal_max_l2 == 0.0 for x in r.layers)  # exactly: the mask keeps what follows out
+    assert r.layers[0].encoder_l2 == 0.0  # the embedding has no context
+    assert all(x.encoder_min_l2 > 0 and x.encoder_cos < 1 for x in r.layers[1:])
+    assert all(c.holds for c in r.claims)
+
+
+def test_the_causal_prefix_is_the_prefix_read_alone():
+    # an independent route: the GPT run on the shared word alone gives the same last hidden state
+    from attnlab.lessons.params import seeded
+    from attnlab.models import GPT, GPTConfig
+
+    r = explain("context-vectors", d_model=16, n_layers=2, seed=5)
+    chars = sorted(set("苹果发布会苹果真甜"))
+    with seeded(5):
+        gpt = GPT(GPTConfig(vocab_size=len(chars) + 1, n_layers=2, d_model=16, n_heads=2, context_length=16)).eval()
+    seen = {}
+    with torch.no_grad():
+        gpt(torch.tensor([[chars.index(c) for c in "苹果"]]), record=seen.__setitem__)
+        alone = seen["layers.1.output"][0, -1]
+        gpt(torch.tensor([[chars.index(c) for c in "苹果真甜"]]), record=seen.__setitem__)
+        in_sentence = seen["layers.1.output"][0, 1]
+    torch.testing.assert_close(alone, in_sentence, rtol=1e-5, atol=1e-6)
+    assert r.layers[-1].causal_l2 == 0.0
+
+
+@pytest.mark.parametrize("a,b", [("苹果", "苹果"), ("苹果", "香蕉")])
+def test_sentences_must_share_a_word_and_differ(a, b):
+    from attnlab.lessons.params import ParamError
+
+    with pytest.raises(ParamError, match="start with the same word"):
+        explain("context-vectors", sentence_a=a, sentence_b=b)

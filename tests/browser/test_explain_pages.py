@@ -23,6 +23,8 @@ SMALL = {
     "forms": {"n_tgt": "3", "n_src": "2"},
     "glossary": {},
     "norms": {"batch": "4", "d_model": "6"},
+    "context-vectors": {"d_model": "16", "n_layers": "2"},
+
 }
 
 

@@ -13,4 +13,16 @@ def _norms(console, r, lang, t) -> None:
                          + [t(f"explain.plot.norms.{n}", lang) for n in names], rows))
 
 
-VIEWS = {"norms": _norms}
+def _context_vectors(console, r, lang, t) -> None:
+    from attnlab.commands.explain import _table
+
+    console.print(f"{''.join(r.tokens_a)}  |  {''.join(r.tokens_b)}   →  {r.word} (position {r.position})")
+    keys = ("causal_l2", "causal_cos", "causal_max", "encoder_l2", "encoder_cos", "encoder_min")
+    rows = [[str(x.layer), x.causal_l2, x.causal_cos, x.causal_max_l2, x.encoder_l2, x.encoder_cos, x.encoder_min_l2] for x in r.layers]
+    console.print(_table(t("explain.context_vectors.table", lang), [t("explain.context_vectors.layer", lang)]
+                         + [t(f"explain.context_vectors.{k}", lang) for k in keys], rows))
+    console.print(r.note, style="yellow")
+
+
+VIEWS = {"norms": _norms, "context_vectors": _context_vectors}
+

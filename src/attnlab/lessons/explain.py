@@ -75,6 +75,7 @@ TOPICS: dict[str, Topic] = {
         Topic("forms", "forms", "forms"),
         Topic("glossary", "glossary", "glossary"),
         Topic("norms", "norms", "norms"),
+        Topic("context-vectors", "context_vectors", "context_vectors"),
     )
 }
 
