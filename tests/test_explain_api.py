@@ -27,6 +27,8 @@ SMALL = {
     "glossary": {"quiz": "5", "answer": "2"},
     "norms": {"batch": "4", "d_model": "6", "seed": "2"},
     "context-vectors": {"sentence_a": "苹果发布会", "sentence_b": "苹果真甜", "d_model": "16", "n_layers": "2"},
+    "one-hot": {"chars": "月光", "d_model": "8", "train_steps": "20", "top_k": "3"},
+
 
 }
 

@@ -371,4 +371,4 @@ def plot_glossary(r, fig, tr: Labels) -> None:
 
 
 # The figures of the topics added for the texts' missing claims live in their own module.
-from attnlab.plots_claims import plot_context_vectors, plot_norms  # noqa: E402,F401
+from attnlab.plots_claims import plot_context_vectors, plot_norms, plot_one_hot  # noqa: E402,F401

@@ -24,6 +24,8 @@ SMALL = {
     "glossary": {},
     "norms": {"batch": "4", "d_model": "6"},
     "context-vectors": {"d_model": "16", "n_layers": "2"},
+    "one-hot": {"d_model": "8", "train_steps": "20"},
+
 
 }
 

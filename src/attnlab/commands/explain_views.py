@@ -24,5 +24,19 @@ def _context_vectors(console, r, lang, t) -> None:
     console.print(r.note, style="yellow")
 
 
-VIEWS = {"norms": _norms, "context_vectors": _context_vectors}
+def _one_hot(console, r, lang, t) -> None:
+    from attnlab.commands.explain import _table, g
+
+    console.print(f"{t('explain.one_hot.corpus', lang)} {r.corpus} · |V| = {r.vocab_size} · d = {r.d_model} · "
+                  f"{t('explain.one_hot.loss', lang)} {g(r.loss_first)} → {g(r.loss_last)}")
+
+    for q in r.queries:
+        rows = [[n.char, n.cos, n.cos_init, n.context] for n in q.neighbours]
+        console.print(_table(f"{q.char} ({t('explain.one_hot.count', lang)} {q.count})",
+                             [t(f"explain.one_hot.{k}", lang) for k in ("neighbour", "cos", "cos_init", "context")], rows))
+    console.print(r.note, style="yellow")
+
+
+VIEWS = {"norms": _norms, "context_vectors": _context_vectors, "one_hot": _one_hot}
+
 

@@ -76,6 +76,7 @@ TOPICS: dict[str, Topic] = {
         Topic("glossary", "glossary", "glossary"),
         Topic("norms", "norms", "norms"),
         Topic("context-vectors", "context_vectors", "context_vectors"),
+        Topic("one-hot", "one_hot", "one_hot"),
     )
 }
 

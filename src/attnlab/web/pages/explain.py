@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
-from attnlab.lessons.params import ParamError
+from attnlab.lessons.params import ParamError, refuse_cli_only
 from attnlab.web.render import lang_of, make_url, render
 
 router = APIRouter()
@@ -78,7 +78,7 @@ def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
         value = raw.get(p.name, p.default)
         if p.kind == "bool":
             value = str(value).strip().lower() in ("1", "true", "yes", "on")
-        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN,
+        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN or p.cli_only,
                     control=_control(p))
         out.append(spec)
     return out
@@ -95,6 +95,7 @@ def _control(p) -> str:
 def _lesson(topic: Topic, raw: dict[str, str], lang: str):
     """(result, error message): the page shows the message instead of results when the input is bad."""
     try:
+        refuse_cli_only(topic.params, raw)
         return topic.run(lang=lang, **raw), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
@@ -150,7 +151,9 @@ def api_explain(request: Request, topic: str) -> JSONResponse:
     raw = _raw(request)
     lang = lang_of(request)
     try:
+        refuse_cli_only(tp.params, raw)
         result = tp.run(lang=lang, **raw)
+
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
         # message: English; detail[0].ctx.localized: the same sentence in `lang`, for the live page (explain.js)
