@@ -197,3 +197,17 @@ def test_on_tangshi_training_pulls_characters_with_similar_contexts_together():
     assert r.vocab_size > 2000 and r.onehot_max_cos == 0.0 and r.n_frequent == 100
     assert r.context_corr > r.context_corr_init + 0.1, (r.context_corr, r.context_corr_init)
     assert all(c.holds for c in r.claims)
+
+
+def test_flop_counts_on_concurrent_threads_do_not_mix():
+    # the web app serves the page, its figure and the API on threads: each count must see only its own modules
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnlab.lessons.complexity import counted
+    from attnlab.lessons.cost_rows import rnn_step_flops
+
+    jobs = [(lambda n=n: counted(n, 32, 4, 128)) for n in (16, 64)] * 3 + [(lambda: {"rnn": rnn_step_flops(32)})] * 3
+    serial = [job() for job in jobs]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda job: job(), jobs))
+    assert together == serial

@@ -95,14 +95,14 @@ def analytic_terms(n: int, d: int, d_ff: int) -> list[Term]:
 
 def counted(n: int, d: int, h: int, d_ff: int) -> dict[str, int]:
     """FlopCounterMode on our Block (explicit attention path), read per submodule."""
-    from torch.utils.flop_counter import FlopCounterMode
-
+    from attnlab.lessons.flops import flop_counter
     from attnlab.nn import Block
 
     with torch.device("meta"):
         block = Block(d, h, d_ff)
         x = torch.empty(1, n, d)
-    with FlopCounterMode(display=False) as counter:
+    with flop_counter() as counter:
+
         block(x, record=lambda name, tensor: None)  # recording takes the explicit path, whose matmuls are counted
     flops = counter.get_flop_counts()
 

@@ -103,9 +103,10 @@ def context_vectors(
     ids = lambda s: torch.tensor([[chars.index(c) for c in s] + [pad] * (T - len(s))])  # noqa: E731  (1, T)
     real = lambda s: torch.arange(T)[None, :] < len(s)  # noqa: E731  (1, T), True = a real token
     shape = dict(vocab_size=len(chars) + 1, n_layers=p["n_layers"], d_model=p["d_model"], n_heads=N_HEADS, context_length=MAX_LEN)
-    with seeded(p["seed"]):
-        gpt = GPT(GPTConfig(**shape)).eval()
-        encoder = Encoder(EncoderConfig(**shape)).eval()
+    with seeded(p["seed"]):  # float64: the same last digits however many threads torch happens to use
+        gpt = GPT(GPTConfig(**shape)).double().eval()
+        encoder = Encoder(EncoderConfig(**shape)).double().eval()
+
     shared = {k: v for k, v in gpt.state_dict().items() if k.startswith(("embed.", "blocks."))}
     encoder.load_state_dict(shared, strict=False)  # the same embedding and blocks: only the mask differs
     enc_state = encoder.state_dict()

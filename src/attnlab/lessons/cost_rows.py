@@ -54,14 +54,14 @@ class ParamShare:
 
 def rnn_step_flops(d: int) -> int:
     """FLOPs of one step of our RNN (d_in = d), read by FlopCounterMode over RNN_COUNT_STEPS steps."""
-    from torch.utils.flop_counter import FlopCounterMode
-
+    from attnlab.lessons.flops import flop_counter
     from attnlab.nn.recurrent import RNN
 
     with torch.device("meta"):
         rnn = RNN(d, d)
         x = torch.empty(1, RNN_COUNT_STEPS, d)  # (B, T, d_in)
-    with FlopCounterMode(display=False) as counter:
+    with flop_counter() as counter:
+
         rnn(x)
     return int(counter.get_total_flops()) // RNN_COUNT_STEPS
 
