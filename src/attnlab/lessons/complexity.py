@@ -94,27 +94,29 @@ def analytic_terms(n: int, d: int, d_ff: int) -> list[Term]:
 
 
 def counted(n: int, d: int, h: int, d_ff: int) -> dict[str, int]:
-    """FlopCounterMode on our Block (explicit attention path), read per submodule."""
+    """FlopCounterMode on our Block (explicit attention path) and on its parts. Each part is counted on its own
+    and read as a total, or by op name (attention's bmm), never by FlopCounterMode's module attribution: that
+    uses process-wide module hooks, which another thread's forward pass (the web app's figure, a training run)
+    would mix in."""
     from attnlab.lessons.flops import flop_counter
     from attnlab.nn import Block
 
     with torch.device("meta"):
         block = Block(d, h, d_ff)
         x = torch.empty(1, n, d)
-    with flop_counter() as counter:
 
-        block(x, record=lambda name, tensor: None)  # recording takes the explicit path, whose matmuls are counted
-    flops = counter.get_flop_counts()
+    def total(run) -> tuple[int, dict]:
+        with flop_counter() as counter:
+            run()
+        return int(counter.get_total_flops()), counter.get_flop_counts().get("Global", {})
 
-    def total(module: str, op: str | None = None) -> int:
-        return int(sum(v for k, v in flops.get(module, {}).items() if op is None or str(k).endswith(op)))
-
+    whole, ops = total(lambda: block(x, record=lambda name, tensor: None))  # recording: the explicit path
     return {
-        "qkv_projections": sum(total(f"Block.attn.W_{m}") for m in "QKV"),
-        "output_projection": total("Block.attn.W_O"),
-        "scores+weighted_sum": total("Block.attn", "bmm"),
-        "ffn": total("Block.ffn"),
-        "block": int(counter.get_total_flops()),
+        "qkv_projections": sum(total(lambda m=m: getattr(block.attn, f"W_{m}")(x))[0] for m in "QKV"),
+        "output_projection": total(lambda: block.attn.W_O(x))[0],
+        "scores+weighted_sum": int(sum(v for k, v in ops.items() if str(k).endswith("bmm"))),  # Q K^T and A V
+        "ffn": total(lambda: block.ffn(x))[0],
+        "block": whole,
     }
 
 

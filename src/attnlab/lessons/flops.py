@@ -1,8 +1,9 @@
 """torch's FlopCounterMode, one count at a time.
 
 FlopCounterMode attributes FLOPs to modules through module hooks that torch registers process-wide, so two
-counts running at once on the web app's threads can read each other's modules (a lesson's "formula equals
-counter" check then fails for no reason of its own). Every count in the lab goes through `flop_counter()`.
+counts running at once on the web app's threads read each other's modules (a lesson's "formula equals
+counter" check then failed for no reason of its own), and so can any other thread's forward pass. The lab
+therefore reads only totals and op names (thread-local), and counts one at a time through `flop_counter()`.
 """
 
 from __future__ import annotations
