@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.lessons.explain import explain
+from attnlab.lessons.explain import as_dict, explain
 
 
 def claims(r) -> dict:
@@ -211,3 +211,23 @@ def test_flop_counts_on_concurrent_threads_do_not_mix():
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(lambda job: job(), jobs))
     assert together == serial
+
+
+def test_untrained_weights_come_from_the_seed_alone_whatever_other_threads_draw():
+    # the web app runs a page, its figure and an API call on threads: each must get the same weights
+    from concurrent.futures import ThreadPoolExecutor
+
+    def noisy():  # another thread drawing from (and reseeding) torch's global generator meanwhile
+        for i in range(200):
+            torch.manual_seed(i)
+            torch.randn(64, 64)
+
+    runs = [lambda: explain("context-vectors", d_model=16, seed=4), lambda: explain("one-hot", train_steps=5, d_model=8, seed=4),
+            lambda: explain("rnn-gradients", steps=6, hidden=4, seed=4)]
+    alone = [run() for run in runs]
+    with ThreadPoolExecutor(4) as pool:
+        noise = [pool.submit(noisy) for _ in range(2)]
+        together = [f.result() for f in [pool.submit(run) for run in runs]]
+        [f.result() for f in noise]
+    for a, b in zip(alone, together):
+        assert as_dict(a) == as_dict(b)

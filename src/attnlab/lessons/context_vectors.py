@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.weights import redraw
+
 
 N_HEADS = 2
 MAX_LEN = 16
@@ -103,9 +105,9 @@ def context_vectors(
     ids = lambda s: torch.tensor([[chars.index(c) for c in s] + [pad] * (T - len(s))])  # noqa: E731  (1, T)
     real = lambda s: torch.arange(T)[None, :] < len(s)  # noqa: E731  (1, T), True = a real token
     shape = dict(vocab_size=len(chars) + 1, n_layers=p["n_layers"], d_model=p["d_model"], n_heads=N_HEADS, context_length=MAX_LEN)
-    with seeded(p["seed"]):  # float64: the same last digits however many threads torch happens to use
-        gpt = GPT(GPTConfig(**shape)).double().eval()
-        encoder = Encoder(EncoderConfig(**shape)).double().eval()
+    # float64: the same last digits however many threads torch uses; redraw: weights from the seed alone
+    gpt = redraw(GPT(GPTConfig(**shape)), p["seed"]).double().eval()
+    encoder = Encoder(EncoderConfig(**shape)).double().eval()
 
     shared = {k: v for k, v in gpt.state_dict().items() if k.startswith(("embed.", "blocks."))}
     encoder.load_state_dict(shared, strict=False)  # the same embedding and blocks: only the mask differs

@@ -24,7 +24,9 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.weights import redraw
+
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3
 N_FREQUENT = 100  # characters in the correlation: the most frequent ones
@@ -142,9 +144,9 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
     from attnlab.train.data import get_batch
     from attnlab.train.loop import lm_loss
 
-    with seeded(seed):
-        # float64: twenty steps amplify rounding, and the page and the API must show the same last digits
-        model = GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)).double()
+    # float64: twenty steps amplify rounding, and the page and the API must show the same last digits;
+    # redraw: the initial weights from the seed alone, whatever other threads draw meanwhile
+    model = redraw(GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)), seed).double()
 
     init = model.embed.tok.weight.detach().clone()  # (V, d)
     opt = torch.optim.AdamW(model.parameters(), lr=LR)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.params import Claim, Param, check, lesson
 
 PARAMS = (
     Param("lam", "float", 0.9, 0.1, 2.0, step=0.05, help="largest singular value lambda of W_h"),
@@ -141,8 +141,14 @@ def linear_curve(chosen: RNNCurve, xs: torch.Tensor, hidden: int, seed: int) -> 
 def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> LSTMCurve:
     from attnlab.nn.recurrent import LSTM
 
-    with seeded(seed):
-        lstm = LSTM(xs.shape[-1], hidden, forget_bias=forget_bias).double()
+    lstm = LSTM(xs.shape[-1], hidden, forget_bias=forget_bias).double()
+    g = torch.Generator().manual_seed(seed)  # not the global generator, which other threads of the web app share
+    bound = 1 / hidden**0.5
+    with torch.no_grad():
+        for name, p in lstm.named_parameters():  # W_f, b_f, W_i, ...: uniform(±1/sqrt(d)) as LSTM draws them
+            p.copy_(torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 * bound - bound)
+        lstm.b_f += forget_bias
+
     zeros = lambda: torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)  # noqa: E731
     _, tr = lstm(xs, (zeros(), zeros()))
     T = len(tr["f"])
