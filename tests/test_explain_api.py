@@ -25,7 +25,13 @@ SMALL = {
     "complexity": {"n": "64", "d_model": "32", "n_heads": "4", "time_n_max": "64", "time_d_model": "16", "repeats": "1"},
     "forms": {"n_tgt": "3", "n_src": "2"},
     "glossary": {"quiz": "5", "answer": "2"},
+    "norms": {"batch": "4", "d_model": "6", "seed": "2"},
+    "context-vectors": {"sentence_a": "苹果发布会", "sentence_b": "苹果真甜", "d_model": "16", "n_layers": "2"},
+    "one-hot": {"chars": "月光", "d_model": "8", "train_steps": "20", "top_k": "3"},
+
+
 }
+
 TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measurements: never compared
 
 

@@ -22,7 +22,13 @@ SMALL = {
     "complexity": ["--n", "64", "--d-model", "32", "--n-heads", "4", "--time-n-max", "64", "--time-d-model", "16", "--repeats", "1"],
     "forms": ["--n-tgt", "3", "--n-src", "2"],
     "glossary": ["--quiz", "5", "--answer", "2"],
+    "norms": ["--batch", "4", "--d-model", "6", "--seed", "2"],
+    "context-vectors": ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜", "--d-model", "16", "--n-layers", "2"],
+    "one-hot": ["--chars", "月光", "--d-model", "8", "--train-steps", "20", "--top-k", "3"],
+
+
 }
+
 
 runner = CliRunner()
 

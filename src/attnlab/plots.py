@@ -230,7 +230,9 @@ def plot_rnn_gradients(r, fig, tr: Labels) -> None:
         ax1.semilogy(c.distance, c.bound, ls="--", lw=1, color=color)
         ax1.semilogy(c.distance, [max(m, 1e-300) for m in c.measured], "-", lw=2 if c.lam == r.chosen.lam else 1.2,
                      color=color, label=f"λ = {c.lam:g}")
+    ax1.semilogy(r.chosen.distance, r.linear.measured, ":", color=INK, lw=2, label=tr("rnn.linear", lam=r.linear.lam))
     ax1.set(xlabel="t − k", ylabel="‖∂h_t/∂h_k‖₂", title=tr("rnn.title"))
+
     ax1.legend(fontsize=8, title=tr("rnn.legend"), title_fontsize=8)
     ax2.semilogy(r.lstm.distance, r.lstm.direct_mean, "-", color=BLUE, lw=2, label=tr("rnn.direct_mean"))
     ax2.semilogy(r.lstm.distance, r.lstm.direct_max, "--", color=BLUE, lw=1, label=tr("rnn.direct_max"))
@@ -370,3 +372,7 @@ def plot_glossary(r, fig, tr: Labels) -> None:
     ax.set_ylim(0.28, 0.72)
     ax.set_title(tr("gl.title", text=r.params["text"]), fontsize=13)
     fig.set_size_inches(15, 2.6)
+
+
+# The figures of the topics added for the texts' missing claims live in their own module.
+from attnlab.plots_claims import plot_context_vectors, plot_norms, plot_one_hot  # noqa: E402,F401

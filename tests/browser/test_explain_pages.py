@@ -23,7 +23,13 @@ SMALL = {
     "complexity": {"n": "64", "d_model": "32", "n_heads": "4", "time_n_max": "64", "time_d_model": "16", "repeats": "1"},
     "forms": {"n_tgt": "3", "n_src": "2"},
     "glossary": {},
+    "norms": {"batch": "4", "d_model": "6"},
+    "context-vectors": {"d_model": "16", "n_layers": "2"},
+    "one-hot": {"d_model": "8", "train_steps": "20"},
+
+
 }
+
 
 TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measured afresh by each call
 
@@ -230,3 +236,77 @@ def test_topics_load_with_javascript_and_switch_language(open_page):
     page.click("#lang-switch")
     page.wait_for_url("**lang=en**")
     assert page.locator("#topic-title").inner_text() == "The cost ledger"
+
+
+# ------------------------------------------------------------- the texts' missing claims (issue 8), both languages
+ROWS = """(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map(r => [...r.querySelectorAll('[data-value]')]
+  .map(c => Number(c.dataset.value)))"""
+CHANGE = {"norms": ("seed", "3"), "context-vectors": ("sentence_b", "苹果手机"), "one-hot": ("seed", "1"),
+          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128")}
+
+
+def table_rows(topic: str, data: dict) -> dict[str, list]:
+    """The rows each new table must show, from the API's JSON."""
+    if topic == "norms":
+        names = ("ln_alone", "ln_in_a", "ln_in_b", "bn_in_a", "bn_in_b", "bn_eval_a", "bn_eval_b")
+        return {"#norms-table": [[k, x, *[data[n][k] for n in names]] for k, x in enumerate(data["sample"])]}
+    if topic == "context-vectors":
+        keys = ("layer", "causal_l2", "causal_cos", "causal_max_l2", "encoder_l2", "encoder_cos", "encoder_min_l2")
+        return {"#context-table": [[x[k] for k in keys] for x in data["layers"]]}
+    if topic == "one-hot":
+        return {"#neighbour-tables": [[n["cos"], n["cos_init"], n["context"]] for q in data["queries"] for n in q["neighbours"]]}
+    if topic == "rnn-gradients":
+        return {"#gradient-table": data["linear"]["measured"]}
+    return {}
+
+
+def assert_tables(page, topic: str, data: dict) -> None:
+    for sel, expected in table_rows(topic, data).items():
+        rows = page.evaluate(ROWS, sel)
+        if topic == "rnn-gradients":
+            rows = [r[7] for r in rows]  # the linear RNN's column
+        elif topic == "one-hot":
+            rows = page.evaluate("() => [...document.querySelectorAll('#neighbour-tables tbody tr')].map(r => "
+                                 "[...r.querySelectorAll('td[data-value]')].map(c => Number(c.dataset.value)))")
+        flat = lambda m: [v for row in m for v in (row if isinstance(row, list) else [row])]  # noqa: E731
+        assert len(rows) == len(expected) and flat(rows) == pytest.approx(flat(expected), rel=1e-12, abs=1e-300), sel
+
+
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("topic", list(CHANGE))
+def test_the_new_claims_update_live_in_both_languages(open_page, api, topic, lang):
+    page = open_page(f"/explain/{topic}?" + urlencode({**SMALL[topic], "lang": lang}))
+    name, value = CHANGE[topic]
+    explain_update(page, lambda: page.fill(f"#p-{name}", value))
+    params = current_params(page)
+    assert params[name] == value
+    data = api(f"/api/explain/{topic}?" + urlencode({**params, "lang": lang}))
+    assert assert_binds_match(page, data) >= 2
+    assert_tables(page, topic, data)
+    claims = page.eval_on_selector_all("#claims li", "lis => lis.map(li => [li.dataset.id, li.dataset.holds, li.innerText])")
+    assert [(c[0], c[1], c[2].replace("✓", "").strip()) for c in claims] == \
+        [(c["id"], str(c["holds"]).lower(), c["text"]) for c in data["claims"]]
+    assert all(c["holds"] for c in data["claims"])
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("topic", list(CHANGE))
+def test_the_new_claims_are_complete_without_javascript(open_page, api, topic, lang):
+    query = urlencode({**SMALL[topic], "lang": lang})
+    page = open_page(f"/explain/{topic}?{query}", js=False)
+    data = api(f"/api/explain/{topic}?{query}")
+    assert assert_binds_match(page, data) >= 2
+    assert_tables(page, topic, data)
+    texts = page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)")
+    assert texts == [c["text"] for c in data["claims"]]
+    if lang == "zh":
+        return
+    name, value = CHANGE[topic]  # the plain form computes too
+    page.fill(f"#p-{name}", value)
+    page.click("#explain-go")
+    page.wait_for_url(f"**{name}=**")
+    data = api(f"/api/explain/{topic}?" + urlencode({**SMALL[topic], name: value, "lang": lang}))
+    assert_tables(page, topic, data)
+    assert page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)") == [c["text"] for c in data["claims"]]

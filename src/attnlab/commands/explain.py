@@ -224,8 +224,10 @@ def _position_wise(console, r, lang, t) -> None:
 def _rnn_gradients(console, r, lang, t) -> None:
     T = len(r.chosen.distance)
     picks = sorted({1, 2, 5, 10, 20, 50, 100, T} & set(range(1, T + 1)))
-    cols = ["t−k"] + [f"λ={c.lam:g}" for c in r.curves] + [f"λ^(t−k), λ={r.chosen.lam:g}", "LSTM ∏f", "LSTM ‖∂c_t/∂c_k‖"]
-    rows = [[str(k)] + [c.measured[k - 1] for c in r.curves] + [r.chosen.bound[k - 1], r.lstm.direct_mean[k - 1], r.lstm.full[k - 1]]
+    cols = ["t−k"] + [f"λ={c.lam:g}" for c in r.curves] + [f"λ^(t−k), λ={r.chosen.lam:g}", t("explain.rnn_gradients.linear", lang),
+                                                        "LSTM ∏f", "LSTM ‖∂c_t/∂c_k‖"]
+    rows = [[str(k)] + [c.measured[k - 1] for c in r.curves] + [r.chosen.bound[k - 1], r.linear.measured[k - 1],
+                                                               r.lstm.direct_mean[k - 1], r.lstm.full[k - 1]]
             for k in picks]
     console.print(_table(t("explain.rnn_gradients.table", lang), cols, rows))
 
@@ -247,6 +249,19 @@ def _complexity(console, r, lang, t) -> None:
                     mib=r.weights_bytes / 2**20, one=r.weights_bytes_one_head / 2**20))
     rows = [[str(p.n), p.seconds * 1e3] for p in r.time_points]
     console.print(_table(t("explain.complexity.time", lang, s=f"{r.time_slope:.2f}"), ["n", "ms"], rows))
+    rn = r.rnn
+    console.print(_table(t("explain.complexity.rnn_table", lang, n=rn.n, d=rn.d), ["", "FLOPs", t("explain.complexity.serial", lang)], [
+        [t("explain.complexity.rnn_layer", lang), rn.rnn_flops, rn.rnn_serial_steps],
+        [t("explain.complexity.attn_layer", lang), rn.attention_flops, rn.attention_serial_steps],
+        [t("explain.complexity.attn_quad", lang), rn.attention_quadratic, ""],
+    ]))
+    s = r.params_share
+    console.print(_table(t("explain.complexity.params_table", lang, d=s.d, d_ff=s.d_ff),
+                         ["", t("explain.complexity.with_bias", lang), t("explain.complexity.weights_only", lang)], [
+        [t("explain.complexity.attention", lang), s.attention, s.weights_attention], ["FFN", s.ffn, s.weights_ffn],
+        [t("explain.complexity.norms", lang), s.norms, ""], [t("explain.complexity.ffn_share", lang), s.ffn_share, s.weights_share],
+    ]))
+
 
 
 def _forms(console, r, lang, t) -> None:
@@ -286,3 +301,13 @@ VIEWS = {
     "position_wise": _position_wise, "rnn_gradients": _rnn_gradients, "serial_vs_parallel": _serial_vs_parallel,
     "complexity": _complexity, "forms": _forms, "glossary": _glossary,
 }
+
+
+def _more_views() -> None:
+    from attnlab.commands.explain_views import VIEWS as MORE
+
+    VIEWS.update(MORE)
+
+
+_more_views()
+

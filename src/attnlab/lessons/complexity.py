@@ -8,6 +8,8 @@ The analytic numbers are checked against torch's FlopCounterMode run on our own 
 shapes only, so any n). The n^2 d terms overtake the n d^2 terms at n = 2 d + d_ff for the whole block
 (n = 2 d inside the attention layer alone). Then the block is timed on this machine for growing n, and the
 slope of log(time) against log(n) says which term dominates at those sizes (1: linear, 2: quadratic).
+Beside the block: the RNN layer's row, 4 n d^2 FLOPs in n serial steps (equal to attention's n^2 d part at
+n = d), and the FFN's share of a block's parameters (lessons/cost_rows.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 import torch
 
 from attnlab.i18n import t
+from attnlab.lessons.cost_rows import ParamShare, RNNRow, param_share, rnn_row
 from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
@@ -75,6 +78,8 @@ class ComplexityResult:
     time_points: list[TimePoint]
     time_slope: float  # least-squares slope of log(seconds) against log(n), upper half of the points
     time_weights_bytes: int  # bytes of the (1, H, n, n) weights tensor our Block made at n = time_n_max
+    rnn: RNNRow  # the RNN layer's O(n d^2) beside the attention layer's O(n^2 d + n d^2)
+    params_share: ParamShare  # the FFN's share of one block's parameters, counted on a real Block
     claims: list[Claim]
 
 
@@ -89,27 +94,29 @@ def analytic_terms(n: int, d: int, d_ff: int) -> list[Term]:
 
 
 def counted(n: int, d: int, h: int, d_ff: int) -> dict[str, int]:
-    """FlopCounterMode on our Block (explicit attention path), read per submodule."""
-    from torch.utils.flop_counter import FlopCounterMode
-
+    """FlopCounterMode on our Block (explicit attention path) and on its parts. Each part is counted on its own
+    and read as a total, or by op name (attention's bmm), never by FlopCounterMode's module attribution: that
+    uses process-wide module hooks, which another thread's forward pass (the web app's figure, a training run)
+    would mix in."""
+    from attnlab.lessons.flops import flop_counter
     from attnlab.nn import Block
 
     with torch.device("meta"):
         block = Block(d, h, d_ff)
         x = torch.empty(1, n, d)
-    with FlopCounterMode(display=False) as counter:
-        block(x, record=lambda name, tensor: None)  # recording takes the explicit path, whose matmuls are counted
-    flops = counter.get_flop_counts()
 
-    def total(module: str, op: str | None = None) -> int:
-        return int(sum(v for k, v in flops.get(module, {}).items() if op is None or str(k).endswith(op)))
+    def total(run) -> tuple[int, dict]:
+        with flop_counter() as counter:
+            run()
+        return int(counter.get_total_flops()), counter.get_flop_counts().get("Global", {})
 
+    whole, ops = total(lambda: block(x, record=lambda name, tensor: None))  # recording: the explicit path
     return {
-        "qkv_projections": sum(total(f"Block.attn.W_{m}") for m in "QKV"),
-        "output_projection": total("Block.attn.W_O"),
-        "scores+weighted_sum": total("Block.attn", "bmm"),
-        "ffn": total("Block.ffn"),
-        "block": int(counter.get_total_flops()),
+        "qkv_projections": sum(total(lambda m=m: getattr(block.attn, f"W_{m}")(x))[0] for m in "QKV"),
+        "output_projection": total(lambda: block.attn.W_O(x))[0],
+        "scores+weighted_sum": int(sum(v for k, v in ops.items() if str(k).endswith("bmm"))),  # Q K^T and A V
+        "ffn": total(lambda: block.ffn(x))[0],
+        "block": whole,
     }
 
 
@@ -181,6 +188,10 @@ def complexity(
     cross_block, cross_attn = 2 * d + d_ff, 2 * d
     all_equal = all(ch.analytic == ch.counted for ch in checks)
     weights_bytes = h * n * n * 4
+    rnn = rnn_row(n, d, h, lambda n_at: counted(n_at, d, h, d_ff)["scores+weighted_sum"])
+    share = param_share(d, h, d_ff)
+    share_exact = (share.total == share.formula_total and share.weights_ffn == 2 * d * d_ff
+                   and share.weights_attention == 4 * d * d)
     claims = [
         Claim("flops_match", t("explain.complexity.claim.flops", lang, total=total, counted=c["block"]),
               float(c["block"]), float(total), all_equal),
@@ -191,8 +202,19 @@ def complexity(
         Claim("memory", t("explain.complexity.claim.memory", lang, n=p["time_n_max"], h=h, measured=measured_bytes,
                           formula=4 * h * p["time_n_max"] ** 2),
               float(measured_bytes), float(4 * h * p["time_n_max"] ** 2), measured_bytes == 4 * h * p["time_n_max"] ** 2),
+        Claim("rnn_row", t("explain.complexity.claim.rnn_row", lang, step=rnn.rnn_step_counted, n=n, d=d, rnn=rnn.rnn_flops,
+                           attn=rnn.attention_flops, ratio=rnn.attention_flops / rnn.rnn_flops),
+              float(rnn.rnn_step_counted), float(4 * d * d), rnn.rnn_step_counted == 4 * d * d),
+        Claim("rnn_crossover", t("explain.complexity.claim.rnn_crossover", lang, d=d, quad=rnn.crossover_attention_counted,
+                                 rnn=rnn.crossover_rnn),
+              float(rnn.crossover_attention_counted), float(rnn.crossover_rnn), rnn.crossover_attention_counted == rnn.crossover_rnn),
+        Claim("ffn_share", t("explain.complexity.claim.ffn_share", lang, share=share.ffn_share, wshare=share.weights_share,
+                             attn=share.attention, ffn=share.ffn, norms=share.norms, total=share.total,
+                             formula=share.formula_total, mult=p["ff_mult"]),
+              share.weights_share, 2 * p["ff_mult"] / (4 + 2 * p["ff_mult"]), share_exact),
     ]
     return ComplexityResult(
         "complexity", p, terms, total, quadratic / total, checks, cross_block, cross_attn,
-        weights_bytes, n * n * 4, time_points, slope, measured_bytes, claims,
+        weights_bytes, n * n * 4, time_points, slope, measured_bytes, rnn, share, claims,
     )
+

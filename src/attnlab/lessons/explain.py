@@ -77,6 +77,9 @@ TOPICS: dict[str, Topic] = {
         Topic("complexity", "complexity", "complexity"),
         Topic("forms", "forms", "forms"),
         Topic("glossary", "glossary", "glossary"),
+        Topic("norms", "norms", "norms"),
+        Topic("context-vectors", "context_vectors", "context_vectors"),
+        Topic("one-hot", "one_hot", "one_hot"),
     )
 }
 

@@ -54,6 +54,7 @@ class Param:
     max_len: int | None = None  # for str
     help: str = ""  # one line, English; the page uses the i18n key explain.param.<name>
     log: bool = False  # a slider over powers of two reads better for sizes like d_k and n
+    cli_only: bool = False  # a file path: the CLI and Python take it; the web refuses it (it would read the server's files)
 
     @property
     def option(self) -> str:
@@ -135,7 +136,17 @@ class Param:
         return {
             "name": self.name, "kind": self.kind, "default": self.default, "min": self.lo, "max": self.hi,
             "step": self.step, "choices": list(self.choices), "help": self.help, "log": self.log,
+            "cli_only": self.cli_only,
         }
+
+
+def refuse_cli_only(params: tuple[Param, ...], raw: dict[str, Any]) -> None:
+    """The web's guard: a parameter that names a file on this machine is for the CLI and Python only."""
+    for p in params:
+        if p.cli_only and p.name in raw and str(raw[p.name]).strip() != str(p.default):
+            raise ParamError(f"{p.name} names a file on this machine: only the CLI (attnlab explain ... {p.option}) "
+                             f"and Python take it, not the web", p.name, "explain.error.cli_only", option=p.option)
+
 
 
 @dataclass
@@ -201,5 +212,5 @@ def memory_guard(n_bytes: float, what: str, limit_bytes: float, name: str, value
         )
 
 
-__all__ = ["Param", "ParamError", "Claim", "MEMORY_LIMIT", "check", "largest_square", "lesson", "memory_guard", "one_thread",
+__all__ = ["Param", "ParamError", "Claim", "MEMORY_LIMIT", "check", "largest_square", "lesson", "memory_guard", "one_thread", "refuse_cli_only",
            "seeded"]

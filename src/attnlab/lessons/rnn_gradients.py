@@ -5,6 +5,10 @@ d h_t / d h_k = prod_{i=k+1..t} diag(tanh'(z_i)) W_h, and tanh' <= 1, so its spe
 the RNN, takes every d h_T / d h_k with autograd and compares. The LSTM's direct cell path
 c_{t-1} -> c_t has derivative diag(f_t) (gates held fixed), so over t-k steps it is the product of the
 forget gates: no W in it, and near 1 when the gates are open.
+
+Explosion: without the tanh (a linear RNN, h_t = W_h h_{t-1} + W_x x_t) every factor is W_h itself, and with
+W_h = lambda * orthogonal, d h_T / d h_k = W_h^(T-k) has spectral norm exactly lambda^(T-k): the bound is reached,
+and above lambda = 1 the gradient grows without limit. With tanh, saturated units (tanh' < 1) pull it below.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.params import Claim, Param, check, lesson
 
 PARAMS = (
     Param("lam", "float", 0.9, 0.1, 2.0, step=0.05, help="largest singular value lambda of W_h"),
@@ -35,6 +39,7 @@ class RNNCurve:
     measured: list[float]  # ||d h_T / d h_k||_2 by autograd
     bound: list[float]  # lam^(t-k)
     max_ratio: float  # max of measured / bound: at most 1
+    mean_slope: float = 1.0  # mean tanh'(z_t) = 1 - h_t^2 over steps and units: 1 means the linear range
 
 
 @dataclass
@@ -48,12 +53,23 @@ class LSTMCurve:
 
 
 @dataclass
+class LinearCurve:
+    """The same W_h without the tanh: h_t = W_h h_{t-1} + W_x x_t."""
+
+    lam: float
+    measured: list[float]  # ||d h_T / d h_k||_2 by autograd, distance 1 .. T
+    max_rel_error: float  # max over distances of |measured / lam^(t-k) - 1|: 0 up to rounding
+    tanh_over_linear: float  # the tanh RNN's ||d h_T / d h_0|| / lam^T: how much saturation took off
+
+
+@dataclass
 class RNNGradientsResult:
     topic: str
     params: dict
     chosen: RNNCurve
     curves: list[RNNCurve]  # lam in 0.5, 0.9, 1.0, 1.1
     lstm: LSTMCurve
+    linear: LinearCurve  # the chosen lambda without tanh: lambda^(t-k) reached exactly (explodes above 1)
     claims: list[Claim]
 
 
@@ -85,14 +101,19 @@ def spectral_norms(Js: list[torch.Tensor]) -> list[float]:
     return (top.sqrt() * scale).tolist()
 
 
-def rnn_curve(lam: float, xs: torch.Tensor, hidden: int, seed: int) -> RNNCurve:
+def make_rnn(lam: float, d_in: int, hidden: int, seed: int):
     from attnlab.nn.recurrent import RNN
 
     g = torch.Generator().manual_seed(seed)
-    rnn = RNN(xs.shape[-1], hidden).double()
+    rnn = RNN(d_in, hidden).double()
     with torch.no_grad():
         rnn.W_h.copy_(scaled_matrix(hidden, lam, g))
-        rnn.W_x.copy_(torch.randn(hidden, xs.shape[-1], generator=g, dtype=torch.float64) / xs.shape[-1] ** 0.5)
+        rnn.W_x.copy_(torch.randn(hidden, d_in, generator=g, dtype=torch.float64) / d_in**0.5)
+    return rnn
+
+
+def rnn_curve(lam: float, xs: torch.Tensor, hidden: int, seed: int) -> RNNCurve:
+    rnn = make_rnn(lam, xs.shape[-1], hidden, seed)
     h0 = torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)  # so d h_T / d h_0 exists too
     _, states = rnn(xs, h0)
     T = len(states) - 1
@@ -100,14 +121,34 @@ def rnn_curve(lam: float, xs: torch.Tensor, hidden: int, seed: int) -> RNNCurve:
     distance = [T - k for k in range(T)][::-1]  # 1 .. T
     measured = norms[::-1]
     bound = [lam**dist for dist in distance]
-    return RNNCurve(lam, distance, measured, bound, max(m / b for m, b in zip(measured, bound)))
+    slope = (1 - torch.stack(states[1:]).detach() ** 2).mean().item()  # tanh'(z_t) = 1 - tanh(z_t)^2
+    return RNNCurve(lam, distance, measured, bound, max(m / b for m, b in zip(measured, bound)), slope)
+
+
+def linear_curve(chosen: RNNCurve, xs: torch.Tensor, hidden: int, seed: int) -> LinearCurve:
+    """The chosen RNN's own W_h and W_x with the tanh taken out: every Jacobian factor is W_h = lam * Q."""
+    rnn = make_rnn(chosen.lam, xs.shape[-1], hidden, seed)
+    h = torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)
+    states = [h]
+    for t in range(xs.shape[1]):
+        h = h @ rnn.W_h.T + xs[:, t] @ rnn.W_x.T + rnn.b  # (1, hidden): no activation
+        states.append(h)
+    measured = spectral_norms(jacobians_to_last(states))[::-1]  # distance 1 .. T
+    err = max(abs(m / b - 1) for m, b in zip(measured, chosen.bound))
+    return LinearCurve(chosen.lam, measured, err, chosen.measured[-1] / chosen.bound[-1])
 
 
 def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> LSTMCurve:
     from attnlab.nn.recurrent import LSTM
 
-    with seeded(seed):
-        lstm = LSTM(xs.shape[-1], hidden, forget_bias=forget_bias).double()
+    lstm = LSTM(xs.shape[-1], hidden, forget_bias=forget_bias).double()
+    g = torch.Generator().manual_seed(seed)  # not the global generator, which other threads of the web app share
+    bound = 1 / hidden**0.5
+    with torch.no_grad():
+        for name, p in lstm.named_parameters():  # W_f, b_f, W_i, ...: uniform(±1/sqrt(d)) as LSTM draws them
+            p.copy_(torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 * bound - bound)
+        lstm.b_f += forget_bias
+
     zeros = lambda: torch.zeros(1, hidden, dtype=torch.float64, requires_grad=True)  # noqa: E731
     _, tr = lstm(xs, (zeros(), zeros()))
     T = len(tr["f"])
@@ -138,11 +179,20 @@ def rnn_gradients(
     chosen = next((c for c in curves if c.lam == p["lam"]), None) or rnn_curve(p["lam"], xs, p["hidden"], p["seed"])
     lstm = lstm_curve(xs, p["hidden"], p["forget_bias"], p["seed"])
     T = p["steps"]
+    linear = linear_curve(chosen, xs, p["hidden"], p["seed"])
+    regime = "explode" if chosen.lam > 1 else ("vanish" if chosen.lam < 1 else "flat")
     claims = [
         Claim("rnn_bound", t("explain.rnn_gradients.claim.bound", lang, lam=chosen.lam, T=T, ratio=chosen.max_ratio,
                              m=chosen.measured[-1], b=chosen.bound[-1]),
               chosen.max_ratio, 1.0, chosen.max_ratio <= 1.0 + 1e-9),
         Claim("lstm_direct", t("explain.rnn_gradients.claim.direct", lang, err=lstm.direct_check),
               lstm.direct_check, 1e-12, lstm.direct_check < 1e-12),
+        Claim("linear_exact", t(f"explain.rnn_gradients.claim.linear_{regime}", lang, lam=chosen.lam, T=T,
+                                m=linear.measured[-1], b=chosen.bound[-1], err=linear.max_rel_error),
+              linear.max_rel_error, 1e-9, linear.max_rel_error < 1e-9),
+        Claim("saturation", t("explain.rnn_gradients.claim.saturation", lang, lam=chosen.lam, T=T, tanh=chosen.measured[-1],
+                              lin=linear.measured[-1], ratio=linear.tanh_over_linear, slope=chosen.mean_slope),
+              linear.tanh_over_linear, 1.0, linear.tanh_over_linear <= 1.0 + 1e-9),
     ]
-    return RNNGradientsResult("rnn-gradients", p, chosen, curves, lstm, claims)
+    return RNNGradientsResult("rnn-gradients", p, chosen, curves, lstm, linear, claims)
+

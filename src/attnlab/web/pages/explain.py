@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
-from attnlab.lessons.params import ParamError
+from attnlab.lessons.params import ParamError, refuse_cli_only
 from attnlab.web import budget
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
@@ -81,7 +81,7 @@ def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
         value = raw.get(p.name, p.default)
         if p.kind == "bool":
             value = str(value).strip().lower() in ("1", "true", "yes", "on")
-        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN,
+        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN or p.cli_only,
                     control=_control(p))
         out.append(spec)
     return out
@@ -99,6 +99,7 @@ async def _lesson(topic: Topic, raw: dict[str, str], lang: str):
     """(result, error message): the page shows the message instead of results when the input is bad.
     Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy passes through."""
     try:
+        refuse_cli_only(topic.params, raw)
         return await budget.lesson(topic, raw, lang), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
@@ -177,6 +178,7 @@ async def api_explain(request: Request, topic: str) -> JSONResponse:
     raw = _raw(request)
     lang = lang_of(request)
     try:
+        refuse_cli_only(tp.params, raw)
         result = await budget.lesson(tp, raw, lang)
     except budget.Busy as busy:
         detail = [{"type": "busy", "loc": ["query"], "msg": str(busy),

@@ -1,0 +1,143 @@
+"""One word, two contexts (苹果发布会 against 苹果真甜): its vectors in a causal model and in a bidirectional one.
+
+A decoder-only model (GPT) masks every position i so that it reads only positions <= i. The shared prefix
+苹果 therefore sees the same tokens in both sentences, and its hidden vectors are identical at every layer:
+the difference is exactly 0. An encoder reads the whole sentence in both directions, so the same prefix
+reads 发布会 in one sentence and 真甜 in the other, and its vectors differ from the first block on.
+
+Both models are untrained: the same seed builds the GPT, and the encoder gets a copy of the GPT's embedding
+and block weights, so the attention mask is the only difference between them. Training changes the
+numbers, not the mask: a trained GPT's prefix is just as blind to what follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.weights import redraw
+
+
+N_HEADS = 2
+MAX_LEN = 16
+
+PARAMS = (
+    Param("sentence_a", "str", "苹果发布会", max_len=MAX_LEN, help="first sentence, one token per character"),
+    Param("sentence_b", "str", "苹果真甜", max_len=MAX_LEN, help="second sentence, starting with the same word"),
+    Param("d_model", "int", 32, 4, 128, step=2, help="model width (even: 2 heads)"),
+    Param("n_layers", "int", 2, 1, 6, step=1, help="blocks in each model"),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed of the (shared) weights"),
+)
+
+
+@dataclass
+class LayerDiff:
+    layer: int  # 0: the embedding (token + position), i: after block i
+    causal_l2: float  # GPT: ||h_a - h_b||_2 at the word's last character
+    causal_cos: float  # GPT: cosine of the two vectors there
+    encoder_l2: float  # encoder: the same
+    encoder_cos: float
+    causal_max_l2: float  # GPT: the largest ||h_a - h_b|| over every position of the shared prefix
+    encoder_min_l2: float  # encoder: the smallest over the prefix
+
+
+@dataclass
+class ContextVectorsResult:
+    topic: str
+    params: dict
+    word: str  # the shared prefix, e.g. 苹果
+    position: int  # its last character's position: the vectors compared
+    tokens_a: list[str]
+    tokens_b: list[str]
+    same_weights: bool  # the encoder's embedding and blocks are the GPT's, parameter for parameter
+    layers: list[LayerDiff]
+    note: str  # untrained: what this shows and what it does not
+    claims: list[Claim]
+
+
+def shared_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def hidden_states(model, idx: torch.Tensor, **kw) -> list[torch.Tensor]:
+    """[embedding output, block 1 output, ...] for one sentence, each (T, d), via the model's own forward."""
+    seen: dict[str, torch.Tensor] = {}
+    model(idx, record=seen.__setitem__, **kw)
+    blocks = [seen[f"layers.{i}.output"][0] for i in range(len(model.blocks))]
+    return [model.embed(idx)[0], *blocks]
+
+
+def l2(u: torch.Tensor, v: torch.Tensor) -> float:
+    return (u - v).norm().item()
+
+
+def cos(u: torch.Tensor, v: torch.Tensor) -> float:
+    return torch.nn.functional.cosine_similarity(u, v, dim=0).item()
+
+
+@lesson
+def context_vectors(
+    sentence_a: str = "苹果发布会", sentence_b: str = "苹果真甜", d_model: int = 32, n_layers: int = 2, seed: int = 0,
+    *, lang: str = "zh",
+) -> ContextVectorsResult:
+    """The shared word's hidden vectors in both sentences, layer by layer, in a GPT and in an encoder."""
+    from attnlab.models import GPT, Encoder, EncoderConfig, GPTConfig
+
+    p = check(PARAMS, dict(sentence_a=sentence_a, sentence_b=sentence_b, d_model=d_model, n_layers=n_layers, seed=seed))
+    a, b = p["sentence_a"].strip(), p["sentence_b"].strip()
+    if p["d_model"] % 2:
+        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
+                         width="d_model", d=p["d_model"], h=N_HEADS)
+    P = shared_prefix(a, b)
+    if P == 0 or a == b:
+        raise ParamError(f"the sentences must start with the same word and then differ, got {a!r} and {b!r}",
+                         "sentence_b", "explain.error.context_pair", a=a, b=b)
+
+    chars = sorted(set(a + b))
+    pad = len(chars)  # one extra id after both sentences: the GPT never reads ahead, the encoder masks it out
+    T = max(len(a), len(b))
+    ids = lambda s: torch.tensor([[chars.index(c) for c in s] + [pad] * (T - len(s))])  # noqa: E731  (1, T)
+    real = lambda s: torch.arange(T)[None, :] < len(s)  # noqa: E731  (1, T), True = a real token
+    shape = dict(vocab_size=len(chars) + 1, n_layers=p["n_layers"], d_model=p["d_model"], n_heads=N_HEADS, context_length=MAX_LEN)
+    # float64: the same last digits however many threads torch uses; redraw: weights from the seed alone
+    gpt = redraw(GPT(GPTConfig(**shape)), p["seed"]).double().eval()
+    encoder = Encoder(EncoderConfig(**shape)).double().eval()
+
+    shared = {k: v for k, v in gpt.state_dict().items() if k.startswith(("embed.", "blocks."))}
+    encoder.load_state_dict(shared, strict=False)  # the same embedding and blocks: only the mask differs
+    enc_state = encoder.state_dict()
+    same = all(torch.equal(v, enc_state[k]) for k, v in shared.items())
+
+    with torch.no_grad():
+        g_a, g_b = hidden_states(gpt, ids(a)), hidden_states(gpt, ids(b))
+        e_a = hidden_states(encoder, ids(a), key_padding_mask=real(a))
+        e_b = hidden_states(encoder, ids(b), key_padding_mask=real(b))
+    i = P - 1
+    layers = [
+        LayerDiff(k, l2(ga[i], gb[i]), cos(ga[i], gb[i]), l2(ea[i], eb[i]), cos(ea[i], eb[i]),
+                  max(l2(ga[j], gb[j]) for j in range(P)), min(l2(ea[j], eb[j]) for j in range(P)))
+        for k, (ga, gb, ea, eb) in enumerate(zip(g_a, g_b, e_a, e_b))
+    ]
+    causal_max = max(x.causal_max_l2 for x in layers)
+    encoder_min = min(x.encoder_min_l2 for x in layers[1:])  # after the first block: context has been read
+    embed_diff = max(layers[0].causal_max_l2, max(l2(e_a[0][j], e_b[0][j]) for j in range(P)))
+    word = a[:P]
+    claims = [
+        Claim("causal_same", t("explain.context_vectors.claim.causal", lang, word=word, L=p["n_layers"], diff=causal_max,
+                               cos=min(x.causal_cos for x in layers)),
+              causal_max, 0.0, causal_max == 0.0),
+        Claim("encoder_differs", t("explain.context_vectors.claim.encoder", lang, word=word, diff=encoder_min,
+                                   last=layers[-1].encoder_l2, cos=layers[-1].encoder_cos),
+              encoder_min, 0.0, encoder_min > 0.0 and same),
+        Claim("embedding_same", t("explain.context_vectors.claim.embedding", lang, word=word, diff=embed_diff),
+              embed_diff, 0.0, embed_diff == 0.0),
+    ]
+    return ContextVectorsResult(
+        "context-vectors", p, word, i, list(a), list(b), same, layers, t("explain.context_vectors.note", lang), claims,
+    )
