@@ -90,8 +90,8 @@ def read_texts(corpus: str) -> tuple[list[str], str]:
         return [JINGYESI], "静夜思"
     try:
         return read_corpus(corpus.strip()), Path(corpus.strip()).name
-    except ValueError as err:
-        raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus) from None
+    except (ValueError, OSError) as err:  # OSError: a name too long, a folder, no permission ...
+        raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None
 
 
 def cosines(E: torch.Tensor) -> torch.Tensor:
