@@ -12,7 +12,7 @@ from attnlab.lessons.explain import TOPICS, as_dict, explain, get_topic
 from attnlab.lessons.params import Param, ParamError
 
 ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-wise", "rnn-gradients",
-                "serial-vs-parallel", "complexity", "forms", "glossary"]
+                "serial-vs-parallel", "complexity", "forms", "glossary", "seq2seq"]
 
 
 def test_every_topic_of_the_issue_is_registered_with_specs_and_a_figure():

@@ -74,6 +74,7 @@ TOPICS: dict[str, Topic] = {
         Topic("complexity", "complexity", "complexity"),
         Topic("forms", "forms", "forms"),
         Topic("glossary", "glossary", "glossary"),
+        Topic("seq2seq", "seq2seq", "seq2seq"),
     )
 }
 
