@@ -22,7 +22,7 @@ SMALL = {
     "complexity": ["--n", "64", "--d-model", "32", "--n-heads", "4", "--time-n-max", "64", "--time-d-model", "16", "--repeats", "1"],
     "forms": ["--n-tgt", "3", "--n-src", "2"],
     "glossary": ["--quiz", "5", "--answer", "2"],
-    "seq2seq": ["--steps", "150", "--n-test", "5", "--text", "2026"],
+    "seq2seq": ["--steps", "100", "--n-test", "5", "--text", "2026"],
 }
 
 runner = CliRunner()

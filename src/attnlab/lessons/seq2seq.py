@@ -34,7 +34,7 @@ LR = {"no_attention": 1e-2, "bahdanau": 1e-2, "transformer": 5e-3}  # Adam's pea
 PARAMS = (
     Param("task", "choice", "pairs", choices=task_.TASKS, help="the translation task (its word order)"),
     Param("text", "str", "20261130", max_len=MAX_TEXT, help=f"digits to translate and align (1 to {MAX_TEXT})"),
-    Param("steps", "int", 500, 20, 1500, step=10, help="training steps of each model"),
+    Param("steps", "int", 500, 100, 1000, step=10, help="training steps of each model"),
     Param("n_test", "int", 50, 5, 200, step=5, help="held-out test strings per length"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
