@@ -139,3 +139,12 @@ def test_api_equals_cli_equals_python():
                                    "--lang", "en"])
     assert out.exit_code == 0, out.output
     assert api == python == json.loads(out.stdout)
+
+
+def test_the_short_address_leads_to_the_lesson_page():
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    response = TestClient(create_app()).get("/seq2seq", params={"lang": "en", "text": "42"}, follow_redirects=False)
+    assert response.status_code == 307 and response.headers["location"] == "/explain/seq2seq?lang=en&text=42"
