@@ -23,8 +23,8 @@ from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seed
 from attnlab.lessons import seq2seq_task as task_
 from attnlab.lessons.seq2seq_models import KINDS, build
 
-TRAIN_LENGTHS = tuple(range(2, 7))  # source lengths the models train on
-LENGTHS = tuple(range(2, 9))  # lengths they are tested on: 7 and 8 are longer than any training string
+TRAIN_LENGTHS = tuple(range(2, 9))  # source lengths the models train on
+LENGTHS = tuple(range(2, 11))  # lengths they are tested on: 9 and 10 are longer than any training string
 MAX_TEXT = 12
 SIZE = 32  # LSTM hidden size = Transformer d_model
 BATCH = 64
