@@ -121,6 +121,7 @@ def test_a_typed_input_reuses_the_trained_models_and_bad_text_is_refused():
     assert trained.cache_info().hits == before + 1  # no training for a new typed input
     assert r.example.source == "9876543" and r.example.truth == task_.align("pairs", 7)
     assert r.example.held_out == task_.is_test("9876543")
+    assert r.suggestions and all(task_.is_test(s) for s in r.suggestions)  # what the page offers is held out
     with pytest.raises(ParamError, match="text must be 1 to 12 digits"):
         explain("seq2seq", text="12a4")
     with pytest.raises(ParamError, match="steps must be an integer from 100 to 1000"):

@@ -48,6 +48,7 @@ def test_chart_heatmaps_and_a_typed_alignment(open_page, api, lang, js):
     assert [r[0] for r in rows] == data["lengths"]
     assert [r[1] for r in rows] == data["accuracy"]["no_attention"] and [r[3] for r in rows] == data["accuracy"]["transformer"]
     check_maps(page, data)
+    assert page.locator('#suggestions [data-bind="suggestions"]').inner_text() == " · ".join(data["suggestions"])
 
     typed = "31415"
     if js:

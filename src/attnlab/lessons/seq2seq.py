@@ -78,6 +78,7 @@ class Seq2SeqResult:
     heads: list[Head]
     final_loss: dict  # model -> last training batch's loss
     example: Example
+    suggestions: list[str]  # held-out strings of a few lengths, for the learner to type
     checks: dict  # the hand computations behind the claims
     claims: list[Claim]
 
@@ -246,10 +247,15 @@ def seq2seq(task: str = "pairs", text: str = "20261130", steps: int = 500, n_tes
     result = Seq2SeqResult(
         "seq2seq", p, list(LENGTHS), list(TRAIN_LENGTHS), [n > TRAIN_LENGTHS[-1] for n in LENGTHS], tr.accuracy, tr.token_accuracy,
         {"no_attention": None, "bahdanau": tr.alignment["bahdanau"], "transformer": tr.alignment["transformer"]},
-        tr.chance, heads, tr.final_loss, example, checks, [],
+        tr.chance, heads, tr.final_loss, example, suggestions(), checks, [],
     )
     result.claims = claims_of(result, lang)
     return result
+
+
+def suggestions() -> list[str]:
+    """One held-out string of each of a few lengths (the same for every task and seed)."""
+    return [task_.sample(n, 1, torch.Generator().manual_seed(4242 + n), test=True)[0] for n in (3, 5, 7, 8, 10)]
 
 
 def _head_ids(tr: Trained) -> list[tuple[int, int]]:
