@@ -25,7 +25,7 @@ def check_maps(page, data) -> None:
     heads = page.locator("#head-maps .head-card table")
     assert heads.count() == len(data["heads"])
     assert page.locator("#head-maps td.truth").count() == len(data["heads"]) * len(ex["truth"])
-    for k, name in enumerate(("no_attention", "bahdanau", "transformer")):
+    for name in ("no_attention", "bahdanau", "transformer"):
         assert page.locator(f'#prediction-{name} [data-bind="example.prediction.{name}"]').inner_text() == ex["prediction"][name]
     assert page.locator('[data-bind="example.source"]').inner_text() == ex["source"]
 
