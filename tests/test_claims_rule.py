@@ -29,6 +29,8 @@ TEST_SIZED = {
     "multihead": {"train_steps": 50},
     "serial-vs-parallel": {"n_max": 64, "repeats": 1},
     "complexity": {"time_n_max": 64, "time_d_model": 32, "repeats": 1},
+    "one-hot": {"train_steps": 20},
+    "seq2seq": {"steps": 100, "n_test": 5},
 }
 
 SEEDS = range(10)

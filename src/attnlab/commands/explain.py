@@ -296,10 +296,26 @@ def _glossary(console, r, lang, t) -> None:
                 console.print("   a_j·‖v_j‖ = " + ", ".join(g(v) for v in q.numbers["contributions"]))
 
 
+def _seq2seq(console, r, lang, t) -> None:
+    kinds = list(r.accuracy)
+    rows = [[f"{n}{' *' if longer else ''}", *[r.accuracy[k][i] for k in kinds]] for i, (n, longer) in enumerate(zip(r.lengths, r.longer))]
+    console.print(_table(t("explain.plot.seq2seq.accuracy", lang), [t("explain.seq2seq.length", lang)]
+                         + [t(f"explain.seq2seq.model.{k}", lang) for k in kinds], rows))
+    ex = r.example
+    for k in kinds:
+        console.print(f"{t(f'explain.seq2seq.model.{k}', lang)}: {ex.source} → {ex.prediction[k]} {g(ex.correct[k])}")
+    for title, m in [(t("explain.seq2seq.alpha_caption", lang), ex.bahdanau),
+                     *[(t("explain.seq2seq.head", lang, layer=h.layer, head=h.head), h.weights) for h in r.heads]]:
+        rows = [[ex.target_tokens[i], *[("[bold red]" if j == ex.truth[i] else "") + g(w, 2) for j, w in enumerate(row)]]
+                for i, row in enumerate(m)]
+        console.print(_table(title, [""] + ex.source_tokens, rows))
+
+
 VIEWS = {
     "sqrt_dk": _sqrt_dk, "positional": _positional, "permutation": _permutation, "multihead": _multihead,
     "position_wise": _position_wise, "rnn_gradients": _rnn_gradients, "serial_vs_parallel": _serial_vs_parallel,
     "complexity": _complexity, "forms": _forms, "glossary": _glossary,
+    "seq2seq": _seq2seq,
 }
 
 

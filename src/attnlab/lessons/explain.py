@@ -80,6 +80,7 @@ TOPICS: dict[str, Topic] = {
         Topic("norms", "norms", "norms"),
         Topic("context-vectors", "context_vectors", "context_vectors"),
         Topic("one-hot", "one_hot", "one_hot"),
+        Topic("seq2seq", "seq2seq", "seq2seq"),
     )
 }
 

@@ -46,6 +46,7 @@ PAGES = (
     "attnlab.web.pages.pipeline",
     "attnlab.web.pages.explain",
     "attnlab.web.pages.real",
+    "attnlab.web.pages.seq2seq",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).

@@ -1,0 +1,298 @@
+"""From seq2seq to the Transformer, trained (lecture 06 §2): the bottleneck, Bahdanau's alignment, cross-attention.
+
+Three translators learn the same generated task (digits -> Chinese numerals, attnlab.lessons.seq2seq_task)
+on the same batches: an LSTM seq2seq that hands the decoder only the encoder's last state, the same with
+Bahdanau's additive attention, and the library's Transformer encoder-decoder. Measured on held-out strings:
+exact-match accuracy at each source length (including lengths longer than any trained on), and how well each
+attention map aligns (the share of target tokens whose largest weight sits on the source digit they
+translate). Trained models are cached per (task, seed, steps, n_test), so a second visit, or a new typed
+input, costs only the forward passes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.i18n import t
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons import seq2seq_task as task_
+from attnlab.lessons.seq2seq_models import KINDS, build
+
+TRAIN_LENGTHS = tuple(range(2, 9))  # source lengths the models train on
+LENGTHS = tuple(range(2, 11))  # lengths they are tested on: 9 and 10 are longer than any training string
+MAX_TEXT = 12
+SIZE = 32  # LSTM hidden size = Transformer d_model
+BATCH = 64
+CONTEXT = MAX_TEXT + 2
+LR = {"no_attention": 1e-2, "bahdanau": 1e-2, "transformer": 5e-3}  # Adam's peak rates, tuned once for this task
+
+PARAMS = (
+    Param("task", "choice", "pairs", choices=task_.TASKS, help="the translation task (its word order)"),
+    Param("text", "str", "20261130", max_len=MAX_TEXT, help=f"digits to translate and align (1 to {MAX_TEXT})"),
+    Param("steps", "int", 500, 100, 1000, step=10, help="training steps of each model"),
+    Param("n_test", "int", 50, 5, 200, step=5, help="held-out test strings per length"),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
+)
+
+
+@dataclass
+class Head:
+    layer: int
+    head: int
+    alignment_score: float  # over the held-out strings of the trained lengths
+    weights: list[list[float]]  # the example's (target x source) weights
+
+
+@dataclass
+class Example:
+    source: str  # the digits
+    target: str  # the reference translation
+    held_out: bool  # a test-side string (no training batch could contain it)
+    source_tokens: list[str]
+    target_tokens: list[str]
+    truth: list[int]  # truth[i]: the source position target token i translates
+    prediction: dict  # model -> its greedy translation
+    correct: dict  # model -> prediction == target
+    bahdanau: list[list[float]]  # alpha (target x source)
+    transformer: list[list[float]]  # cross-attention averaged over heads (target x source)
+    heads: list[list[list[float]]]  # each head's weights, in the order of Seq2SeqResult.heads
+    alignment_score: dict  # model -> this example's score (no_attention: None, it has no weights)
+
+
+@dataclass
+class Seq2SeqResult:
+    topic: str
+    params: dict
+    lengths: list[int]
+    train_lengths: list[int]
+    longer: list[bool]  # longer than any training string
+    accuracy: dict  # model -> exact-match accuracy per length (held-out strings)
+    token_accuracy: dict  # model -> share of target tokens right per length
+    alignment_score: dict  # model -> share of target tokens whose largest weight is on the right source digit
+    chance_alignment: float  # the same score for weights spread uniformly (ties broken at random): mean 1/n
+    heads: list[Head]
+    final_loss: dict  # model -> last training batch's loss
+    example: Example
+    suggestions: list[str]  # held-out strings of a few lengths, for the learner to type
+    checks: dict  # the hand computations behind the claims
+    claims: list[Claim]
+
+
+def _text_error(text: str) -> ParamError:
+    return ParamError(f"text must be 1 to {MAX_TEXT} digits 0-9, got {text!r}", "text", "explain.seq2seq.error.text",
+                      max_len=MAX_TEXT, got=repr(text))
+
+
+def greedy(model, src: torch.Tensor, n: int) -> torch.Tensor:
+    """Translate src (B, n) token by token, each step reading the model's own previous outputs -> (B, n + 1)."""
+    tgt = torch.full((src.shape[0], 1), task_.BOS)
+    for _ in range(n + 1):
+        logits, _ = model(src, tgt)  # (B, t, V)
+        tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return tgt[:, 1:]
+
+
+def maps_of(model, src: torch.Tensor, tgt_in: torch.Tensor) -> list[torch.Tensor]:
+    """Teacher-forced attention maps, one (B, H, n, n) per layer, rows = the n target digits (EOS row dropped)."""
+    _, maps = model(src, tgt_in)
+    return [m[:, :, : src.shape[1], :] for m in maps]
+
+
+def score(weights: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
+    """weights (..., n_tgt, n_src), truth (n_tgt,) -> share of rows whose largest weight is at truth (float tensor)."""
+    return (weights.argmax(-1) == truth).float().mean()
+
+
+def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Module, float]:
+    """Train one model on the task's training strings with the shared loop's optimizer and schedule."""
+    from attnlab.train.loop import TrainConfig, make_optimizer
+
+    with seeded(seed):
+        model = build(kind, task_.SRC_VOCAB, task_.TGT_VOCAB, CONTEXT, SIZE)
+    cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR[kind], warmup_steps=min(20, steps // 5), weight_decay=0.0,
+                      min_lr_ratio=0.2, seed=seed)
+    opt = make_optimizer(model, cfg)
+    g = torch.Generator().manual_seed(seed)  # the same batches for all three models
+    loss = torch.tensor(float("nan"))
+    model.train()
+    for step in range(steps):
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(step)
+        n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
+        src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, BATCH, g, test=False))  # (B, n), (B, n+1), (B, n+1)
+        logits, _ = model(src, tgt_in)  # (B, n+1, V)
+        loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+    model.eval()
+    return model, float(loss.detach())
+
+
+@dataclass
+class Trained:
+    models: dict
+    final_loss: dict
+    accuracy: dict
+    token_accuracy: dict
+    alignment: dict  # "bahdanau", "transformer" -> score; "heads" -> [(layer, head, score)]
+    chance: float
+
+
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=8)
+def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
+    """Train the three models and measure them on held-out strings; cached, so a second visit is instant."""
+    models, final_loss = {}, {}
+    for kind in KINDS:
+        models[kind], final_loss[kind] = train_one(kind, task, steps, seed)
+    accuracy = {k: [] for k in KINDS}
+    token_accuracy = {k: [] for k in KINDS}
+    aligned = {"bahdanau": [], "transformer": [], "heads": []}
+    chance = []
+    g = torch.Generator().manual_seed(10_000 + seed)  # the test strings: never a training string (the split)
+    with torch.no_grad():
+        for n in LENGTHS:
+            src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, n_test, g, test=True))
+            truth = torch.tensor(task_.align(task, n))  # (n,)
+            for kind, model in models.items():
+                pred = greedy(model, src, n)  # (B, n+1)
+                accuracy[kind].append(float((pred == tgt_out).all(1).float().mean()))
+                token_accuracy[kind].append(float((pred == tgt_out).float().mean()))
+            if n in TRAIN_LENGTHS:  # alignment is scored where the models were trained
+                chance.append(1 / n)
+                aligned["bahdanau"].append(float(score(maps_of(models["bahdanau"], src, tgt_in)[0][:, 0], truth)))
+                cross = maps_of(models["transformer"], src, tgt_in)  # [(B, H, n, n)] per layer
+                aligned["transformer"].append(float(score(cross[-1].mean(1), truth)))
+                aligned["heads"].append([float(score(m[:, h], truth)) for m in cross for h in range(m.shape[1])])
+    heads = [sum(col) / len(col) for col in zip(*aligned["heads"])]
+    alignment = {"bahdanau": sum(aligned["bahdanau"]) / len(aligned["bahdanau"]),
+                 "transformer": sum(aligned["transformer"]) / len(aligned["transformer"]), "heads": heads}
+    return Trained(models, final_loss, accuracy, token_accuracy, alignment, sum(chance) / len(chance))
+
+
+def example_of(tr: Trained, task: str, text: str) -> tuple[Example, dict]:
+    """The typed digits through the three trained models: translations, attention maps and their scores."""
+    n = len(text)
+    src, tgt_in, tgt_out = task_.encode(task, [text])
+    truth = torch.tensor(task_.align(task, n))
+    with torch.no_grad():
+        prediction = {k: task_.decode_ids(greedy(m, src, n)[0].tolist()) for k, m in tr.models.items()}
+        alpha = maps_of(tr.models["bahdanau"], src, tgt_in)[0][0, 0]  # (n, n)
+        cross = maps_of(tr.models["transformer"], src, tgt_in)  # [(1, H, n, n)] per layer
+        mean = cross[-1][0].mean(0)  # (n, n)
+        heads = [m[0, h] for m in cross for h in range(m.shape[1])]
+        checks = final_state_check(tr.models["no_attention"], src, tgt_in) | alpha_check(tr.models["bahdanau"], src, tgt_in)
+    target = task_.translate(task, text)
+    example = Example(
+        source=text, target=target, held_out=task_.is_test(text), source_tokens=list(text), target_tokens=list(target),
+        truth=truth.tolist(), prediction=prediction, correct={k: v == target for k, v in prediction.items()},
+        bahdanau=alpha.tolist(), transformer=mean.tolist(), heads=[h.tolist() for h in heads],
+        alignment_score={"no_attention": None, "bahdanau": float(score(alpha, truth)),
+                         "transformer": float(score(mean, truth))},
+    )
+    return example, checks
+
+
+@lru_cache(maxsize=64)
+def typed_example(task: str, steps: int, seed: int, n_test: int, text: str) -> tuple[Example, dict]:
+    """example_of, cached too: the page, its figure and the API, asked the same, show the very same numbers."""
+    return example_of(trained(task, steps, seed, n_test), task, text)
+
+
+def final_state_check(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
+    """The no-attention decoder sees only (h_S, c_S): replace every other encoder state with noise and compare."""
+    states, final = model.encoder(src)  # (B, S, H), ((B, H), (B, H))
+    logits, _ = model.decoder(states, final, tgt_in)
+    noise = torch.randn(states.shape, generator=torch.Generator().manual_seed(1))
+    others = states.clone()
+    others[:, :-1] = noise[:, :-1]  # h_1..h_{S-1} replaced, h_S kept
+    changed_others = (model.decoder(others, final, tgt_in)[0] - logits).abs().max()
+    last = (final[0] + noise[:, -1], final[1])  # only the last state moved
+    changed_last = (model.decoder(states, last, tgt_in)[0] - logits).abs().max()
+    return {"others_change": float(changed_others), "last_change": float(changed_last)}
+
+
+def alpha_check(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
+    """Bahdanau's first step by hand: e_j = v^T tanh(W_s s_0 + W_h h_j), alpha = softmax(e), c = sum_j alpha_j h_j."""
+    states, (s0, _) = model.encoder(src)  # (1, S, H), (1, H)
+    attn = model.decoder.attn
+    W_s, W_h, b_h, v = attn.W_s.weight, attn.W_h.weight, attn.W_h.bias, attn.v.weight[0]  # (A, H), (A, H), (A,), (A,)
+    e = torch.stack([v @ torch.tanh(W_s @ s0[0] + W_h @ h + b_h) for h in states[0]])  # (S,)
+    alpha = torch.exp(e - e.max()) / torch.exp(e - e.max()).sum()
+    context = sum(a * h for a, h in zip(alpha, states[0]))  # (H,)
+    lib_context, lib_alpha = attn(s0[:, None, :], states)  # (1, 1, H), (1, 1, S)
+    _, maps = model(src, tgt_in)
+    return {"alpha_hand_error": float(max((alpha - lib_alpha[0, 0]).abs().max(), (alpha - maps[0][0, 0, 0]).abs().max())),
+            "context_hand_error": float((context - lib_context[0, 0]).abs().max()),
+            "alpha_sum_error": float((maps[0].sum(-1) - 1).abs().max())}
+
+
+@lesson
+def seq2seq(task: str = "pairs", text: str = "20261130", steps: int = 500, n_test: int = 50, seed: int = 0, *,
+            lang: str = "zh") -> Seq2SeqResult:
+    """Train the three translators (cached) and measure the bottleneck and the alignments."""
+    p = check(PARAMS, dict(task=task, text=text, steps=steps, n_test=n_test, seed=seed))
+    typed = p["text"].strip()
+    if not (1 <= len(typed) <= MAX_TEXT and all(ch in "0123456789" for ch in typed)):
+        raise _text_error(p["text"])
+    p["text"] = typed
+    with _lock:  # one computation at a time: two visits with the same settings share one cached answer
+        tr = trained(p["task"], p["steps"], p["seed"], p["n_test"])
+        example, checks = typed_example(p["task"], p["steps"], p["seed"], p["n_test"], typed)
+    heads = [Head(layer, head, score_, w) for (layer, head), score_, w in
+             zip(_head_ids(tr), tr.alignment["heads"], example.heads)]
+    result = Seq2SeqResult(
+        "seq2seq", p, list(LENGTHS), list(TRAIN_LENGTHS), [n > TRAIN_LENGTHS[-1] for n in LENGTHS], tr.accuracy, tr.token_accuracy,
+        {"no_attention": None, "bahdanau": tr.alignment["bahdanau"], "transformer": tr.alignment["transformer"]},
+        tr.chance, heads, tr.final_loss, example, suggestions(), checks, [],
+    )
+    result.claims = claims_of(result, lang)
+    return result
+
+
+def suggestions() -> list[str]:
+    """One held-out string of each of a few lengths (the same for every task and seed)."""
+    return [task_.sample(n, 1, torch.Generator().manual_seed(4242 + n), test=True)[0] for n in (3, 5, 7, 8, 10)]
+
+
+def _head_ids(tr: Trained) -> list[tuple[int, int]]:
+    dec = tr.models["transformer"].model.decoder
+    return [(i, h) for i, block in enumerate(dec) for h in range(block.cross_attn.n_heads)]
+
+
+def claims_of(r: Seq2SeqResult, lang: str) -> list[Claim]:
+    L = r.train_lengths[-1]
+    at = r.lengths.index(L)
+    acc = {k: v[at] for k, v in r.accuracy.items()}
+    best = max(acc["bahdanau"], acc["transformer"])
+    first = r.accuracy["no_attention"][0]
+    c = r.checks
+    align_best = max(r.alignment_score["bahdanau"], max(h.alignment_score for h in r.heads))
+    return [
+        Claim("bottleneck", t("explain.seq2seq.claim.bottleneck", lang, L=L, none=acc["no_attention"],
+                              bahdanau=acc["bahdanau"], transformer=acc["transformer"]),
+              best, acc["no_attention"], best >= acc["no_attention"]),
+        Claim("falls", t("explain.seq2seq.claim.falls", lang, n0=r.lengths[0], a0=first, L=L, aL=acc["no_attention"]),
+              acc["no_attention"], first, acc["no_attention"] <= first),
+        Claim("final_only", t("explain.seq2seq.claim.final_only", lang, others=c["others_change"], last=c["last_change"]),
+              c["others_change"], 0.0, c["others_change"] == 0.0 and c["last_change"] > 0.0),
+        Claim("alpha", t("explain.seq2seq.claim.alpha", lang, sum_err=c["alpha_sum_error"], hand=c["alpha_hand_error"],
+                         ctx=c["context_hand_error"]),
+              max(c["alpha_sum_error"], c["alpha_hand_error"], c["context_hand_error"]), 1e-5,
+              max(c["alpha_sum_error"], c["alpha_hand_error"], c["context_hand_error"]) < 1e-5),
+        Claim("alignment", t("explain.seq2seq.claim.alignment", lang, bahdanau=r.alignment_score["bahdanau"],
+                             transformer=r.alignment_score["transformer"], best=align_best, chance=r.chance_alignment),
+              align_best, r.chance_alignment, align_best > r.chance_alignment),
+    ]
+
+
+__all__ = ["seq2seq", "Seq2SeqResult", "PARAMS", "LENGTHS", "TRAIN_LENGTHS", "trained", "typed_example"]

@@ -1,0 +1,153 @@
+"""The seq2seq lesson: Bahdanau's α by hand, the no-attention decoder's bottleneck as a fact of the graph, the task's
+split and alignment, seeded reproducibility, the claims over seeds, and API = CLI = Python."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from attnlab.lessons import seq2seq_task as task_
+from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.params import ParamError
+from attnlab.lessons.seq2seq import LENGTHS, TRAIN_LENGTHS, trained, typed_example
+from attnlab.lessons.seq2seq_models import build
+
+SMALL = {"steps": 100, "n_test": 5, "text": "2026"}  # the other explain tests use the same: one training, cached
+
+
+def model(kind: str, seed: int = 0):
+    torch.manual_seed(seed)
+    return build(kind, task_.SRC_VOCAB, task_.TGT_VOCAB, 16, 8).double().eval()
+
+
+def batch(n: int = 5, b: int = 3):
+    g = torch.Generator().manual_seed(7)
+    return task_.encode("reverse", task_.sample(n, b, g, test=True))
+
+
+def test_bahdanau_alpha_is_the_hand_computation_at_every_step_and_sums_to_one():
+    m = model("bahdanau")
+    src, tgt_in, _ = batch()
+    states, (s, c) = m.encoder(src)  # (B, S, H)
+    _, alpha = m.decoder(states, (s, c), tgt_in)  # (B, T, S)
+    a = m.decoder.attn
+    W_s, W_h, b, v = a.W_s.weight, a.W_h.weight, a.W_h.bias, a.v.weight[0]
+    x = m.decoder.embed(tgt_in)
+    for t in range(tgt_in.shape[1]):
+        for i in range(src.shape[0]):
+            e = torch.stack([v @ torch.tanh(W_s @ s[i] + W_h @ h_j + b) for h_j in states[i]])  # (S,)
+            hand = torch.exp(e) / torch.exp(e).sum()
+            torch.testing.assert_close(alpha[i, t], hand, rtol=1e-12, atol=1e-12)
+        context = torch.einsum("bs,bsh->bh", alpha[:, t], states)  # c = Σ_j α_j h_j
+        lib_context, _ = a(s[:, None], states)
+        torch.testing.assert_close(lib_context[:, 0], context, rtol=1e-12, atol=1e-12)
+        s, c, _ = m.decoder.lstm.step(s, c, torch.cat([x[:, t], context], -1))
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(alpha.shape[:2], dtype=alpha.dtype), rtol=0, atol=1e-12)
+
+
+def test_the_no_attention_decoder_sees_only_the_final_encoder_state():
+    m = model("no_attention")
+    src, tgt_in, _ = batch(n=6)
+    states, final = m.encoder(src)
+    states = states.detach().requires_grad_(True)
+    logits, _ = m.decoder(states, final, tgt_in)
+    # No path in the graph from h_1..h_S (as a sequence) to the output: its gradient does not exist.
+    assert torch.autograd.grad(logits.sum(), states, allow_unused=True)[0] is None
+    noisy = states.detach() + torch.randn(states.shape, dtype=states.dtype, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(m.decoder(noisy, final, tgt_in)[0], logits)  # every other encoder state changed: same output
+    moved = (final[0] + 0.5, final[1])
+    assert not torch.allclose(m.decoder(states, moved, tgt_in)[0], logits)  # the last state moved: it changes
+    # and the encoder's last state depends on every source digit: the bottleneck carries the whole sentence
+    src2 = src.clone()
+    src2[:, 0] = src2[:, 0] % 10 + 1
+    assert not torch.allclose(m.encoder(src2)[1][0], final[0])
+
+
+def test_the_bahdanau_decoder_reads_every_encoder_state():
+    m = model("bahdanau")
+    src, tgt_in, _ = batch(n=6)
+    states, final = m.encoder(src)
+    states = states.detach().requires_grad_(True)
+    logits, _ = m.decoder(states, final, tgt_in)
+    (grad,) = torch.autograd.grad(logits.sum(), states)
+    assert (grad.abs().sum(-1) > 0).all()  # every h_j reaches the output
+
+
+@pytest.mark.parametrize("name, text, expected", [("digits", "2026", "二〇二六"), ("reverse", "2026", "六二〇二"),
+                                                  ("pairs", "2026", "〇二六二"), ("pairs", "12345", "二一四三五")])
+def test_the_task_translates_along_its_alignment(name, text, expected):
+    assert task_.translate(name, text) == expected
+    for n in range(1, 13):
+        assert sorted(task_.align(name, n)) == list(range(n))  # a permutation: each source digit read once
+
+
+def test_train_and_test_strings_never_meet():
+    g = torch.Generator().manual_seed(0)
+    for n in (2, 5, 8):
+        test = task_.sample(n, 50, g, test=True)
+        train = task_.sample(n, 200, g, test=False)
+        assert all(task_.is_test(s) for s in test) and not any(task_.is_test(s) for s in train)
+        assert not set(test) & set(train) and all(len(s) == n for s in test + train)
+
+
+def test_seeded_runs_are_reproducible():
+    a = as_dict(explain("seq2seq", lang="en", **SMALL))  # trained now, or by an earlier test: cached
+    trained.cache_clear()
+    typed_example.cache_clear()
+    b = as_dict(explain("seq2seq", lang="en", **SMALL))  # trained afresh
+    assert a == b
+    assert a["lengths"] == list(LENGTHS) and a["longer"] == [n > TRAIN_LENGTHS[-1] for n in LENGTHS]
+    assert set(a["accuracy"]) == {"no_attention", "bahdanau", "transformer"}
+    assert all(len(v) == len(LENGTHS) and all(0 <= x <= 1 for x in v) for v in a["accuracy"].values())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_claims_hold_over_seeds(seed):
+    r = explain("seq2seq", lang="en", seed=seed, **SMALL)
+    assert [c.id for c in r.claims] == ["bottleneck", "falls", "final_only", "alpha", "alignment"]
+    assert all(c.holds for c in r.claims), [c.text for c in r.claims if not c.holds]
+    ex = r.example
+    assert ex.source == "2026" and ex.target == "〇二六二" and ex.truth == task_.align("pairs", 4)
+    for w in [ex.bahdanau, ex.transformer, *(h.weights for h in r.heads)]:
+        assert len(w) == 4 and all(len(row) == 4 and abs(sum(row) - 1) < 1e-5 for row in w)
+    assert r.alignment_score["no_attention"] is None and 0 <= r.alignment_score["bahdanau"] <= 1
+
+
+def test_a_typed_input_reuses_the_trained_models_and_bad_text_is_refused():
+    explain("seq2seq", lang="en", **SMALL)
+    before = trained.cache_info().misses
+    r = explain("seq2seq", lang="zh", **{**SMALL, "text": "9876543"})
+    assert trained.cache_info().misses == before  # no training for a new typed input
+    assert r.example.source == "9876543" and r.example.truth == task_.align("pairs", 7)
+    assert r.example.held_out == task_.is_test("9876543")
+    assert r.suggestions and all(task_.is_test(s) for s in r.suggestions)  # what the page offers is held out
+    with pytest.raises(ParamError, match="text must be 1 to 12 digits"):
+        explain("seq2seq", text="12a4")
+    with pytest.raises(ParamError, match="steps must be an integer from 100 to 1000"):
+        explain("seq2seq", steps=5)
+
+
+def test_api_equals_cli_equals_python():
+    from fastapi.testclient import TestClient
+
+    from attnlab.cli import app
+    from attnlab.web.app import create_app
+
+    python = json.loads(json.dumps(as_dict(explain("seq2seq", lang="en", **SMALL))))
+    api = TestClient(create_app()).get("/api/explain/seq2seq", params={**SMALL, "lang": "en"}).json()
+    out = CliRunner().invoke(app, ["explain", "seq2seq", "--steps", "100", "--n-test", "5", "--text", "2026", "--json",
+                                   "--lang", "en"])
+    assert out.exit_code == 0, out.output
+    assert api == python == json.loads(out.stdout)
+
+
+def test_the_short_address_leads_to_the_lesson_page():
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    response = TestClient(create_app()).get("/seq2seq", params={"lang": "en", "text": "42"}, follow_redirects=False)
+    assert response.status_code == 307 and response.headers["location"] == "/explain/seq2seq?lang=en&text=42"
