@@ -281,3 +281,16 @@ def test_page_shows_p_and_filtered_p_equal_to_the_api(client, short_run):
     kept = [c for c in expected if c["kept"]]
     assert any(c["filtered_prob"] != c["prob"] for c in kept)  # T = 3 and top-k 3 really moved the numbers
     assert {c["cut_by"] for c in expected if not c["kept"]} == {"top-k"}
+
+
+def test_the_page_of_a_run_still_training_renders(client):
+    # The no-JS form redirects to this page at once and it reloads itself while the run trains: it must render
+    # then too (step ⑤'s checks are computed only once the run has finished).
+    r = client.post("/api/train", json={"corpus": "poem", "steps": 5000, "pace_ms": 200})
+    run_id = r.json()["id"]
+    try:
+        assert not page_module.RUNS.get(run_id).finished  # 5000 paced steps: a minute at the least
+        page = client.get("/pipeline", params={"run": run_id})
+        assert page.status_code == 200 and 'data-status="training"' in page.text
+    finally:
+        client.post(f"/api/train/{run_id}/stop")

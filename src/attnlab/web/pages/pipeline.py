@@ -421,7 +421,9 @@ def pipeline_page(request: Request):
     pc, tc = model_preset(preset_name, vocab_size=run.tokenizer.vocab_size), TrainConfig(**train_defaults)
     placeholders = dict(layers=pc.n_layers, heads=pc.n_heads, d_model=pc.d_model, steps=tc.steps, lr=tc.lr, seed=0)
     mc = run.model.config
-    checked = checked_steps(params, bg, req, corpus, run, settings_problem, lang) if view is not None else {}
+    # While a run trains (view is None) the page shows its progress only: nothing checked, every key present.
+    checked = (checked_steps(params, bg, req, corpus, run, settings_problem, lang) if view is not None
+               else dict.fromkeys(("first", "focus", "neglog", "neglog_problem", "first_countable", "focus_countable")))
     return render(
         request, "pipeline.html",
         raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
