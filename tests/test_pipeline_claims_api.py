@@ -122,3 +122,24 @@ def test_counting_over_seeds_is_refused_where_it_would_take_minutes(client):
     assert 'id="first-seeds-too-big"' in html and 'id="first-seeds-form"' not in html
     assert 'data-id="adamw_over_seeds"' not in html and 'data-holds="false"' not in html
     assert 'id="focus-seeds-too-big"' in html  # 400k parameters × 60 steps × 10 seeds is over the limit too
+
+
+def test_counts_over_seeds_take_a_heavy_slot_and_are_refused_while_every_slot_is_taken(client, monkeypatch):
+    from attnlab.web import budget
+
+    monkeypatch.setattr(budget, "LESSON_WAIT_S", 0.0)  # refuse at once rather than wait for a slot
+    taken = [budget.SLOTS.try_take() for _ in range(budget.LESSON_SLOTS)]  # as if heavy lessons were computing
+    assert all(taken)
+    try:
+        for path, seeds in (("/api/pipeline/first-step", {"seed": 11, "seeds": 2}), ("/api/pipeline/focus", {"seeds": 2})):
+            r = client.get(path, params={"lang": "en", **seeds})
+            assert r.status_code == 503 and int(r.headers["retry-after"]) > 0, (path, r.text)
+        assert client.get("/api/pipeline/first-step", params={"seed": 11}).status_code == 200  # no count: no slot
+        page = client.get("/pipeline", params={"lang": "en", "seed": 11, "step5_seeds": "2", "focus_seeds": "2"})
+        assert page.status_code == 200
+        assert 'id="first-seeds-busy"' in page.text and 'id="focus-seeds-busy"' in page.text
+    finally:
+        for _ in taken:
+            budget.SLOTS.give_back()
+    assert budget.SLOTS.used == 0  # every slot a count took was given back
+    assert client.get("/api/pipeline/first-step", params={"seed": 11, "seeds": 2}).json()["over_seeds"]["seeds"] == 2

@@ -14,6 +14,8 @@ import concurrent.futures
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 def closing(app) -> threading.Event:
     """The app's shutdown switch (created on first use)."""
@@ -138,3 +140,18 @@ async def lesson(topic, raw: dict, lang: str):
         if time.monotonic() >= deadline:
             raise Busy()
         await asyncio.sleep(0.05)
+
+
+@contextmanager
+def heavy() -> Iterator[None]:
+    """One of the same slots, for heavy work a request does on its own worker thread (the pipeline's counts
+    over seeds, which train up to ten models): Busy when every slot stays taken for LESSON_WAIT_S."""
+    deadline = time.monotonic() + LESSON_WAIT_S
+    while not SLOTS.try_take():
+        if time.monotonic() >= deadline:
+            raise Busy()
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        SLOTS.give_back()

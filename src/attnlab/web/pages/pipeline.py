@@ -11,6 +11,7 @@ by SSE. Without JavaScript the settings form posts to /pipeline/train, which sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from attnlab.train import TrainConfig, new_run
 from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
+from attnlab.web import budget
 from attnlab.web.budget import closing
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import SSE, answers
@@ -423,7 +425,8 @@ def pipeline_page(request: Request):
     mc = run.model.config
     # While a run trains (view is None) the page shows its progress only: nothing checked, every key present.
     checked = (checked_steps(params, bg, req, corpus, run, settings_problem, lang) if view is not None
-               else dict.fromkeys(("first", "focus", "neglog", "neglog_problem", "first_countable", "focus_countable")))
+               else dict.fromkeys(("first", "focus", "neglog", "neglog_problem", "first_countable", "focus_countable",
+                                   "first_busy", "focus_busy")))
     return render(
         request, "pipeline.html",
         raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
@@ -481,9 +484,20 @@ MAX_COUNT_SEEDS = 10
 @lru_cache(maxsize=64)
 def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: int = 0) -> FirstStep:
     """The first update of the untrained model these settings build (deterministic, so cached); with `seeds`,
-    also counted over seeds 0 .. seeds-1 (a second or more, so only when asked)."""
+    also counted over seeds 0 .. seeds-1 (a second or more, so only when asked, in one of the lab's few heavy
+    slots: budget.Busy when they are all taken)."""
     run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
-    return first_step(run, seeds=seeds, lang=lang)
+    with _counting(seeds):
+        return first_step(run, seeds=seeds, lang=lang)
+
+
+def _counting(seeds: int):
+    """Counting over seeds trains up to ten models: it takes a slot of web/budget.py, like a heavy lesson."""
+    return budget.heavy() if seeds else contextlib.nullcontext()
+
+
+def _busy(busy: budget.Busy) -> HTTPException:
+    return HTTPException(503, str(busy), headers={"Retry-After": str(busy.retry_after)})
 
 
 def _settings_of(run_id: str | None, corpus: str, seed: int, sizes: dict) -> tuple[str, tuple, int]:
@@ -501,7 +515,7 @@ def api_neg_log(p: Annotated[float, Query(gt=0, le=1, description="a probability
     return neg_log(p)
 
 
-@router.get("/api/pipeline/first-step", tags=["pipeline"], responses=answers(404))
+@router.get("/api/pipeline/first-step", tags=["pipeline"], responses=answers(404, 503))
 def api_first_step(
     run: Annotated[str | None, Query(description="a training run's id: its settings and seed (its model before training)")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
@@ -520,12 +534,14 @@ def api_first_step(
                                                                   steps=steps, lr=lr))
     try:
         return _first_step_for(corpus, settings, seed, lang, seeds)
+    except budget.Busy as busy:
+        raise _busy(busy) from None
     except ValueError as err:
         field = "heads" if "divisible" in str(err) else "seeds" if "seeds" in str(err) else "d_model"
         raise unprocessable(("query", field), err, seeds if field == "seeds" else dict(settings).get(field)) from None
 
 
-@router.get("/api/pipeline/focus", tags=["pipeline"], responses=answers(404))
+@router.get("/api/pipeline/focus", tags=["pipeline"], responses=answers(404, 503))
 def api_focus(
     run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
@@ -542,7 +558,10 @@ def api_focus(
     _, settings, _ = _settings_of(run, corpus, seed, {})
     text = text or BUILTIN_TEXTS[corpus]
     try:
-        counted = focus_over_seeds(corpus, dict(settings), text, query, expected, seeds) if seeds else None
+        with _counting(seeds):
+            counted = focus_over_seeds(corpus, dict(settings), text, query, expected, seeds) if seeds else None
+    except budget.Busy as busy:
+        raise _busy(busy) from None
     except ValueError as err:
         raise unprocessable(("query", "seeds" if "seeds" in str(err) else "text"), err, seeds) from None
     try:
@@ -560,7 +579,8 @@ def _asked_seeds(params, name: str) -> int:
 def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str) -> dict:
     """What the page shows for ⑤'s first update (with the −log p form) and ③'s 月, from the lessons above."""
     raw_p = (params.get("p") or "").strip() or "0.12"
-    out: dict = {"neglog_p": raw_p, "neglog": None, "neglog_problem": None, "first": None, "focus": None}
+    out: dict = {"neglog_p": raw_p, "neglog": None, "neglog_problem": None, "first": None, "focus": None,
+                 "first_busy": False, "focus_busy": False}
     try:
         out["neglog"] = neg_log(float(raw_p))
     except ValueError:
@@ -575,12 +595,20 @@ def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str
     # Counting over seeds trains or steps ten fresh models: offered only where that takes seconds, not minutes.
     out["first_countable"] = can_count(run.model)
     want = _asked_seeds(params, "step5_seeds") if out["first_countable"] else 0
-    out["first"] = _first_step_for(corpus_, settings, seed, lang, want)
+    try:
+        out["first"] = _first_step_for(corpus_, settings, seed, lang, want)
+    except budget.Busy:  # the count waits for a free slot: the page shows the step itself and says so
+        out["first_busy"] = True
+        out["first"] = _first_step_for(corpus_, settings, seed, lang, 0)
     text = BUILTIN_TEXTS[corpus_]
     n_params = sum(p.numel() for p in run.model.parameters())
     out["focus_countable"] = count_work(n_params, run.config.steps, MAX_COUNT_SEEDS) <= COUNT_WORK_LIMIT
     if DEFAULT_QUERY in text:
         want = _asked_seeds(params, "focus_seeds") if out["focus_countable"] else 0
-        counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
+        try:
+            with _counting(want):
+                counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
+        except budget.Busy:
+            out["focus_busy"], counted = True, None
         out["focus"] = focus(run.model, run.tokenizer, text, over_seeds=counted, lang=lang)
     return out
