@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -21,9 +23,16 @@ def register(app: typer.Typer) -> None:
     def serve(
         host: str = typer.Option("127.0.0.1", help="Address to listen on; loopback keeps the lab on this machine."),
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0 = any free port)."),
+        runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of checkpoints the lab can open at /runs "
+                                  "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened."),
     ) -> None:
         """Start the lab in your browser: the web app, offline, on http://127.0.0.1:8000/ by default."""
         from attnlab.web.server import bind, serve as run, url_of
+
+        runs = runs.expanduser().resolve()
+        if runs.exists() and not runs.is_dir():
+            typer.echo(f"attnlab serve: --runs {runs} is a file, not a folder of checkpoints", err=True)
+            raise typer.Exit(2)
 
         try:
             sock = bind(host, port)
@@ -34,4 +43,6 @@ def register(app: typer.Typer) -> None:
         if warning:
             typer.echo(warning, err=True)
         typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
-        run(sock, hosts=(host,))
+        found = "" if runs.is_dir() else " (not there yet: `attnlab train --out " + str(runs / "NAME") + "` makes it)"
+        typer.echo(f"checkpoints from {runs}{found}: {url_of(sock)}/runs")
+        run(sock, hosts=(host,), runs_dir=runs)

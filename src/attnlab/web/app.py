@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from importlib import import_module
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
@@ -47,6 +48,7 @@ PAGES = (
     "attnlab.web.pages.explain",
     "attnlab.web.pages.real",
     "attnlab.web.pages.seq2seq",
+    "attnlab.web.pages.runs",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).
@@ -84,16 +86,19 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> FastAPI:
+def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
+               runs_dir: str | Path | None = None) -> FastAPI:
     """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
 
     `allowed_hosts`: the Host names it answers to besides localhost, 127.0.0.1 and ::1 (a server passes the
     address it is bound to; see `attnlab.web.limits`). None, for an app used in-process (tests, export-site),
     adds only "testserver", the name Starlette's TestClient sends. `max_body`: the largest request body (bytes).
+    `runs_dir`: the folder of checkpoints /runs opens (`attnlab serve --runs`); None = none (the page says so).
     """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    app.state.runs_dir = Path(runs_dir).expanduser().resolve() if runs_dir is not None else None
     options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
     app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)

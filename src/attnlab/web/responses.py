@@ -19,6 +19,7 @@ class Problem(BaseModel):
 
 WHY = {
     400: "the body could not be read as text (not UTF-8)",
+    403: "the name leads outside the folder of checkpoints the server was started with (attnlab serve --runs)",
     404: "no such run or topic in this server",
     409: "the run is still training",
     429: "too many runs are training; stop one first",

@@ -51,11 +51,11 @@ def _config(app, log_level: str = "warning") -> uvicorn.Config:
     return uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=GRACE_S)
 
 
-def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = ()) -> None:
+def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None) -> None:
     """Serve the lab on an already bound socket until interrupted (SIGINT or SIGTERM): streams end, runs stop.
     It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,
-    e.g. `attnlab serve --host lab.local`)."""
-    app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts))
+    e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`)."""
+    app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir)
     LabServer(_config(app, log_level)).run(sockets=[sock])
     # Reached when the server was told to exit; after a signal uvicorn raises it again once it has shut
     # down (exit status 128 + signal), and handle_exit has already stopped the runs.
