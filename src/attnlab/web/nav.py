@@ -25,6 +25,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson("lookup", "toy.lookup.nav.title", "toy.lookup.nav.summary"),
     Lesson("ledger", "toy.ledger.nav.title", "toy.ledger.nav.summary"),
     Lesson("pipeline", "pipeline.nav.title", "pipeline.nav.summary"),
+    Lesson("runs", "runs.nav.title", "runs.nav.summary"),
     Lesson("real", "real.nav.title", "real.nav.summary"),
     Lesson("explain", "explain.nav.title", "explain.nav.summary"),
 )
