@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from attnlab.cli import app as cli
+from attnlab.lessons.open_model import MAX_TEXT
 from attnlab.sampling import generate
 from attnlab.train.checkpoint import load_checkpoint
 from attnlab.web.app import create_app
@@ -146,8 +147,8 @@ def test_the_page_says_what_it_cannot_read(client):
     page = html.unescape(client.get("/runs/poem", params={"text": "狗", "lang": "en"}).text)
     assert 'id="text-problem"' in page and "Not in this model's vocabulary: 狗" in page
     assert 'id="focus-table"' in page  # 月 in 床前明月光 is still shown
-    page = client.get("/runs/poem", params={"text": "明" * 49, "lang": "en"}).text
-    assert "at most 48" in page
+    page = client.get("/runs/poem", params={"text": "明" * (MAX_TEXT + 1), "lang": "en"}).text
+    assert f"at most {MAX_TEXT}" in page
     assert client.get("/api/runs/poem", params={"text": "狗"}).status_code == 422
 
 
@@ -189,3 +190,19 @@ def test_serve_refuses_a_runs_path_that_is_a_file(tmp_path):
     f.write_text("not a folder")
     result = CliRunner().invoke(cli, ["serve", "--port", "0", "--runs", str(f)])
     assert result.exit_code == 2 and "is a file, not a folder of checkpoints" in result.output
+
+
+def test_resolving_names_stays_inside_the_folder(tmp_path):
+    from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, resolve
+
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    (runs / "alias").symlink_to(runs / "a", target_is_directory=True)  # a link that stays inside: fine
+    (runs / "up").symlink_to(tmp_path, target_is_directory=True)
+    (runs / "self").symlink_to(runs, target_is_directory=True)
+    assert resolve(runs, "a") == resolve(runs, "alias") == (runs / "a").resolve()
+    for name in ("..", ".", "", "a/..", "../runs/a", str(runs / "a"), "a\\b", "up", "self", "x\x00", "c:a", "é\n"):
+        with pytest.raises(OutsideRuns):
+            resolve(runs, name)
+    with pytest.raises(NoSuchRun):
+        resolve(runs, "b")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from attnlab.lessons.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, focus
 from attnlab.lessons.pipeline import DEFAULT_TEXT, PipelineView, pipeline
 
-MAX_TEXT = 48  # characters of typed text: every head's map is drawn, T × T cells each
+MAX_TEXT = 32  # characters of typed text (a 七绝 quatrain with its punctuation): every head's T × T map is drawn
 TOP = 20  # most probable next tokens listed first
 
 

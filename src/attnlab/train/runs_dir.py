@@ -113,12 +113,15 @@ def list_runs(root: str | Path) -> list[RunEntry]:
     entries = []
     for path in sorted(base.iterdir(), key=lambda p: p.name)[:MAX_LISTED]:
         try:
-            ok = path.is_dir() and not path.name.startswith(".") and _looks_like_checkpoint(path)
             check_name(path.name)
+            if path.name.startswith(".") or not path.is_dir():
+                continue
+            # a link out of the folder is listed (so its owner learns why it does not open), never looked into
+            if path.resolve().is_relative_to(base) and not _looks_like_checkpoint(path):
+                continue
         except (OSError, OutsideRuns):
             continue
-        if ok:
-            entries.append(_entry(base, path))
+        entries.append(_entry(base, path))
     return entries
 
 
