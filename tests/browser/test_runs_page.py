@@ -83,6 +83,9 @@ def test_a_cli_checkpoint_opens_and_reads_a_typed_line(open_page, live_update, r
     assert page.input_value("#run-text") == TEXT  # the typed line is kept with the generation
     _shows_one_to_six(page, view, generation)
     assert page.inner_text("#text-button") == ("See how it reads it" if lang == "en" else "看它怎么读")
+    if not js:  # on a phone the wide tables scroll inside their cards; the page itself does not
+        page.set_viewport_size({"width": 390, "height": 800})
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
 
 
 def test_a_name_outside_the_runs_folder_is_refused_in_the_page(open_page, runs_lab):
