@@ -206,3 +206,22 @@ def test_resolving_names_stays_inside_the_folder(tmp_path):
             resolve(runs, name)
     with pytest.raises(NoSuchRun):
         resolve(runs, "b")
+
+
+def test_serve_hands_its_runs_folder_to_the_lab(tmp_path, monkeypatch):
+    """`attnlab serve --runs DIR` (default runs/ in the current folder) serves an app that opens DIR."""
+    from attnlab.web import server
+
+    seen = {}
+
+    def fake_serve(sock, hosts=(), runs_dir=None, **_):
+        seen["app"] = create_app(allowed_hosts=hosts, runs_dir=runs_dir)
+        sock.close()
+
+    monkeypatch.setattr(server, "serve", fake_serve)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["serve", "--port", "0"])
+    assert result.exit_code == 0, result.output
+    assert seen["app"].state.runs_dir == tmp_path.resolve() / "runs" and "/runs" in result.output
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--runs", "elsewhere"])
+    assert seen["app"].state.runs_dir == tmp_path.resolve() / "elsewhere"
