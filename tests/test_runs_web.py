@@ -225,3 +225,20 @@ def test_serve_hands_its_runs_folder_to_the_lab(tmp_path, monkeypatch):
     assert seen["app"].state.runs_dir == tmp_path.resolve() / "runs" and "/runs" in result.output
     result = CliRunner().invoke(cli, ["serve", "--port", "0", "--runs", "elsewhere"])
     assert seen["app"].state.runs_dir == tmp_path.resolve() / "elsewhere"
+
+
+def test_a_model_without_the_poem_says_so_and_reads_its_own_text(tmp_path):
+    corpus = tmp_path / "abc.txt"
+    corpus.write_text("the cat sat on the mat. " * 20, encoding="utf-8")
+    runs = tmp_path / "runs"
+    result = CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--steps", "3", "--layers", "1", "--heads",
+                                      "1", "--d-model", "8", "--context", "16", "--out", str(runs / "cat")])
+    assert result.exit_code == 0, result.output
+    client = TestClient(create_app(runs_dir=runs))
+    first = html.unescape(client.get("/runs/cat", params={"lang": "en"}).text)
+    assert 'id="text-problem"' not in first and 'id="ids-table"' not in first  # waits for a text
+    assert "This model's vocabulary lacks 床前明月" in first  # and says why 月 cannot be asked
+    page = client.get("/runs/cat", params={"lang": "en", "text": "the mat"}).text
+    assert page.count('class="mat heatmap"') == 1 and 'id="next-table"' in page
+    got = client.get("/api/runs/cat", params={"text": "the mat"}).json()
+    assert got["focus"]["focus"] is None and got["focus"]["unseen"] == list("床前明月光")
