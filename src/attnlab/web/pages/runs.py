@@ -155,8 +155,8 @@ def _page_generation(ckpt, params, lang: str) -> tuple[dict, Generation | None, 
         return state, _generate(ckpt, body), None
     except ValidationError as err:
         return state, None, page_problems(list(err.errors()), lang, form="gen")
-    except (RequestValidationError, ValueError) as err:
-        return state, None, describe(list(err.errors())) if isinstance(err, RequestValidationError) else str(err)
+    except ValueError as err:  # from sampling.generate: said as it is
+        return state, None, str(err)
 
 
 @router.get("/runs/{name}", response_class=HTMLResponse, include_in_schema=False)
