@@ -72,9 +72,26 @@ def chromium():
     except Exception as err:  # noqa: BLE001 - any launch failure means: no browser here
         pw.stop()
         unavailable(f"Chromium at {CHROMIUM} did not start: {err}")
-    yield browser
+    yield PatientBrowser(browser)
     browser.close()
     pw.stop()
+
+
+class PatientBrowser:
+    """The browser, with every new context waiting PATIENCE_MS (not Playwright's 30 s) on navigations and selectors:
+    a page that computes may take minutes on a loaded machine, and only a hang should fail a test."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options):
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(PATIENCE_MS)
+        context.set_default_navigation_timeout(PATIENCE_MS)
+        return context
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
 
 
 class Watch:
