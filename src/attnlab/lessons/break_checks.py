@@ -2,7 +2,7 @@
 
 Each check returns `error` (how far the ablated model is from its hand-written formula: ~0 when it does what
 the name says) and `intact` (the same quantity on the intact model, which must differ: the formula is not
-simply true of any model), plus a number or two to show.
+simply true of any model), plus a number or two to show; `holds` says both came out as they should.
 """
 
 from __future__ import annotations
@@ -54,7 +54,16 @@ def hand_block(block, x, ablation: str | None):
     return ln_2(h + block.ffn(h))
 
 
+TINY = 1e-9  # a formula met in float64
+
+
 def check(ablation: str, data) -> dict:
+    out = _check(ablation, data)
+    out.setdefault("holds", out["error"] < TINY and out["intact"] > 1e-6)
+    return out
+
+
+def _check(ablation: str, data) -> dict:
     intact, ablated = _models(ablation, data)
     T = intact.config.context_length
     idx = data.train[None, :T]  # (1, T) the text's first window
@@ -63,8 +72,9 @@ def check(ablation: str, data) -> dict:
             # the weight each query (but the last, which has no later key) puts on later keys: 0 under the mask
             above = torch.ones(idx.shape[1], idx.shape[1], dtype=torch.double).triu(1)  # (T, T)
             later = [(_recorded(m, idx)["layers.0.attn.weights"] * above).sum(-1)[..., :-1] for m in (ablated, intact)]
+            ok = float(later[0].min()) > 0 and float(later[1].abs().max()) == 0.0
             return {"error": 0.0 if float(later[0].min()) > 0 else 1.0, "above_diagonal": float(later[0].mean()),
-                    "intact": float(later[1].abs().max()), "kind": "above_diagonal"}
+                    "intact": float(later[1].abs().max()), "kind": "above_diagonal", "holds": ok}
         if ablation == "no-positions":
             # no position vectors and no mask: the first layer sees a bag of tokens, so permuting the tokens
             # permutes its output (the causal mask is what is left to tell positions apart)

@@ -46,7 +46,7 @@ def claims(r, lang: str) -> list[Claim]:
     out = [
         Claim("same_start", t("explain.break_it.claim.same_start", lang, n=n, diff=same), same, 0.0, same == 0.0),
         Claim("does_what_it_says", t(f"explain.break_it.claim.check.{c['kind']}", lang, **c), c["error"], TINY,
-              c["error"] < TINY and c["intact"] > 1e-6),
+              bool(c["holds"])),
     ]
 
     def every(test) -> int:
