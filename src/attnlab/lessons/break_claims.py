@@ -4,7 +4,7 @@ Every experiment claims the same start (the pair shares its initial weights and 
 ablation does what it names (break_checks). Then what the runs measured, per ablation, over every seed:
 no-causal-mask trains to a lower loss and evaluates causally to a higher one; no-residual and ffn-only end
 worse than the intact model (ffn-only can do no better than the text's bigram entropy, a closed-form bound);
-the others still learn the text (their causal loss falls to a tenth of where it started), with the measured
+the others still learn the text (their causal loss falls below a quarter of where it started), with the measured
 difference to the intact model shown rather than claimed.
 """
 
@@ -17,7 +17,7 @@ from attnlab.i18n import t
 from attnlab.lessons.params import Claim
 
 TINY = 1e-9  # a formula met in float64
-LEARNS = 0.1  # "still learns": the final causal loss below this share of the first measurement
+LEARNS = 0.25  # "still learns": the final causal loss below this share of the first measurement
 
 
 def bigram_entropy(data) -> float:

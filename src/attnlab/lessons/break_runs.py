@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from attnlab.lessons.params import seeded
 
-STEPS, MIN_STEPS, MAX_STEPS = 100, 40, 200  # training steps of each run: the default and the form's range
+STEPS, MIN_STEPS, MAX_STEPS = 100, 40, 150  # training steps of each run: the default and the form's range
 N_POINTS = 11  # loss measurements along a run (step 0 included)
 BATCH = 16
 LR = 1e-2  # as the lab trains the poems
