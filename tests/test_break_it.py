@@ -188,9 +188,10 @@ def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
     assert r.seeds == [0, 1, 2, 3, 4] and len(r.runs) == 10
     assert [c.id for c in r.claims if not c.holds] == [], [c.text for c in r.claims]
     assert {c.id for c in r.claims} >= {"same_start", "does_what_it_says"}
-    for run in r.runs:  # every run measured all along, and greedy wrote as much as the text has
+    for run in r.runs:  # every run measured all along; greedy wrote at most as much as the text has (less
+        # when it wrote the end-of-text mark)
         assert len(run.train_loss) == len(run.causal_loss) == len(r.steps_at) and r.steps_at[-1] == TEST_STEPS
-        assert len(run.greedy) == len(r.reference)
+        assert len(run.greedy) <= len(r.reference)
     intact = [x for x in r.runs if x.model == "intact"]
     assert intact[0].causal_loss[0] == pytest.approx(math.log(r.setup["vocab_size"]), abs=0.3)  # starts near uniform
     if ablation == "no-causal-mask":  # the intact model's train and causal losses are one measurement here

@@ -4,8 +4,8 @@ Every experiment claims the same start (the pair shares its initial weights and 
 ablation does what it names (break_checks). Then what the runs measured, per ablation, over every seed:
 no-causal-mask trains to a lower loss and evaluates causally to a higher one; no-residual and ffn-only end
 worse than the intact model (ffn-only can do no better than the text's bigram entropy, a closed-form bound);
-the others still learn the text (their causal loss falls below a quarter of where it started), with the measured
-difference to the intact model shown rather than claimed.
+the others still learn (their causal loss falls at least half as far as the intact model's, seed by seed),
+with the measured difference to the intact model shown rather than claimed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from attnlab.i18n import t
 from attnlab.lessons.params import Claim
 
 TINY = 1e-9  # a formula met in float64
-LEARNS = 0.25  # "still learns": the final causal loss below this share of the first measurement
+LEARNS = 0.5  # "still learns": its causal loss falls at least this share of the way the intact model's falls
 
 
 def bigram_entropy(data) -> float:
@@ -73,7 +73,11 @@ def claims(r, lang: str) -> list[Claim]:
             out.append(Claim("bigram_bound", t("explain.break_it.claim.bigram_bound", lang, low=low, bound=bound),
                              low, bound, low >= bound - 1e-6))
     else:
-        k = every(lambda s: ablated[s].final_causal < LEARNS * ablated[s].causal_loss[0])
+        def drop(x) -> float:  # how far a run's causal loss fell from its first measurement
+            return x.causal_loss[0] - x.final_causal
+
+        k = every(lambda s: drop(ablated[s]) >= LEARNS * drop(intact[s]) > 0)
         out.append(Claim("still_learns", t("explain.break_it.claim.still_learns", lang, k=k, n=n, share=LEARNS,
-                                           a=r.table[1].causal_mean, i=r.table[0].causal_mean), k, n, k == n))
+                                           a=r.table[1].causal_mean, i=r.table[0].causal_mean,
+                                           a0=sum(x.causal_loss[0] for x in ablated.values()) / n), k, n, k == n))
     return out

@@ -24,7 +24,7 @@ MAX_EVAL_WINDOWS = 64
 BASE = dict(context_length=8, d_model=32, n_heads=4, n_layers=2, norm_first=False, activation="relu")
 # Where an ablation only shows at another size, both runs of its pair take that size.
 SETUP = {
-    "no-scale": dict(d_model=64, n_heads=1),  # one head of width d_k = 64: the division by sqrt(d_k) = 8 is large
+    "no-scale": dict(n_heads=1),  # one head of width d_k = d_model = 32, four times the base's d_k of 8
     "no-residual": dict(n_layers=4),  # a deeper stack, where the residual path is meant to matter
 }
 
