@@ -218,9 +218,17 @@ def test_the_api_the_page_and_the_pipeline_link(one_thread):
 
 
 def test_a_corpus_file_holds_out_its_end(tmp_path, one_thread):
+    from attnlab.lessons.break_runs import corpus_data, paired
+
     text = "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。" * 6
     path = tmp_path / "poems.txt"
     path.write_text(text, encoding="utf-8")
-    r = explain("break", ablate="no-causal-mask", seeds=3, train_steps=TEST_STEPS, corpus=str(path), lang="en")
-    assert r.causal_on == "held_out" and r.prompt == text[0]
-    assert all(c.holds for c in r.claims), [c.text for c in r.claims]
+    data = corpus_data(str(path))
+    assert data.held_out and data.prompt == text[0]
+    n = len(data.train) + len(data.val)
+    assert n == len(text) + 1 and len(data.val) == n // 10  # the last tenth, never trained on
+    pair = paired("no-causal-mask", str(path), TEST_STEPS, 0)
+    assert pair.same_start == 0.0
+    # the leak, measured on held-out text: lower loss as trained, higher with the mask on
+    assert pair.ablated.train_loss[-1] < pair.intact.train_loss[-1]
+    assert pair.ablated.causal_loss[-1] > pair.intact.causal_loss[-1]

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from attnlab.lessons.params import seeded
 
-STEPS, MIN_STEPS, MAX_STEPS = 100, 40, 150  # training steps of each run: the default and the form's range
+STEPS, MIN_STEPS, MAX_STEPS = 80, 40, 120  # training steps of each run: the default and the form's range
 N_POINTS = 11  # loss measurements along a run (step 0 included)
 BATCH = 16
 LR = 1e-2  # as the lab trains the poems
@@ -116,14 +116,24 @@ def greedy(model, data: Data) -> str:
     return tok.decode(ids[0, 1:].tolist())
 
 
+def adamw(model, cfg):
+    """The lab's AdamW (no weight decay here, so one group), fused where torch can (2.4+ on a CPU): a third
+    less time a step."""
+    kw = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=0.0)
+    try:
+        return torch.optim.AdamW(model.parameters(), fused=True, **kw)
+    except (RuntimeError, TypeError):
+        return torch.optim.AdamW(model.parameters(), **kw)
+
+
 def train(model, data: Data, steps: int, seed: int) -> History:
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
 
     start = time.perf_counter()
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1,
                       seed=seed)
-    opt = make_optimizer(model, cfg)
+    opt = adamw(model, cfg)
     g = torch.Generator().manual_seed(seed)  # the same batches for both models of a pair
     T = model.config.context_length
     train_x, train_y = windows(data.train, T)
