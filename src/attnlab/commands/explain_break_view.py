@@ -18,6 +18,6 @@ def break_it(console, r, lang, t) -> None:
     console.print(_table(t(f"{k}.h.table", lang, n=len(r.seeds)),
                          [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")], rows))
     console.print(escape(t(f"{k}.prompt", lang, prompt=r.prompt, reference=r.reference)))
-    rows = [[str(x.seed), t(f"{k}.{x.model}", lang), x.greedy] for x in r.runs]
+    rows = [[str(x.seed), x.label, x.greedy] for x in r.runs]
     console.print(_table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))
     console.print(escape(r.finding))

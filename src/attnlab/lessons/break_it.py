@@ -37,6 +37,7 @@ CHART_W, CHART_H, PAD = 480, 240, 36  # the page's SVG chart, in its own units
 class RunOut:
     seed: int
     model: str  # "intact" | "ablated"
+    label: str  # the model's name in the page's language
     train_loss: list[float]  # at each of BreakResult.steps_at, measured as the model trains
     causal_loss: list[float]  # the same points, with the causal mask on (how a decoder generates)
     final_train: float
@@ -104,7 +105,8 @@ def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = 
         for seed in range(p["seeds"]):
             pairs.append(runs_.paired(p["ablate"], data.name, p["train_steps"], seed))
     check_ = runs_.structural_check(p["ablate"], data)
-    runs = [RunOut(pr.seed, which, *_numbers(getattr(pr, which))) for pr in pairs for which in ("intact", "ablated")]
+    runs = [RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
+            for pr in pairs for which in ("intact", "ablated")]
     table = [_row(m, [r for r in runs if r.model == m], lang) for m in ("intact", "ablated")]
     result = BreakResult(
         "break", p, p["ablate"], t(f"explain.break_it.what.{p['ablate']}", lang), runs_.setup_of(p["ablate"], data),

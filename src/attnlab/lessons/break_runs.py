@@ -69,9 +69,16 @@ def corpus_data(name: str) -> Data:
 
     if not name:
         raise ValueError("give a built-in text (jingyesi, poem) or a corpus file")
-    if name not in BUILTIN_TEXTS and not Path(name).is_file():
+    try:
+        is_file = Path(name).is_file()
+    except OSError:  # a name too long to be a path, say
+        is_file = False
+    if name not in BUILTIN_TEXTS and not is_file:
         raise ValueError(f"{name!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor a file")
-    text = "\n".join(read_corpus(name))[:MAX_CHARS]
+    try:
+        text = "\n".join(read_corpus(name))[:MAX_CHARS]
+    except OSError as err:
+        raise ValueError(f"cannot read {name!r}: {err}") from None
     tok = train_tokenizer("char", [text])
     ids = token_stream([text], tok)  # (N,)
     held_out = name not in BUILTIN_TEXTS
