@@ -12,7 +12,8 @@ from attnlab.lessons.explain import TOPICS, as_dict, explain, get_topic
 from attnlab.lessons.params import Param, ParamError
 
 ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-wise", "rnn-gradients",
-                "serial-vs-parallel", "complexity", "forms", "glossary", "norms", "context-vectors", "one-hot", "seq2seq"]
+                "serial-vs-parallel", "complexity", "forms", "glossary", "norms", "context-vectors", "one-hot", "seq2seq",
+                "break"]
 
 
 

@@ -40,3 +40,12 @@ def _one_hot(console, r, lang, t) -> None:
 VIEWS = {"norms": _norms, "context_vectors": _context_vectors, "one_hot": _one_hot}
 
 
+
+
+def _break_it(console, r, lang, t) -> None:
+    from attnlab.commands.explain_break_view import break_it
+
+    break_it(console, r, lang, t)
+
+
+VIEWS["break_it"] = _break_it

@@ -48,6 +48,9 @@ def register(app: typer.Typer) -> None:
             ckpt = load_checkpoint(checkpoint, device=pick_device(device))
             for warning in ckpt.warnings:
                 typer.echo(f"attnlab generate: warning: {warning}", err=True)
+            if ckpt.model.config.ablations:  # a model trained with a part switched off generates with it off
+                typer.echo(f"attnlab generate: note: this checkpoint was trained with "
+                           f"{', '.join(ckpt.model.config.ablations)} switched off", err=True)
             unknown = ckpt.tokenizer.unknown(prompt)
             if unknown:
                 fail("generate", f"the prompt has characters this checkpoint never saw: {''.join(unknown)!r} "

@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", min=0, help="Seed for the initial weights and the batches (default 0)."),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda or mps."),
         resume: bool = typer.Option(False, "--resume", help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state)."),
+        ablate: list[str] = typer.Option(None, "--ablate", help="Switch a part off (repeatable): no-causal-mask, no-positions, no-scale, no-residual, no-layernorm, ffn-first, one-head, attention-only, ffn-only. Recorded in the checkpoint."),
     ) -> None:
         """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
         if tokenizer not in ("char", "bpe"):
@@ -52,12 +53,18 @@ def register(app: typer.Typer) -> None:
         if lr is not None and not 0 < lr <= 1:
             fail("train", f"--lr must be in (0, 1], got {lr}")
         check_seed("train", seed)
+        from attnlab.nn.ablations import check_ablations  # no torch
+
+        try:
+            ablations = check_ablations(ablate or ())
+        except ValueError as err:
+            fail("train", f"--ablate: {err}")
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
         from attnlab.train.checkpoint import check_out_dir
 
-        if resume and any(v is not None for v in (layers, heads, d_model, context)):
-            fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context")
+        if resume and (any(v is not None for v in (layers, heads, d_model, context)) or ablations):
+            fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")
         settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed)
         try:
             where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
@@ -70,7 +77,8 @@ def register(app: typer.Typer) -> None:
                     run = resume_run(out, corpus=corpus, device=where, **settings)
                 else:
                     run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
-                                  heads=heads, d_model=d_model, context=context, device=where, **settings)
+                                  heads=heads, d_model=d_model, context=context, device=where, ablations=ablations,
+                                  **settings)
             except ValueError as err:  # bad corpus, sizes (too big included), checkpoint, unseen characters ...
                 _fail_once(str(err))
             _train(run, out)
@@ -130,6 +138,7 @@ def _train(run, out: Path) -> None:
         + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
         f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
         f"{n_params:,} parameters · {trainer.device}"
+        + (f" · ablations: {', '.join(model_cfg.ablations)}" if model_cfg.ablations else "")
         + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
     )
     for warning in run.warnings if main else []:

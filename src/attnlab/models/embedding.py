@@ -40,7 +40,7 @@ class Embedding(nn.Module):
     """
 
     def __init__(self, vocab_size: int, context_length: int, d_model: int, positions: str, dropout: float = 0.0,
-                 *, type_vocab_size: int = 0, norm: bool = False, eps: float = 1e-5):
+                 *, type_vocab_size: int = 0, norm: bool = False, eps: float = 1e-5, ablations: tuple[str, ...] = ()):
         super().__init__()
         self.vocab_size, self.context_length = vocab_size, context_length
         self.tok = nn.Embedding(vocab_size, d_model)
@@ -49,7 +49,7 @@ class Embedding(nn.Module):
             "learned": lambda: LearnedPositions(context_length, d_model),
             "sinusoidal": lambda: SinusoidalPositions(context_length, d_model),
             "rope": lambda: None,
-        }[positions]()
+        }[positions]() if "no-positions" not in ablations else None  # the "no-positions" ablation: E[token] alone
         # None when absent, so the state dict of a model without them is unchanged.
         self.seg = nn.Embedding(type_vocab_size, d_model) if type_vocab_size > 0 else None
         self.ln = LayerNorm(d_model, eps) if norm else None

@@ -39,6 +39,7 @@ def attention(
     need_weights: bool = True,
     dropout_p: float = 0.0,
     record=None,
+    scale: bool = True,
 ) -> tuple[Tensor, Tensor | None]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
 
@@ -47,6 +48,7 @@ def attention(
     Returns (output (..., T_q, d_v), weights (..., T_q, T_k)). With need_weights=False the fused
     `scaled_dot_product_attention` kernel is used and weights is None. `record(name, tensor)`, when given,
     receives the raw scores, the masked scores and the weights (it forces the explicit path).
+    scale=False leaves out the division by sqrt(d_k) (the "no-scale" ablation): scores = Q K^T.
     """
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k need the same last dim d_k, got q {tuple(q.shape)} and k {tuple(k.shape)}")
@@ -57,12 +59,12 @@ def attention(
         check_mask(mask, scores_shape)
 
     if not need_weights and record is None:
-        return sdpa_attention(q, k, v, mask, causal=causal, dropout_p=dropout_p), None
+        return sdpa_attention(q, k, v, mask, causal=causal, dropout_p=dropout_p, scale=scale), None
     if causal:
         mask = with_causal(mask, q.shape[-2], k.shape[-2], q.device)
 
     d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(d_k) if scale else 1.0)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
     if record is not None:
         record("scores", scores)
     if mask is not None:
@@ -82,15 +84,17 @@ def attention(
 
 
 def sdpa_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, causal: bool = False, dropout_p: float = 0.0
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, causal: bool = False, dropout_p: float = 0.0,
+    scale: bool = True,
 ) -> Tensor:
     """The same computation through torch's fused kernel; no weights come back."""
+    factor = None if scale else 1.0  # the kernel's own 1/sqrt(d_k), or none at all
     if causal and mask is None and q.shape[-2] == k.shape[-2]:
         # The kernel's own causal mode skips the masked half of the work; no row is ever empty.
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout_p, scale=factor)
     if causal:
         mask = with_causal(mask, q.shape[-2], k.shape[-2], q.device)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=factor)
     if mask is not None:
         # Match the explicit path: a query that may read no key outputs zeros (the kernel gives NaN).
         out = out.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)

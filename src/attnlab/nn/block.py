@@ -3,12 +3,17 @@ each sublayer wrapped in a residual connection and a LayerNorm.
 
 post-LN (the 2017 paper, the course):  x <- LN(x + Sublayer(x))
 pre-LN  (GPT-2, trains more stably):    x <- x + Sublayer(LN(x))
+
+`ablations` (attnlab.nn.ablations) switch parts off in this one code path: no-residual drops the "x +",
+no-layernorm makes each LN the identity, ffn-first swaps the two sublayers, one-head uses a single head of
+width d_model, no-scale drops attention's 1/sqrt(d_k), attention-only / ffn-only leave one sublayer out.
 """
 
 from __future__ import annotations
 
 from torch import Tensor, nn
 
+from attnlab.nn.ablations import check_ablations
 from attnlab.nn.feedforward import FeedForward
 from attnlab.nn.layernorm import LayerNorm
 from attnlab.nn.multihead import LayerKVCache, MultiHeadAttention, Record, scoped
@@ -32,13 +37,20 @@ class Block(nn.Module):
         bias: bool = True,
         rope: bool = False,
         eps: float = 1e-5,
+        ablations: tuple[str, ...] = (),
     ):
         super().__init__()
         self.norm_first = norm_first
-        self.attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout, rope=rope)
-        self.ln_1 = LayerNorm(d_model, eps)
-        self.ffn = FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
-        self.ln_2 = LayerNorm(d_model, eps)
+        self.ablations = off = frozenset(check_ablations(ablations))
+        heads = 1 if "one-head" in off else n_heads
+        # A part switched off is absent (None, or the identity for a LayerNorm), so the module lists what runs.
+        self.attn = None if "ffn-only" in off else MultiHeadAttention(
+            d_model, heads, bias=bias, dropout=dropout, rope=rope and "no-positions" not in off,
+            scale="no-scale" not in off)
+        self.ln_1 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
+        self.ffn = None if "attention-only" in off else FeedForward(
+            d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
+        self.ln_2 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
         self.drop_1 = nn.Dropout(dropout)
         self.drop_2 = nn.Dropout(dropout)
 
@@ -62,12 +74,19 @@ class Block(nn.Module):
         def feed_forward(h: Tensor) -> Tensor:
             return self.drop_2(self.ffn(h))
 
-        if self.norm_first:
-            x = x + self_attention(self.ln_1(x))
-            x = x + feed_forward(self.ln_2(x))
-        else:
-            x = self.ln_1(x + self_attention(x))
-            x = self.ln_2(x + feed_forward(x))
+        residual = "no-residual" not in self.ablations
+        sublayers = [(self_attention, self.ln_1, self.attn), (feed_forward, self.ln_2, self.ffn)]
+        if "ffn-first" in self.ablations:  # swap the order, each sublayer keeping its own LayerNorm
+            sublayers.reverse()
+        for sublayer, ln, module in sublayers:
+            if module is None:  # attention-only / ffn-only: this sublayer is not there
+                continue
+            if self.norm_first:
+                out = sublayer(ln(x))
+                x = x + out if residual else out
+            else:
+                out = sublayer(x)
+                x = ln(x + out if residual else out)
         if record is not None:
             record("output", x)
         return x

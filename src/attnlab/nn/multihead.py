@@ -59,7 +59,8 @@ def scoped(record: Record | None, prefix: str) -> Record | None:
 class MultiHeadAttention(nn.Module):
     """Self-attention (context=None) or cross-attention (keys and values from `context`) with h heads."""
 
-    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0, rope: bool = False):
+    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0, rope: bool = False,
+                 scale: bool = True):
         super().__init__()
         if n_heads <= 0 or d_model % n_heads != 0:
             raise ValueError(f"d_model must be divisible by n_heads: got d_model={d_model}, n_heads={n_heads}")
@@ -71,6 +72,7 @@ class MultiHeadAttention(nn.Module):
         self.W_O = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = dropout
         self.rotary = RotaryEmbedding(self.d_k) if rope else None
+        self.scale = scale  # False: the "no-scale" ablation, scores = Q K^T
 
     def split_heads(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
@@ -121,6 +123,7 @@ class MultiHeadAttention(nn.Module):
             need_weights=need_weights,
             dropout_p=self.dropout if self.training else 0.0,
             record=record,
+            scale=self.scale,
         )  # (B, H, T_q, d_k), (B, H, T_q, T_k) or None
         if record is not None:
             record("head_outputs", heads)

@@ -96,6 +96,7 @@ def new_run(
     context: int | None = None,
     dropout: float | None = None,
     device: str = "auto",
+    ablations: tuple[str, ...] = (),
     **train_settings,
 ) -> Run:
     """A fresh, seeded run on `corpus` (a built-in name or a file path)."""
@@ -105,6 +106,8 @@ def new_run(
     tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
                                        dropout=dropout).items() if v is not None}
+    if ablations:
+        overrides["ablations"] = tuple(ablations)  # parts switched off (attnlab.nn.ablations), kept in config.json
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)

@@ -1,0 +1,168 @@
+"""Break it: switch one part of a small GPT off, train it beside the intact model, and measure what goes wrong.
+
+The pair shares everything but the part: the same seed, the same initial weights wherever both models have
+the parameter (the ablated model starts from the intact one's copy), the same batches in the same order and
+the same optimizer. Each model's "train loss" is measured the way it trains (an ablated model with its part
+off); its "causal loss" the way any decoder is used, with the causal mask on and no future to read: on the
+held-out end of a corpus file, or on the whole poem when the text is the poem itself (nothing is held out of
+24 characters). Greedy continues the text's first character as far as the text goes. Runs are cached per
+(ablation, corpus, train_steps, seed), so the page, its figure and the API share them.
+
+The training run itself lives in break_runs.py; this file turns runs into the table, the chart and the claims.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from dataclasses import dataclass
+
+from attnlab.i18n import t
+from attnlab.lessons import break_runs as runs_
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.nn.ablations import ABLATIONS
+
+PARAMS = (
+    Param("ablate", "choice", "no-causal-mask", choices=tuple(ABLATIONS), help="the part to switch off"),
+    Param("seeds", "int", 3, 3, 5, step=1, help="seeds 0..N-1: one intact and one ablated run each"),
+    Param("train_steps", "int", runs_.STEPS, runs_.MIN_STEPS, runs_.MAX_STEPS, step=10, help="training steps of each run"),
+    Param("corpus", "str", "jingyesi", max_len=400, cli_only=True,
+          help="jingyesi, poem, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
+)
+
+CHART_W, CHART_H, PAD = 480, 240, 36  # the page's SVG chart, in its own units
+
+
+@dataclass
+class RunOut:
+    seed: int
+    model: str  # "intact" | "ablated"
+    label: str  # the model's name in the page's language
+    train_loss: list[float]  # at each of BreakResult.steps_at, measured as the model trains
+    causal_loss: list[float]  # the same points, with the causal mask on (how a decoder generates)
+    final_train: float
+    final_causal: float
+    greedy: str  # what greedy decoding writes after the prompt
+    seconds: float
+
+
+@dataclass
+class Row:
+    model: str
+    label: str
+    train_mean: float
+    train_std: float
+    causal_mean: float
+    causal_std: float
+    causal_min: float
+    causal_max: float
+
+
+@dataclass
+class Line:
+    name: str  # intact_train | intact_causal | ablated_train | ablated_causal
+    label: str
+    points: str  # SVG polyline points in the chart's units (the mean over seeds)
+
+
+@dataclass
+class BreakResult:
+    topic: str
+    params: dict
+    ablation: str
+    description: str  # what the ablation switches off, in the page's language
+    setup: dict  # the model both runs build (the ablation's own sizes: a deeper stack for no-residual ...)
+    corpus: str
+    causal_on: str  # "held_out" (the end of a corpus file) | "same_text" (the poem itself)
+    n_tokens: int
+    seeds: list[int]
+    steps_at: list[int]
+    runs: list[RunOut]
+    table: list[Row]
+    prompt: str
+    reference: str  # what the text says after the prompt
+    check: dict  # the structural measurement that the ablation changes what it names
+    chart: dict  # the SVG chart: width, height, y_max, lines
+    finding: str  # one sentence of what this experiment shows
+    seconds: float  # training time of all the runs (cached runs count what they took when trained)
+    claims: list[Claim]
+
+
+_lock = threading.Lock()
+
+
+@lesson
+def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = runs_.STEPS, corpus: str = "jingyesi", *,
+             lang: str = "zh") -> BreakResult:
+    """Train the intact and the ablated model over `seeds` seeds and measure the difference."""
+    p = check(PARAMS, dict(ablate=ablate, seeds=seeds, train_steps=train_steps, corpus=corpus))
+    try:
+        data = runs_.corpus_data(p["corpus"].strip())
+    except ValueError as err:
+        raise ParamError(f"corpus: {err}", "corpus", "explain.break_it.error.corpus", got=repr(p["corpus"])) from None
+    pairs = []
+    with _lock:  # one training at a time: two visits with the same settings share the cached runs
+        for seed in range(p["seeds"]):
+            pairs.append(runs_.paired(p["ablate"], data.name, p["train_steps"], seed))
+    check_ = runs_.structural_check(p["ablate"], data)
+    runs = [RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
+            for pr in pairs for which in ("intact", "ablated")]
+    table = [_row(m, [r for r in runs if r.model == m], lang) for m in ("intact", "ablated")]
+    result = BreakResult(
+        "break", p, p["ablate"], t(f"explain.break_it.what.{p['ablate']}", lang), runs_.setup_of(p["ablate"], data),
+        data.name, "held_out" if data.held_out else "same_text", len(data.train), list(range(p["seeds"])),
+        list(pairs[0].intact.steps_at), runs, table, data.prompt, data.reference, check_,
+        _chart(runs, pairs[0].intact.steps_at, lang), "", sum(r.seconds for r in runs), [],
+    )
+    result.claims = claims_of(result, lang)
+    result.finding = _finding(result, lang)
+    return result
+
+
+def _numbers(h) -> tuple:
+    return (h.train_loss, h.causal_loss, h.train_loss[-1], h.causal_loss[-1], h.greedy, h.seconds)
+
+
+def _row(model: str, rs: list[RunOut], lang: str) -> Row:
+    train = [r.final_train for r in rs]
+    causal = [r.final_causal for r in rs]
+    return Row(model, t(f"explain.break_it.{model}", lang), statistics.fmean(train), statistics.pstdev(train),
+               statistics.fmean(causal), statistics.pstdev(causal), min(causal), max(causal))
+
+
+def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
+    """The mean over seeds of each curve, as SVG points: x = step, y = loss (0 at the bottom)."""
+    curves = {}
+    for model in ("intact", "ablated"):
+        rs = [r for r in runs if r.model == model]
+        for kind in ("train", "causal"):
+            series = [getattr(r, f"{kind}_loss") for r in rs]
+            curves[f"{model}_{kind}"] = [statistics.fmean(col) for col in zip(*series)]
+    y_max = max(max(c) for c in curves.values()) * 1.05 or 1.0
+    x_max = steps_at[-1] or 1
+
+    def point(step: int, loss: float) -> str:
+        x = PAD + (CHART_W - 2 * PAD) * step / x_max
+        y = CHART_H - PAD - (CHART_H - 2 * PAD) * min(loss, y_max) / y_max
+        return f"{x:.1f},{y:.1f}"
+
+    lines = [Line(name, t(f"explain.break_it.line.{name}", lang), " ".join(point(s, v) for s, v in zip(steps_at, c)))
+             for name, c in curves.items()]
+    return {"width": CHART_W, "height": CHART_H, "pad": PAD, "y_max": y_max, "x_max": x_max, "lines": lines,
+            "y_top": PAD, "y_bottom": CHART_H - PAD, "x_left": PAD, "x_right": CHART_W - PAD}
+
+
+def claims_of(r: BreakResult, lang: str) -> list[Claim]:
+    from attnlab.lessons.break_claims import claims
+
+    return claims(r, lang)
+
+
+def _finding(r: BreakResult, lang: str) -> str:
+    intact, ablated = r.table
+    return t(f"explain.break_it.finding.{'worse' if ablated.causal_mean > intact.causal_mean else 'not_worse'}", lang,
+             ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean, a_sd=ablated.causal_std,
+             i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean, i_train=intact.train_mean)
+
+
+__all__ = ["break_it", "BreakResult", "PARAMS"]

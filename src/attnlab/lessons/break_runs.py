@@ -1,0 +1,221 @@
+"""The paired runs behind `attnlab explain break`: one intact and one ablated small GPT, the same seed, the same
+initial weights where both have them, the same batches; losses measured along the way, greedy text at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.lessons.params import seeded
+
+STEPS, MIN_STEPS, MAX_STEPS = 80, 40, 120  # training steps of each run: the default and the form's range
+N_POINTS = 11  # loss measurements along a run (step 0 included)
+BATCH = 16
+LR = 1e-2  # as the lab trains the poems
+MAX_CHARS = 4000  # a corpus file is cut to its first characters: each run stays a few seconds on a laptop CPU
+MAX_EVAL_WINDOWS = 64
+BASE = dict(context_length=8, d_model=32, n_heads=4, n_layers=2, norm_first=False, activation="relu")
+# Where an ablation only shows at another size, both runs of its pair take that size.
+SETUP = {
+    "no-scale": dict(n_heads=1),  # one head of width d_k = d_model = 32, four times the base's d_k of 8
+    "no-residual": dict(n_layers=4),  # a deeper stack, where the residual path is meant to matter
+}
+
+
+@dataclass(frozen=True)
+class Data:
+    name: str  # the corpus as given
+    train: torch.Tensor  # (N_train,) token ids
+    val: torch.Tensor  # (N_val,) ids the causal loss is measured on (the train ids again for a built-in poem)
+    held_out: bool
+    vocab_size: int
+    prompt: str
+    reference: str  # the text after the prompt, as far as greedy writes
+    tokenizer: object
+
+
+@dataclass
+class History:
+    steps_at: list[int]
+    train_loss: list[float]  # measured as the model trains (its ablation on)
+    causal_loss: list[float]  # measured with the causal mask on, as a decoder generates
+    greedy: str
+    seconds: float
+
+
+@dataclass
+class Pair:
+    seed: int
+    intact: History
+    ablated: History
+    same_start: float  # largest |difference| between the two models' shared initial parameters (0: same start)
+
+
+@lru_cache(maxsize=8)
+def corpus_data(name: str) -> Data:
+    """The corpus as token ids: a built-in poem whole (causal loss on the poem itself), or a file's first
+    MAX_CHARS characters with its last tenth held out."""
+    from attnlab.text.builtin import BUILTIN_TEXTS
+    from attnlab.text.corpus import read_corpus
+    from attnlab.text.tokenizer import train_tokenizer
+    from attnlab.train.data import token_stream
+
+    if not name:
+        raise ValueError("give a built-in text (jingyesi, poem) or a corpus file")
+    try:
+        is_file = Path(name).is_file()
+    except OSError:  # a name too long to be a path, say
+        is_file = False
+    if name not in BUILTIN_TEXTS and not is_file:
+        raise ValueError(f"{name!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor a file")
+    try:
+        text = "\n".join(read_corpus(name))[:MAX_CHARS]
+    except OSError as err:
+        raise ValueError(f"cannot read {name!r}: {err}") from None
+    tok = train_tokenizer("char", [text])
+    ids = token_stream([text], tok)  # (N,)
+    held_out = name not in BUILTIN_TEXTS
+    if held_out:
+        n_val = max(BASE["context_length"] + 2, len(ids) // 10)
+        train, val = ids[:-n_val], ids[-n_val:]
+    else:
+        train = val = ids
+    shown = text if not held_out else text[: 4 * BASE["context_length"]]
+    return Data(name, train, val, held_out, tok.vocab_size, shown[0], shown[1 : 2 * BASE["context_length"]], tok)
+
+
+def setup_of(ablation: str, data: Data) -> dict:
+    return {**BASE, **SETUP.get(ablation, {}), "vocab_size": data.vocab_size}
+
+
+def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Evenly spaced (x, y) windows over a stream, at most MAX_EVAL_WINDOWS: the same for every measurement."""
+    if len(stream) - 1 <= T:
+        return stream[None, :-1], stream[None, 1:]
+    starts = torch.linspace(0, len(stream) - T - 1, min(MAX_EVAL_WINDOWS, len(stream) - T)).long().unique()  # (W,)
+    offsets = torch.arange(T)
+    return stream[starts[:, None] + offsets], stream[starts[:, None] + offsets + 1]  # (W, T), (W, T)
+
+
+@torch.no_grad()
+def loss_on(model, x, y, causal: bool | None) -> float:
+    logits = model(x, causal=causal)  # (W, T, V)
+    return float(F.cross_entropy(logits.flatten(0, 1), y.flatten()))
+
+
+@torch.no_grad()
+def greedy(model, data: Data) -> str:
+    """Continue the prompt token by token with the model as it is (its ablation on), each step reading its own
+    previous outputs; as many tokens as the reference has."""
+    tok = data.tokenizer
+    ids = torch.tensor([tok.encode(data.prompt)])  # (1, t)
+    T = model.config.context_length
+    for _ in range(len(tok.encode(data.reference))):
+        logits = model(ids[:, -T:])  # (1, t, V)
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return tok.decode(ids[0, 1:].tolist())
+
+
+def adamw(model, cfg):
+    """The lab's AdamW (no weight decay here, so one group), fused where torch can (2.4+ on a CPU): a third
+    less time a step."""
+    kw = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=0.0)
+    try:
+        return torch.optim.AdamW(model.parameters(), fused=True, **kw)
+    except (RuntimeError, TypeError):
+        return torch.optim.AdamW(model.parameters(), **kw)
+
+
+def train(model, data: Data, steps: int, seed: int) -> History:
+    from attnlab.train.data import get_batch
+    from attnlab.train.loop import TrainConfig
+
+    start = time.perf_counter()
+    cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1,
+                      seed=seed)
+    opt = adamw(model, cfg)
+    g = torch.Generator().manual_seed(seed)  # the same batches for both models of a pair
+    T = model.config.context_length
+    train_x, train_y = windows(data.train, T)
+    val_x, val_y = windows(data.val, T)
+    at = sorted({round(i * steps / (N_POINTS - 1)) for i in range(N_POINTS)})
+    h = History(at, [], [], "", 0.0)
+
+    def measure() -> None:
+        model.eval()
+        h.train_loss.append(loss_on(model, train_x, train_y, None))
+        h.causal_loss.append(loss_on(model, val_x, val_y, True))
+        model.train()
+
+    model.train()
+    for step in range(steps):
+        if step in at:
+            measure()
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(step)
+        x, y = get_batch(data.train, T, BATCH, g)  # (B, T), (B, T)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+    measure()
+    model.eval()
+    h.greedy = greedy(model, data)
+    h.seconds = time.perf_counter() - start
+    return h
+
+
+@lru_cache(maxsize=256)
+def paired(ablation: str, corpus: str, steps: int, seed: int) -> Pair:
+    """Train the intact and the ablated model of one seed (cached)."""
+    data = corpus_data(corpus)
+    intact, ablated = _pair_models(ablation, data, seed)
+    same = same_start(intact, ablated)
+    return Pair(seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed), same)
+
+
+_intact_cache: dict = {}
+
+
+def _intact(ablation: str, corpus: str, steps: int, seed: int, model) -> History:
+    # Ablations with the base sizes share one intact run per seed (its weights and batches are the same).
+    key = (tuple(sorted(SETUP.get(ablation, {}).items())), corpus, steps, seed)
+    if key not in _intact_cache:
+        _intact_cache[key] = train(model, corpus_data(corpus), steps, seed)
+    return _intact_cache[key]
+
+
+def _pair_models(ablation: str, data: Data, seed: int):
+    intact = _build_sized(ablation, data, seed, ())
+    ablated = _build_sized(ablation, data, seed, (ablation,))
+    shared = {k: v for k, v in intact.state_dict().items()
+              if k in ablated.state_dict() and ablated.state_dict()[k].shape == v.shape}
+    ablated.load_state_dict(shared, strict=False)  # the same start wherever both models have the parameter
+    return intact, ablated
+
+
+def _build_sized(ablation: str, data: Data, seed: int, ablations: tuple):
+    from attnlab.models.gpt import GPT, GPTConfig
+
+    with seeded(seed):
+        return GPT(GPTConfig(**setup_of(ablation, data), ablations=ablations))
+
+
+def same_start(a, b) -> float:
+    sa, sb = a.state_dict(), b.state_dict()
+    diffs = [float((sa[k] - sb[k]).abs().max()) for k in sa if k in sb and sa[k].shape == sb[k].shape]
+    return max(diffs) if diffs else math.nan
+
+
+def structural_check(ablation: str, data: Data) -> dict:
+    from attnlab.lessons.break_checks import check
+
+    return check(ablation, data)
