@@ -292,7 +292,7 @@ def extras(text: str, path: str, query: dict[str, str], lang: str, here: str,
 STYLE = ("<style>a.btn{display:inline-block;text-decoration:none;padding:.35em .8em}"
          "a.btn[aria-current=page]{background:var(--accent);border-color:var(--accent);color:#fff;font-weight:700}"
          ".static-links a[aria-current=page]{font-weight:700;text-decoration:none}"
-         ".static-links{overflow-wrap:anywhere}label>a,a>input{cursor:pointer}</style>")
+         ".static-links{overflow-wrap:anywhere}a>input{pointer-events:none}</style>")  # a click on the (disabled) radio follows the link
 
 
 def paragraph(p: Links, href) -> str:
