@@ -2,19 +2,24 @@
 
 Every page is rendered by the real app (FastAPI's TestClient, no server, no second copy of the templates),
 starting from the home page in each language and following every link the pages hold, so each lesson is
-there in its default state, plus the states the pages link to (the ledger's presets). Then each page is
-post-processed, never the templates:
+there in its default state, plus the states the pages link to (the ledger's presets), plus (unless
+states=False) the states a learner reaches through the pages' forms, listed by attnlab.export_states: /toy's
+queries, mask, answers and presets, each explain topic at a few values, and a poem model trained for the
+export with a few generations. Then each page is post-processed, never the templates:
 - links become relative file paths (the site works from any folder, host or file://);
 - a banner says it is a static copy (i18n key `export.banner`);
-- the scripts are left out (each calls the server, and every page is complete without them), every form
-  control is disabled and forms lose their action; a link to a page not exported (the other language in a
-  one-language export) is hidden.
+- the scripts are left out (each calls the server, and every page is complete without them); a button, radio
+  or checkbox whose state was rendered becomes a link to that page, every other form control is disabled and
+  forms lose their action; a link to a page not exported (the other language in a one-language export, a
+  state left out) is hidden.
 
 Layout, with both languages (one language: that language at the root, no en/ folder):
 
     index.html                  the home page in Chinese (/)
     toy.html, explain.html ...  each page /x in Chinese; /explain/sqrt-dk -> explain/sqrt-dk.html
     ledger~d=768~h=12~n=1024.html   a linked state: /ledger?n=1024&d=768&h=12 (query keys sorted)
+    toy~causal=1~query=_E7_8C_AB.html   a state a form reaches: /toy?query=猫&causal=1 (non-ASCII as _XX)
+    pipeline~run=poem.html      the model trained for the export (its random run id named by its corpus)
     explain/sqrt-dk/figure.png  figures, as the page shows them
     api/toy.json ...            the JSON answer of GET /api/x for each page /x that has one
     en/...                      the same in English (?lang=en): en/index.html, en/toy.html, en/api/...
