@@ -34,8 +34,8 @@ def exported_site(tmp_path_factory) -> Path:
     """The site with both languages, exported once per session (an export is atomic: if the folder is
     there, it is complete)."""
     site = tmp_path_factory.getbasetemp() / "attnlab-site-both"
-    if not site.exists():
-        export.export_site(site)
+    if not site.exists():  # the states a learner clicks to: tests/test_export_states.py (a smaller site)
+        export.export_site(site, states=False)
     return site
 
 
@@ -256,7 +256,7 @@ def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, mon
     # Two quick topics are enough to check the layout; the whole site is checked above.
     monkeypatch.setattr(explain_pages, "TOPICS", {k: TOPICS[k] for k in ("forms", "glossary")})
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["export-site", "site", "--lang", "en"])
+    result = CliRunner().invoke(app, ["export-site", "site", "--lang", "en", "--no-states"])
     assert result.exit_code == 0, result.output
     assert "pages" in result.output and "index.html" in result.output
     site = tmp_path / "site"
@@ -299,7 +299,7 @@ def test_force_never_replaces_the_folder_you_stand_in(tmp_path, monkeypatch):
 
 def test_force_replaces_the_whole_folder(tmp_path, monkeypatch):
     small = {"index.html": b"<!doctype html><title>new</title>", "en/index.html": b"<!doctype html>"}
-    monkeypatch.setattr(export, "render_site", lambda langs, progress=None: (small, export.Report(Path())))
+    monkeypatch.setattr(export, "render_site", lambda langs, progress=None, states=True: (small, export.Report(Path())))
     out = tmp_path / "site"
     out.mkdir()
     (out / "stale.html").write_text("old")

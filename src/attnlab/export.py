@@ -2,19 +2,24 @@
 
 Every page is rendered by the real app (FastAPI's TestClient, no server, no second copy of the templates),
 starting from the home page in each language and following every link the pages hold, so each lesson is
-there in its default state, plus the states the pages link to (the ledger's presets). Then each page is
-post-processed, never the templates:
+there in its default state, plus the states the pages link to (the ledger's presets), plus (unless
+states=False) the states a learner reaches through the pages' forms, listed by attnlab.export_states: /toy's
+queries, mask, answers and presets, each explain topic at a few values, and a poem model trained for the
+export with a few generations. Then each page is post-processed, never the templates:
 - links become relative file paths (the site works from any folder, host or file://);
 - a banner says it is a static copy (i18n key `export.banner`);
-- the scripts are left out (each calls the server, and every page is complete without them), every form
-  control is disabled and forms lose their action; a link to a page not exported (the other language in a
-  one-language export) is hidden.
+- the scripts are left out (each calls the server, and every page is complete without them); a button, radio
+  or checkbox whose state was rendered becomes a link to that page, every other form control is disabled and
+  forms lose their action; a link to a page not exported (the other language in a one-language export, a
+  state left out) is hidden.
 
 Layout, with both languages (one language: that language at the root, no en/ folder):
 
     index.html                  the home page in Chinese (/)
     toy.html, explain.html ...  each page /x in Chinese; /explain/sqrt-dk -> explain/sqrt-dk.html
     ledger~d=768~h=12~n=1024.html   a linked state: /ledger?n=1024&d=768&h=12 (query keys sorted)
+    toy~causal=1~query=_E7_8C_AB.html   a state a form reaches: /toy?query=猫&causal=1 (non-ASCII as _XX)
+    pipeline~run=poem.html      the model trained for the export (its random run id named by its corpus)
     explain/sqrt-dk/figure.png  figures, as the page shows them
     api/toy.json ...            the JSON answer of GET /api/x for each page /x that has one
     en/...                      the same in English (?lang=en): en/index.html, en/toy.html, en/api/...
@@ -36,7 +41,7 @@ from attnlab.atomic import atomic_dir
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 
 BANNER_ID = "static-copy"
-MAX_FILES = 600  # a guard: the lab links a few dozen pages; thousands would mean a link loop with parameters
+MAX_FILES = 3000  # a guard: the lab and its states are some hundreds of pages; more would mean a loop
 ORIGIN = "http://testserver"  # the TestClient's base URL
 FOLLOW = {("a", "href"), ("link", "href"), ("img", "src"), ("source", "src")}  # what gets copied and linked
 CONTROLS = {"input", "button", "select", "textarea"}
@@ -69,6 +74,7 @@ class Report:
     pages: list[str] = field(default_factory=list)
     assets: list[str] = field(default_factory=list)
     api: list[str] = field(default_factory=list)
+    trained: object = None  # export_states.Trained: the model /pipeline shows, trained for the export
 
     @property
     def files(self) -> int:
@@ -137,6 +143,9 @@ class _Tags(HTMLParser):
         for line in text.splitlines(keepends=True):
             self.lines.append(self.lines[-1] + len(line))
         self.tags: list[Tag] = []
+        self.ends: list[tuple[str, int, int]] = []  # every end tag: (name, start, end)
+        self.closes: dict[int, tuple[int, int]] = {}  # a <button>/<label>'s start -> the span of its end tag
+        self._open: dict[str, list[int]] = {"button": [], "label": []}
         self.scripts: list[tuple[int, int]] = []
         self._script_at: int | None = None
         self._text = text
@@ -153,11 +162,18 @@ class _Tags(HTMLParser):
         self.tags.append(Tag(tag, list(attrs), start, start + len(raw), raw.endswith("/>")))
         if tag == "script":
             self._script_at = start
+        if tag in self._open and not raw.endswith("/>"):
+            self._open[tag].append(start)
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag):
+        start = self._offset()
+        end = self._text.find(">", start) + 1
+        self.ends.append((tag, start, end))
+        if self._open.get(tag):
+            self.closes[self._open[tag].pop()] = (start, end)
         if tag == "script" and self._script_at is not None:
             end = self._text.index(">", self._offset()) + 1
             self.scripts.append((self._script_at, end))
@@ -175,13 +191,42 @@ def _write_tag(tag: Tag) -> str:
     return f"<{tag.name}{attrs}{' /' if tag.closed else ''}>"
 
 
-def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | None]) -> str:
+def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | None], extras=None) -> str:
     """The page as the static copy serves it: see the module docstring. `here` is the page's own URL;
-    `link(target)` is the relative href of an exported target, None when it is not exported."""
+    `link(target)` is the relative href of an exported target, None when it is not exported. `extras`
+    (attnlab.export_states.Extras) names the controls that become links and the paragraphs to add."""
+    from attnlab.export_states import STYLE, paragraph
+
     parsed = _Tags(text)
     edits: list[tuple[int, int, str]] = [(start, end, "") for start, end in parsed.scripts]
+
+    def goto(url: str) -> str | None:
+        target = target_of(url, urlsplit(here).path)
+        fragment = urlsplit(url).fragment
+        found = link(target) if target is not None else None
+        return None if found is None else found + (f"#{fragment}" if fragment else "")
+
+    choices = extras.choices if extras is not None else {}
+    for p in (extras.paragraphs if extras is not None else []):
+        edits.append((p.at, p.at, "\n" + paragraph(p, goto)))
+    if extras is not None and "</head>" in text:
+        at = text.index("</head>")
+        edits.append((at, at, STYLE))
     for tag in parsed.tags:
         if tag.name == "script":
+            continue
+        goes = goto(choices[tag.start]) if tag.start in choices and tag.start in parsed.closes else None
+        if goes is not None:  # a form control the copy has rendered: a link to that page
+            keep = [(k, v) for k, v in tag.attrs if k in ("id", "class", "title", "lang")]
+            if tag.name == "button":
+                keep = [(k, ((v or "") + " btn").strip() if k == "class" else v) for k, v in keep]
+                if "class" not in dict(keep):
+                    keep.append(("class", "btn"))
+            if dict(tag.attrs).get("aria-pressed") == "true":
+                keep.append(("aria-current", "page"))
+            edits.append((tag.start, tag.end, _write_tag(Tag("a", [*keep, ("href", goes)], tag.start, tag.end, False))))
+            close = parsed.closes[tag.start]
+            edits.append((close[0], close[1], "</a>"))
             continue
         attrs, changed = [], False
         for k, v in tag.attrs:
@@ -225,42 +270,73 @@ def _kind(content_type: str) -> str:
     return {"text/html": "html", "application/json": "json"}.get(media, "other")
 
 
-def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None) -> tuple[dict[str, bytes], Report]:
-    """Every file of the static site, {site-relative path: bytes}, rendered by the app (nothing written)."""
+States = Callable[[Target], bool]  # which pages reached only through a form (a state) the export renders
+
+
+def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
+                states: bool | States = True) -> tuple[dict[str, bytes], Report]:
+    """Every file of the static site, {site-relative path: bytes}, rendered by the app (nothing written).
+    `states`: also the states the pages' forms reach (attnlab.export_states), all of them (True), none
+    (False), or those a predicate keeps (a smaller site, for tests)."""
     from fastapi.testclient import TestClient
 
+    from attnlab.export_states import extras as page_extras
     from attnlab.web.app import create_app
 
     langs = _langs(langs)
+    keep_state = (lambda target: True) if states is True else (lambda target: False) if not states else states
     report = Report(Path())
     fetched: dict[Target, tuple[str, bytes]] = {}
+    added: dict[Target, object] = {}  # each page's export_states.Extras
+    moved: dict[Target, Target] = {}  # a form's URL the lab redirects (a preset) -> where it lands
+    reached_by_form: set[Target] = set()
     seeds = [Target("/", (), lang) for lang in langs]
     queue, seen = deque(seeds), set(seeds)
     with TestClient(create_app(), follow_redirects=False) as client:
 
         def get(target: Target):
             response = client.get(target.url, headers={"accept": "text/html,*/*"})
-            if response.status_code != 200:
+            if response.status_code != 200 and not (response.is_redirect and target in reached_by_form):
                 raise ExportError(f"GET {target.url} answered {response.status_code}, expected 200: "
                                   f"{response.text[:200]}")
             return response
 
+        def visit(found: Target | None, state: bool = False) -> None:
+            if found is None or found in seen or (found.lang and found.lang not in langs):
+                return
+            if state and not keep_state(found):
+                return
+            seen.add(found)
+            queue.append(found)
+            if state:
+                reached_by_form.add(found)
+            if len(seen) > MAX_FILES:
+                raise ExportError(f"more than {MAX_FILES} pages and files are linked; is there a link loop?")
+
+        trained = _train(client, report) if states is not False else None
         while queue:
             target = queue.popleft()
             if progress:
                 progress(len(fetched), len(fetched) + len(queue) + 1, target.url)
             response = get(target)
+            if response.is_redirect:
+                landed = target_of(response.headers["location"], target.path)
+                if landed is None:
+                    raise ExportError(f"GET {target.url} leaves the lab for {response.headers['location']}")
+                moved[target] = landed
+                visit(landed, state=True)
+                continue
             kind = _kind(response.headers.get("content-type", ""))
             fetched[target] = (kind, response.content)
             if kind != "html":
                 continue
             for tag, attr, value in references(response.text):
-                found = target_of(value, target.path) if (tag, attr) in FOLLOW else None
-                if found is not None and found not in seen and (not found.lang or found.lang in langs):
-                    seen.add(found)
-                    queue.append(found)
-            if len(seen) > MAX_FILES:
-                raise ExportError(f"more than {MAX_FILES} pages and files are linked; is there a link loop?")
+                visit(target_of(value, target.path) if (tag, attr) in FOLLOW else None)
+            if states is not False:
+                more = page_extras(response.text, target.path, dict(target.query), target.lang, target.url, trained)
+                added[target] = more
+                for url in more.urls():
+                    visit(target_of(url, target.path), state=True)
 
         # Each page /x in its default state with a JSON API /api/x: that answer, beside the page.
         pages = [tg for tg, (kind, _) in fetched.items() if kind == "html" and not tg.query and tg.path != "/"]
@@ -273,17 +349,19 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None) 
                 fetched[api] = ("json", response.content)
 
     files: dict[str, bytes] = {}
-    names = {tg: file_for(tg, kind, langs) for tg, (kind, _) in fetched.items()}
+    alias = {trained.run: trained.corpus} if trained else {}
+    names = {tg: file_for(_aliased(tg, alias), kind, langs) for tg, (kind, _) in fetched.items()}
+    names.update({tg: names[landed] for tg, landed in moved.items() if landed in names})
     owners: dict[str, Target] = {}
     for tg, name in names.items():
-        if name in owners:
+        if name in owners and tg not in moved and owners[name] not in moved:
             raise ExportError(f"{owners[name].url} and {tg.url} would both be written to {name}")
-        owners[name] = tg
+        owners.setdefault(name, tg)
     for tg, (kind, body) in fetched.items():
         name = names[tg]
         if kind == "html":
             link = lambda target, name=name: relative(names[target], name) if target in names else None
-            body = static_page(body.decode("utf-8"), tg.url, tg.lang, link).encode("utf-8")
+            body = static_page(body.decode("utf-8"), tg.url, tg.lang, link, added.get(tg)).encode("utf-8")
             report.pages.append(name)
         elif tg.path.startswith("/api/"):
             report.api.append(name)
@@ -293,6 +371,31 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None) 
     if progress:
         progress(len(fetched), len(fetched), "done")
     return files, report
+
+
+def _aliased(target: Target, alias: dict[str, str]) -> Target:
+    """The target with a run id named by what it is (run=poem): the id is random, the file name is not."""
+    return Target(target.path, tuple((k, alias.get(v, v) if k == "run" else v) for k, v in target.query), target.lang)
+
+
+def _train(client, report: Report):
+    """Train the poem model with the lab's seeded defaults (POST /api/train, as the page does) and wait for
+    it: /pipeline's steps ① to ⑥ in the copy show this model."""
+    from attnlab.export_states import Trained
+    from attnlab.web.pages.pipeline import PROMPTS, RUNS
+
+    corpus = "poem"
+    response = client.post("/api/train", json={"corpus": corpus})
+    if response.status_code != 202:
+        raise ExportError(f"POST /api/train answered {response.status_code}: {response.text[:200]}")
+    started = response.json()
+    bg = RUNS.get(started["id"])
+    bg.wait()
+    status = client.get(f"/api/train/{started['id']}").json()
+    if status["status"] != "done":
+        raise ExportError(f"training the poem model for /pipeline ended {status['status']}: {status['error']}")
+    report.trained = Trained(started["id"], corpus, status["settings"]["seed"], status["steps"], PROMPTS[corpus])
+    return report.trained
 
 
 def _langs(langs: Iterable[str]) -> tuple[str, ...]:
@@ -337,9 +440,9 @@ def write_site(dest: str | Path, files: dict[str, bytes], *, force: bool = False
 
 
 def export_site(dest: str | Path, langs: Iterable[str] = LANGS, *, force: bool = False,
-                progress: Progress | None = None) -> Report:
+                progress: Progress | None = None, states: bool | States = True) -> Report:
     """Render the lab (see the module docstring) and write it to `dest` atomically."""
     check_destination(dest, force)  # refuse before the rendering, which takes seconds
-    files, report = render_site(langs, progress)
+    files, report = render_site(langs, progress, states)
     report.dir = write_site(dest, files, force=force)
     return report

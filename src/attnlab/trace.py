@@ -73,6 +73,12 @@ class Trace:
         """One head's slice of q, k, v, scores, masked_scores, weights or head_outputs: drops the H axis."""
         return self[f"{stack}.{layer}.{attn}.{what}"][:, head]
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the shape ledger and each layer's attention heatmaps (attnlab.display)."""
+        from attnlab.display import trace_html
+
+        return trace_html(self)
+
     def shapes(self) -> dict[str, dict]:
         """{name: {"shape": [...], "dims": "(B, H, T_q, T_k)"}} — the shape ledger of the pass."""
         return {e.name: {"shape": list(e.shape), "dims": e.dims} for e in self.entries.values()}

@@ -29,8 +29,8 @@ def site(tmp_path_factory) -> Path:
     """The site with both languages, exported once per session (shared with tests/test_export_site.py,
     which checks its files; an export is atomic, so a folder that is there is complete)."""
     site = tmp_path_factory.getbasetemp() / "attnlab-site-both"
-    if not site.exists():
-        export.export_site(site)
+    if not site.exists():  # the states a learner clicks to: tests/test_export_states.py (a smaller site)
+        export.export_site(site, states=False)
     return site
 
 

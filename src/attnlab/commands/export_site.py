@@ -20,9 +20,14 @@ def register(app: typer.Typer) -> None:
         directory: Path = typer.Argument(..., metavar="DIR", help="New or empty folder for the site."),
         lang: Lang = typer.Option(Lang.both, "--lang", help="both = Chinese at the root, English under en/."),
         force: bool = typer.Option(False, "--force", help="Replace everything in DIR if it is not empty."),
+        states: bool = typer.Option(True, "--states/--no-states",
+                                    help="Also render what a learner clicks to (/toy's queries, mask, answers and "
+                                         "presets; a few values of each explain topic; a poem model trained now "
+                                         "and its generations). --no-states: each page in its default state."),
     ) -> None:
-        """Write the lab as a static site a teacher can host or open from file://: every page in its default
-        state, in Chinese and English, with its figures and its API's JSON. Forms are off in the copy."""
+        """Write the lab as a static site a teacher can host or open from file://: every page, in Chinese and
+        English, with its figures and its API's JSON, and the states the pages' choices lead to, as linked
+        pages. Typing your own numbers and training need the live lab (attnlab serve)."""
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -43,7 +48,7 @@ def register(app: typer.Typer) -> None:
                           TextColumn("{task.description}", style="dim"), TimeElapsedColumn(),
                           console=console, transient=True) as bar:
                 task = bar.add_task("", total=None)
-                report = run(directory, langs, force=force,
+                report = run(directory, langs, force=force, states=states,
                              progress=lambda done, total, what: bar.update(task, completed=done, total=total,
                                                                            description=what))
         except ExportError as err:

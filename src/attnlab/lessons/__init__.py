@@ -15,3 +15,13 @@ Matrix = list[list[float]]
 def tolist(tensor) -> list:
     """A torch tensor (or numpy array) as nested Python floats, for a lesson's dataclass fields."""
     return tensor.detach().cpu().double().tolist() if hasattr(tensor, "detach") else tensor.astype(float).tolist()
+
+
+class Shown:
+    """Mixin for a lesson's result dataclass: a notebook cell shows it as self-contained HTML (the view is
+    attnlab.display, imported only when a notebook asks)."""
+
+    def _repr_html_(self) -> str:
+        from attnlab.display import html_of
+
+        return html_of(self)

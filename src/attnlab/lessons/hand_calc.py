@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import torch
 
-from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.lessons import Matrix, Shown, Vector, tolist
 from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.nn import attention
 
@@ -115,7 +115,7 @@ class ExactMix:
 
 
 @dataclass
-class Mix:
+class Mix(Shown):
     scores: Vector  # s_j as floats
     values: Matrix  # v_j, (n, d_v)
     weights: Vector  # a = softmax(s)
@@ -168,7 +168,7 @@ def mix(scores: list[Number], values: list[list[Number]]) -> Mix:
 
 
 @dataclass
-class HandCalc:
+class HandCalc(Shown):
     """The learner's mix beside the textbook values under the same scores: delta_o = sum_j a_j delta_v_j."""
 
     score_inputs: list[str]  # the scores as the learner wrote them

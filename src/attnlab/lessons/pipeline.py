@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Matrix, tolist
+from attnlab.lessons import Matrix, Shown, tolist
 from attnlab.threads import threads_for
 from attnlab.trace import trace
 
@@ -70,7 +70,7 @@ class NextToken:
 
 
 @dataclass
-class NextStep:
+class NextStep(Shown):
     """④ p(next token | context) over the whole vocabulary, and the loss if the answer is `target`."""
 
     context: str
@@ -84,7 +84,7 @@ class NextStep:
 
 
 @dataclass
-class PipelineView:
+class PipelineView(Shown):
     cropped: int  # tokens dropped from the front of the text to fit the context
     tokens: TokensStep
     embedding: EmbeddingStep

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Matrix, Vector, tolist
+from attnlab.lessons import Matrix, Shown, Vector, tolist
 from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.nn import attention, causal_mask
 
@@ -79,7 +79,7 @@ class ToyHead:
 
 
 @dataclass
-class ToyLab:
+class ToyLab(Shown):
     tokens: list[str]
     features: list[str]  # names of X's columns
     query: str  # the chosen query token
@@ -183,7 +183,7 @@ QUESTIONS = (
 
 
 @dataclass
-class Verdict:
+class Verdict(Shown):
     id: str
     given: str
     answer: str
