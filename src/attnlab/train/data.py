@@ -56,7 +56,10 @@ def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: t
         return stream[None, :-1], stream[None, 1:]  # (1, N-1)
     starts = torch.randint(0, len(stream) - context_length, (world_size * batch_size,), generator=generator)
     starts = starts[rank * batch_size:(rank + 1) * batch_size]  # (W*B,) -> (B,) this rank's share
-    offsets = torch.arange(context_length)  # (T,)
+    # The generator stays on the CPU (the same windows for a seed on every device, and a state any device can
+    # resume); only the B start positions travel, and the windows are gathered where the stream lives.
+    starts = starts.to(stream.device, non_blocking=True)
+    offsets = torch.arange(context_length, device=stream.device)  # (T,)
     x = stream[starts[:, None] + offsets]  # (B, T)
     y = stream[starts[:, None] + offsets + 1]  # (B, T)
     return x, y
