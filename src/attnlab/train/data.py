@@ -29,10 +29,16 @@ class TokenData:
     val: Tensor | None  # (N_val,) or None when there is nothing to hold out (a single poem)
 
     @classmethod
-    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2) -> "TokenData":
+    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2, *,
+                   cache: bool = False) -> "TokenData":
+        """cache=True: a large corpus (MIN_CACHED_CHARS or more) is tokenized once and its ids kept in a uint16
+        file (attnlab.train.token_cache) that later runs read instead of tokenizing again."""
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
-        stream = token_stream(texts, tokenizer)
+        from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream
+
+        large = cache and sum(len(text) for text in texts) >= MIN_CACHED_CHARS
+        stream = cached_token_stream(texts, tokenizer) if large else token_stream(texts, tokenizer)
         n_val = int(len(stream) * val_fraction)
         if n_val < min_val_tokens or len(stream) - n_val < 2:
             return cls(stream, None)

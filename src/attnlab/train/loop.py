@@ -203,8 +203,7 @@ class Trainer:
         start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
         while self.step < cfg.steps:
             lr = cfg.lr_at(self.step)
-            loss = self.train_step(model, lr)
-            self.step += 1
+            loss = self.train_step(model, lr)  # self.step += 1
 
             last = self.step == cfg.steps
             stopped = not last and should_stop is not None and should_stop()
@@ -231,8 +230,9 @@ class Trainer:
         return result
 
     def train_step(self, model: torch.nn.Module | None = None, lr: float | None = None) -> torch.Tensor:
-        """One update on the next batch: forward, loss, backward, clip, AdamW. Returns the loss, still on the
-        device (reading it is a sync). `model` is what runs forward (the DDP or compiled wrapper)."""
+        """Update number self.step on the next batch: forward, loss, backward, clip, AdamW; then self.step += 1.
+        Returns the loss, still on the device (reading it waits for the device). `model` is what runs forward
+        (the DDP or compiled wrapper; default self.train_model), `lr` the rate (default: the schedule's)."""
         cfg, model = self.cfg, self.train_model if model is None else model
         lr = cfg.lr_at(self.step) if lr is None else lr
         for group in self.optimizer.param_groups:
@@ -246,6 +246,7 @@ class Trainer:
         if cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()  # θ <- θ - lr · update
+        self.step += 1
         return loss.detach()
 
     # -- resuming -------------------------------------------------------------------------------------
