@@ -169,3 +169,29 @@ def test_cuda_kv_cache_matches_a_full_forward():
         cache = model.new_kv_cache()
         steps = [model(ids[:, :16], kv_cache=cache)] + [model(ids[:, t:t + 1], kv_cache=cache) for t in range(16, 48)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-3, atol=1e-3)
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+def test_cli_precision_and_compile_options_reach_the_checkpoint(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "--corpus", "poem", "--steps", "3", "--precision", "bf16", "--no-compile",
+                                 "--out", str(tmp_path / "ck")])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "ck" / "config.json").read_text(encoding="utf-8"))
+    assert saved["train"]["precision"] == "bf16" and saved["train"]["compile"] is False
+    bad = runner.invoke(app, ["train", "--corpus", "poem", "--precision", "fp8", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "--precision must be auto, fp32 or bf16" in bad.output
+
+
+def test_the_loop_checks_its_token_ids_once_up_front():
+    torch.manual_seed(0)
+    model = GPT(preset("poem-tiny", vocab_size=6))
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, 6\): the corpus has ids from 0 to 9"):
+        Trainer(model, TokenData(torch.tensor([0, 1, 2, 9]), None), TrainConfig(steps=1))

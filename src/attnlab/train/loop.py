@@ -142,6 +142,12 @@ class Trainer:
         self.precision = speed.resolve_precision(cfg.precision, self.device)  # 'fp32' or 'bf16'
         speed.use_tf32(self.device)
         # The token ids live where the model does: a step gathers its windows there (no batch copied per step).
+        # Checked once here, on the CPU: on a GPU the model trusts its ids rather than wait to read them each step.
+        vocab = getattr(model.config, "vocab_size", None)
+        for stream in (s for s in (data.train, data.val) if vocab is not None and s is not None and len(s)):
+            low, high = int(stream.min()), int(stream.max())
+            if low < 0 or high >= vocab:
+                raise ValueError(f"token ids must be in [0, {vocab}): the corpus has ids from {low} to {high}")
         self.train_tokens = data.train.to(self.device)
         self.val_tokens = data.val.to(self.device) if data.val is not None else None
         self.optimizer = make_optimizer(self.model, cfg)
