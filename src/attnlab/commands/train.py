@@ -42,6 +42,8 @@ def register(app: typer.Typer) -> None:
         lr: float = typer.Option(None, "--lr", help="Peak learning rate, in (0, 1] (default: 1e-2 for the poems, 1e-3 for files)."),
         seed: int = typer.Option(None, "--seed", min=0, help="Seed for the initial weights and the batches (default 0)."),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda or mps."),
+        precision: str = typer.Option(None, "--precision", help="auto (bf16 autocast on CUDA, fp32 on the CPU, where bf16 measured slower), fp32 or bf16. Default: auto, or the checkpoint's with --resume."),
+        compile_: bool = typer.Option(None, "--compile/--no-compile", help="torch.compile the model: faster steps after a first one that waits for the compiler (about half a minute on a CPU). Default off."),
         resume: bool = typer.Option(False, "--resume", help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state)."),
         ablate: list[str] = typer.Option(None, "--ablate", help="Switch a part off (repeatable): no-causal-mask, no-positions, no-scale, no-residual, no-layernorm, ffn-first, one-head, attention-only, ffn-only. Recorded in the checkpoint."),
     ) -> None:
@@ -52,6 +54,8 @@ def register(app: typer.Typer) -> None:
             fail("train", f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
         if lr is not None and not 0 < lr <= 1:
             fail("train", f"--lr must be in (0, 1], got {lr}")
+        if precision is not None and precision not in ("auto", "fp32", "bf16"):
+            fail("train", f"--precision must be auto, fp32 or bf16, got {precision!r}")
         check_seed("train", seed)
         from attnlab.nn.ablations import check_ablations  # no torch
 
@@ -65,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
         if resume and (any(v is not None for v in (layers, heads, d_model, context)) or ablations):
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")
-        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed)
+        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, compile=compile_)
         try:
             where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
         except ValueError as err:
@@ -137,7 +141,7 @@ def _train(run, out: Path) -> None:
         + (f", {len(run.data.val)} held out" if run.data.val is not None else "")
         + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
         f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
-        f"{n_params:,} parameters · {trainer.device}"
+        f"{n_params:,} parameters · {trainer.device}, {trainer.precision}" + (" + compile" if cfg.compile else "")
         + (f" · ablations: {', '.join(model_cfg.ablations)}" if model_cfg.ablations else "")
         + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
     )

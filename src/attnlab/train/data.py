@@ -29,10 +29,16 @@ class TokenData:
     val: Tensor | None  # (N_val,) or None when there is nothing to hold out (a single poem)
 
     @classmethod
-    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2) -> "TokenData":
+    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2, *,
+                   cache: bool = False) -> "TokenData":
+        """cache=True: a large corpus (MIN_CACHED_CHARS or more) is tokenized once and its ids kept in a uint16
+        file (attnlab.train.token_cache) that later runs read instead of tokenizing again."""
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
-        stream = token_stream(texts, tokenizer)
+        from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream
+
+        large = cache and sum(len(text) for text in texts) >= MIN_CACHED_CHARS
+        stream = cached_token_stream(texts, tokenizer) if large else token_stream(texts, tokenizer)
         n_val = int(len(stream) * val_fraction)
         if n_val < min_val_tokens or len(stream) - n_val < 2:
             return cls(stream, None)
@@ -56,7 +62,10 @@ def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: t
         return stream[None, :-1], stream[None, 1:]  # (1, N-1)
     starts = torch.randint(0, len(stream) - context_length, (world_size * batch_size,), generator=generator)
     starts = starts[rank * batch_size:(rank + 1) * batch_size]  # (W*B,) -> (B,) this rank's share
-    offsets = torch.arange(context_length)  # (T,)
+    # The generator stays on the CPU (the same windows for a seed on every device, and a state any device can
+    # resume); only the B start positions travel, and the windows are gathered where the stream lives.
+    starts = starts.to(stream.device, non_blocking=True)
+    offsets = torch.arange(context_length, device=stream.device)  # (T,)
     x = stream[starts[:, None] + offsets]  # (B, T)
     y = stream[starts[:, None] + offsets + 1]  # (B, T)
     return x, y

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.train import distributed as ddp
+from attnlab.train import speed
 from attnlab.train.data import TokenData, get_batch
 from attnlab.threads import threads_for
 
@@ -40,7 +41,9 @@ class TrainConfig:
     seed: int = 0
     eval_interval: int = 0  # steps between validation estimates (0: only at the end)
     eval_iters: int = 20  # batches per validation estimate
-    log_interval: int = 1  # steps between progress events
+    log_interval: int = 1  # steps between progress events (the loss is read from the device only then)
+    precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 on CUDA, fp32 on the CPU
+    compile: bool = False  # torch.compile the model (worth it for long runs; the first step waits)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_iters", "log_interval"):
@@ -65,6 +68,10 @@ class TrainConfig:
             raise ValueError(f"grad_clip must be > 0 or None, got {self.grad_clip!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        if self.precision not in speed.PRECISIONS:
+            raise ValueError(f"precision must be one of {speed.PRECISIONS}, got {self.precision!r}")
+        if not isinstance(self.compile, bool):
+            raise ValueError(f"compile must be true or false, got {self.compile!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -87,12 +94,14 @@ class TrainConfig:
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on the weight matrices and embedding tables only (as GPT-2 and nanoGPT do)."""
+    """AdamW with weight decay on the weight matrices and embedding tables only (as GPT-2 and nanoGPT do).
+    The same update, run by the kernel that is fastest where the parameters live (attnlab.train.speed)."""
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2))
+    kernel = speed.adamw_kernel(params[0].device if params else "cpu", sum(p.numel() for p in params))
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), **kernel)
 
 
 @dataclass
@@ -119,7 +128,7 @@ class TrainResult:
 def lm_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy -log p(y_t | x_<=t) over every position of every window."""
     logits = model(x)  # (B, T, V)
-    return F.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T, V) vs (B*T,)
+    return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())  # (B*T, V) vs (B*T,), in fp32 under bf16
 
 
 class Trainer:
@@ -130,10 +139,22 @@ class Trainer:
         self.model = model.to(device)
         self.data, self.cfg, self.device, self.probe = data, cfg, torch.device(device), probe
         self.context_length = model.config.context_length
+        self.precision = speed.resolve_precision(cfg.precision, self.device)  # 'fp32' or 'bf16'
+        speed.use_tf32(self.device)
+        # The token ids live where the model does: a step gathers its windows there (no batch copied per step).
+        # Checked once here, on the CPU: on a GPU the model trusts its ids rather than wait to read them each step.
+        vocab = getattr(model.config, "vocab_size", None)
+        for stream in (s for s in (data.train, data.val) if vocab is not None and s is not None and len(s)):
+            low, high = int(stream.min()), int(stream.max())
+            if low < 0 or high >= vocab:
+                raise ValueError(f"token ids must be in [0, {vocab}): the corpus has ids from {low} to {high}")
+        self.train_tokens = data.train.to(self.device)
+        self.val_tokens = data.val.to(self.device) if data.val is not None else None
         self.optimizer = make_optimizer(self.model, cfg)
-        self.batch_generator = torch.Generator().manual_seed(cfg.seed)  # the same on every rank
+        self.batch_generator = torch.Generator().manual_seed(cfg.seed)  # the same on every rank and device
         self.rank, self.world_size = ddp.rank(), ddp.world_size()  # 0, 1 outside torchrun
-        self.train_model = ddp.wrap(self.model)  # DDP syncs gradients; self.model stays the plain GPT
+        # DDP syncs gradients; self.model stays the plain GPT (evaluation, probes and checkpoints use it)
+        self.train_model = speed.maybe_compile(ddp.wrap(self.model), cfg.compile)
         self.step = 0
         self.history: list[dict] = []
 
@@ -143,20 +164,21 @@ class Trainer:
     def estimate_val_loss(self) -> float | None:
         """Mean loss over eval_iters validation batches, always the same batches (a fixed generator).
         With several processes each evaluates every world_size-th batch and all get the same mean."""
-        if self.data.val is None:
+        if self.val_tokens is None:
             return None
         was_training = self.model.training
         self.model.eval()
         g = torch.Generator().manual_seed(self.cfg.seed + 1)
         losses = []
         for i in range(self.cfg.eval_iters):
-            x, y = get_batch(self.data.val, self.context_length, self.cfg.batch_size, g)
+            x, y = get_batch(self.val_tokens, self.context_length, self.cfg.batch_size, g)
             if i % self.world_size == self.rank:
-                losses.append(float(lm_loss(self.model, x.to(self.device), y.to(self.device))))
-            if len(self.data.val) - 1 <= self.context_length:
+                with speed.autocast(self.precision, self.device):
+                    losses.append(lm_loss(self.model, x, y))
+            if len(self.val_tokens) - 1 <= self.context_length:
                 break  # the one whole window: every batch would be the same
         self.model.train(was_training)
-        total, count = ddp.all_sum([sum(losses), len(losses)])
+        total, count = ddp.all_sum([sum(float(loss) for loss in losses), len(losses)])  # one wait, after the last batch
         return total / count
 
     @torch.no_grad()
@@ -187,18 +209,7 @@ class Trainer:
         start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
         while self.step < cfg.steps:
             lr = cfg.lr_at(self.step)
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
-            x, y = get_batch(self.data.train, self.context_length, cfg.batch_size, self.batch_generator,
-                             rank=self.rank, world_size=self.world_size)  # this rank's share of the batch
-            loss = lm_loss(model, x.to(self.device), y.to(self.device))
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()  # d loss / d θ for every parameter (DDP: averaged over the ranks)
-            if cfg.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            self.optimizer.step()  # θ <- θ - lr · update
-            self.step += 1
-            loss_value = ddp.all_mean(loss.item())  # the global batch's loss
+            loss = self.train_step(model, lr)  # self.step += 1
 
             last = self.step == cfg.steps
             stopped = not last and should_stop is not None and should_stop()
@@ -206,6 +217,8 @@ class Trainer:
                 stopped = ddp.any_rank(stopped)  # all ranks stop after the same step, or none does
             evaluate = last or stopped or (cfg.eval_interval and self.step % cfg.eval_interval == 0)
             if evaluate or self.step % cfg.log_interval == 0 or self.step == 1:
+                # Reading the loss waits for the device to finish; only logged steps pay that wait.
+                loss_value = ddp.all_mean(loss.item())  # the global batch's loss
                 val_loss = self.estimate_val_loss() if evaluate else None
                 event = {"type": "step", "step": self.step, "steps": cfg.steps, "loss": loss_value, "lr": lr,
                          "p_probe": self.probe_prob(), "val_loss": val_loss,
@@ -221,6 +234,26 @@ class Trainer:
         if callback is not None:
             callback({"type": "done", **{k: v for k, v in asdict(result).items() if k != "history"}})
         return result
+
+    def train_step(self, model: torch.nn.Module | None = None, lr: float | None = None) -> torch.Tensor:
+        """Update number self.step on the next batch: forward, loss, backward, clip, AdamW; then self.step += 1.
+        Returns the loss, still on the device (reading it waits for the device). `model` is what runs forward
+        (the DDP or compiled wrapper; default self.train_model), `lr` the rate (default: the schedule's)."""
+        cfg, model = self.cfg, self.train_model if model is None else model
+        lr = cfg.lr_at(self.step) if lr is None else lr
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(self.train_tokens, self.context_length, cfg.batch_size, self.batch_generator,
+                         rank=self.rank, world_size=self.world_size)  # this rank's share of the batch
+        with speed.autocast(self.precision, self.device):
+            loss = lm_loss(model, x, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # d loss / d θ for every parameter (DDP: averaged over the ranks)
+        if cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+        self.optimizer.step()  # θ <- θ - lr · update
+        self.step += 1
+        return loss.detach()
 
     # -- resuming -------------------------------------------------------------------------------------
 

@@ -29,7 +29,9 @@ DEFAULTS: dict[str, tuple[str, dict]] = {
     "jingyesi": ("jingyesi-tiny", dict(steps=150, lr=1e-2, schedule="cosine", weight_decay=0.0)),
 }
 # Any corpus file: nanoGPT's Tiny Shakespeare CPU recipe.
-FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250))
+# Progress every 10 steps: reading the loss waits for the device, and a probe is one more forward pass.
+FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250,
+                                         log_interval=10))
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
 
@@ -111,7 +113,8 @@ def new_run(
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)
-    data = TokenData.from_texts(texts, tok, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1)
+    data = TokenData.from_texts(texts, tok, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1,
+                                cache=corpus not in BUILTIN_TEXTS)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
     trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data))
@@ -166,7 +169,8 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     texts = read_corpus(corpus)
-    data = TokenData.from_texts(texts, ckpt.tokenizer, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1)
+    data = TokenData.from_texts(texts, ckpt.tokenizer, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1,
+                                cache=corpus not in BUILTIN_TEXTS)
     dev = pick_device(device)
     ckpt.model.train()
     trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
