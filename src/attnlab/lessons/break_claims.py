@@ -4,8 +4,9 @@ Every experiment claims the same start (the pair shares its initial weights and 
 ablation does what it names (break_checks). Then what the runs measured, per ablation, over every seed:
 no-causal-mask trains to a lower loss and evaluates causally to a higher one; no-residual and ffn-only end
 worse than the intact model (ffn-only can do no better than the text's bigram entropy, a closed-form bound);
-the others still learn (their causal loss falls at least half as far as the intact model's, seed by seed),
-with the measured difference to the intact model shown rather than claimed.
+the others still learn (their causal loss falls at least half as far as the intact model's, seed by seed).
+Where the final loss shows nothing, the ablation's own consequence: no-scale (one head of d_k 64) saturates the
+softmax, no-layernorm learns slower (its causal loss averaged over the run is higher), ffn-first no slower.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def claims(r, lang: str) -> list[Claim]:
         if a == "no-layernorm":  # the consequence: slower, its whole curve higher
             k = every(lambda s: mean(ablated[s].causal_loss) > mean(intact[s].causal_loss))
             out.append(Claim("slower", t("explain.break_it.claim.slower", lang, k=k, n=n, **m), k, n, k == n))
+        if a == "ffn-first":  # measured on the poem at 40-120 steps, seeds 0-4: the other order is no slower
+            k = every(lambda s: mean(ablated[s].causal_loss) <= mean(intact[s].causal_loss))
+            out.append(Claim("no_slower", t("explain.break_it.claim.no_slower", lang, k=k, n=n, **m), k, n, k == n))
     return out
 
 
