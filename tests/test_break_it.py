@@ -192,6 +192,15 @@ def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
         # when it wrote the end-of-text mark)
         assert len(run.train_loss) == len(run.causal_loss) == len(r.steps_at) and r.steps_at[-1] == TEST_STEPS
         assert len(run.greedy) <= len(r.reference)
+    # the ablation's own consequence, where the experiment sizes one (no-scale at d_k 64, no-layernorm's speed)
+    assert {"no-scale": "saturates", "no-layernorm": "slower", "ffn-first": "no_slower"}.get(ablation, "same_start") in {c.id for c in r.claims}
+    T = r.setup["context_length"]
+    # a query's largest weight is at least 1 / (the keys it reads): t of them under the mask, T without
+    for run in r.runs:
+        unmasked = ablation == "no-causal-mask" and run.model == "ablated"
+        uniform = 1 / T if unmasked else sum(1 / t for t in range(2, T + 1)) / (T - 1)
+        assert run.attn_peak == [] if (ablation, run.model) == ("ffn-only", "ablated") else len(run.attn_peak) == len(r.steps_at)
+        assert all(uniform - 1e-6 <= p <= 1 + 1e-6 for p in run.attn_peak)
     intact = [x for x in r.runs if x.model == "intact"]
     assert intact[0].causal_loss[0] == pytest.approx(math.log(r.setup["vocab_size"]), abs=0.3)  # starts near uniform
     if ablation == "no-causal-mask":  # the intact model's train and causal losses are one measurement here

@@ -44,6 +44,7 @@ class RunOut:
     final_causal: float
     greedy: str  # what greedy decoding writes after the prompt
     seconds: float
+    attn_peak: list[float]  # at each of BreakResult.steps_at: the mean largest attention weight ([]: no attention)
 
 
 @dataclass
@@ -120,7 +121,7 @@ def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = 
 
 
 def _numbers(h) -> tuple:
-    return (h.train_loss, h.causal_loss, h.train_loss[-1], h.causal_loss[-1], h.greedy, h.seconds)
+    return (h.train_loss, h.causal_loss, h.train_loss[-1], h.causal_loss[-1], h.greedy, h.seconds, h.attn_peak)
 
 
 def _row(model: str, rs: list[RunOut], lang: str) -> Row:
@@ -158,11 +159,21 @@ def claims_of(r: BreakResult, lang: str) -> list[Claim]:
     return claims(r, lang)
 
 
+# Ablations whose final loss on the poem is within noise of the intact model's: a second sentence says what
+# their own setting measures instead (break_claims.measured), or where the effect does show.
+NOTED = ("no-positions", "no-scale", "no-layernorm", "ffn-first", "one-head", "attention-only")
+
+
 def _finding(r: BreakResult, lang: str) -> str:
+    from attnlab.lessons.break_claims import measured
+
     intact, ablated = r.table
-    return t(f"explain.break_it.finding.{'worse' if ablated.causal_mean > intact.causal_mean else 'not_worse'}", lang,
-             ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean, a_sd=ablated.causal_std,
-             i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean, i_train=intact.train_mean)
+    out = t(f"explain.break_it.finding.{'worse' if ablated.causal_mean > intact.causal_mean else 'not_worse'}", lang,
+            ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean, a_sd=ablated.causal_std,
+            i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean, i_train=intact.train_mean)
+    if r.ablation in NOTED:
+        out += (" " if lang == "en" else "") + t(f"explain.break_it.note.{r.ablation}", lang, **measured(r))
+    return out
 
 
 __all__ = ["break_it", "BreakResult", "PARAMS"]

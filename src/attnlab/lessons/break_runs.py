@@ -24,7 +24,9 @@ MAX_EVAL_WINDOWS = 64
 BASE = dict(context_length=8, d_model=32, n_heads=4, n_layers=2, norm_first=False, activation="relu")
 # Where an ablation only shows at another size, both runs of its pair take that size.
 SETUP = {
-    "no-scale": dict(n_heads=1),  # one head of width d_k = d_model = 32, four times the base's d_k of 8
+    # one head of width d_k = d_model = 64, eight times the base's d_k of 8: there the unscaled scores' spread
+    # (√d_k = 8 times the scaled ones') saturates the softmax (measured: attn_peak)
+    "no-scale": dict(n_heads=1, d_model=64),
     "no-residual": dict(n_layers=4),  # a deeper stack, where the residual path is meant to matter
 }
 
@@ -46,6 +48,7 @@ class History:
     steps_at: list[int]
     train_loss: list[float]  # measured as the model trains (its ablation on)
     causal_loss: list[float]  # measured with the causal mask on, as a decoder generates
+    attn_peak: list[float]  # the mean largest attention weight of a query (1: all on one key); [] without attention
     greedy: str
     seconds: float
 
@@ -111,6 +114,18 @@ def loss_on(model, x, y, causal: bool | None) -> float:
 
 
 @torch.no_grad()
+def attn_peak(model, x) -> float | None:
+    """How saturated the model's softmax is: the largest attention weight of each query, averaged over layers,
+    heads, windows and queries (the first query has one key, so it is left out). Uniform weights over t keys
+    give the mean of 1/t for t = 2..T under the mask; one-hot weights give 1. None: the model has no attention.
+    (A forward pass of its own: recording takes the unfused path, and the losses stay on the fused one.)"""
+    rec: dict = {}
+    model(x, record=lambda name, v: rec.__setitem__(name, v) if name.endswith("attn.weights") else None)
+    peaks = [float(w[..., 1:, :].amax(-1).mean()) for w in rec.values()]  # each w: (W, H, T, T)
+    return sum(peaks) / len(peaks) if peaks else None
+
+
+@torch.no_grad()
 def greedy(model, data: Data) -> str:
     """Continue the prompt token by token with the model as it is (its ablation on), each step reading its own
     previous outputs; as many tokens as the reference has."""
@@ -146,11 +161,14 @@ def train(model, data: Data, steps: int, seed: int) -> History:
     train_x, train_y = windows(data.train, T)
     val_x, val_y = windows(data.val, T)
     at = sorted({round(i * steps / (N_POINTS - 1)) for i in range(N_POINTS)})
-    h = History(at, [], [], "", 0.0)
+    h = History(at, [], [], [], "", 0.0)
 
     def measure() -> None:
         model.eval()
         h.train_loss.append(loss_on(model, train_x, train_y, None))
+        peak = attn_peak(model, train_x)
+        if peak is not None:
+            h.attn_peak.append(peak)
         h.causal_loss.append(loss_on(model, val_x, val_y, True))
         model.train()
 
