@@ -253,8 +253,8 @@ def test_explain_json_and_figures_are_the_lessons(site, live):
 def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, monkeypatch):
     import attnlab.web.pages.explain as explain_pages
 
-    # Two quick topics are enough to check the layout; the whole site is checked above.
-    monkeypatch.setattr(explain_pages, "TOPICS", {k: TOPICS[k] for k in ("forms", "glossary")})
+    # Two quick topics are enough to check the layout (and break, which the pipeline page links to).
+    monkeypatch.setattr(explain_pages, "TOPICS", {k: TOPICS[k] for k in ("forms", "glossary", "break")})
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["export-site", "site", "--lang", "en", "--no-states"])
     assert result.exit_code == 0, result.output
