@@ -38,6 +38,24 @@ class TokenData:
             return cls(stream, None)
         return cls(stream[:-n_val], stream[-n_val:])
 
+    @classmethod
+    def from_split(cls, train_texts: list[str], val_texts: list[str], tokenizer) -> "TokenData":
+        """Streams from texts already split (by poem: split_texts), so no text is cut in two."""
+        return cls(token_stream(train_texts, tokenizer), token_stream(val_texts, tokenizer) if val_texts else None)
+
+
+def split_texts(texts: list[str], val_fraction: float = 0.1, seed: int = 0) -> tuple[list[str], list[str]]:
+    """(train, val): whole texts held out, drawn by a seeded shuffle (a collection is ordered by poet and
+    era, so its last tenth would be another distribution); each list keeps the texts' order."""
+    if not 0.0 <= val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+    n_val = int(round(len(texts) * val_fraction))
+    if n_val == 0 or n_val == len(texts):
+        return list(texts), []
+    order = torch.randperm(len(texts), generator=torch.Generator().manual_seed(seed)).tolist()
+    held = set(order[:n_val])
+    return [t for i, t in enumerate(texts) if i not in held], [t for i, t in enumerate(texts) if i in held]
+
 
 def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: torch.Generator, *,
               rank: int = 0, world_size: int = 1) -> tuple[Tensor, Tensor]:
