@@ -140,8 +140,9 @@ def test_a_collection_run_never_trains_on_a_held_out_poem(tmp_path):
     train_text = run.tokenizer.decode(run.data.train.tolist())
     assert all(p not in train_text for p in run.held_out)
     assert run.tokenizer.decode(run.data.val.tolist()) == "".join(run.held_out)
-    only_qijue = new_run(str(folder), form="qijue", layers=1, heads=2, d_model=16, context=24, steps=1, device="cpu")
-    assert only_qijue.texts == [BAIDI]
+    assert read_poetry(str(folder), "simplified", ("qijue",)).poems == [BAIDI]
+    with pytest.raises(ValueError, match="none of the 1 .json file"):
+        read_poetry(str(folder), "traditional")
 
 
 # --- time budget, best weights, patience --------------------------------------------------------------------
