@@ -50,12 +50,14 @@ def main() -> None:
     parser.add_argument("--preset", default=None)
     parser.add_argument("--dropout", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--align", choices=("poems", "any"), default="poems",
+                        help="training windows start at a poem's beginning (default) or anywhere in the stream")
     parser.add_argument("--out", type=Path, default=None, help="also save the checkpoint here")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     run = new_run(args.corpus, script=args.script, form=args.form, preset=args.preset, dropout=args.dropout,
-                  batch_size=args.batch_size, minutes=args.minutes, device="cpu", seed=0,
+                  batch_size=args.batch_size, minutes=args.minutes, device="cpu", seed=0, align=args.align == "poems",
                   clock=time.process_time if args.clock == "cpu" else None)
     cfg, mc = run.config, run.model.config
     n_params = sum(p.numel() for p in run.model.parameters())

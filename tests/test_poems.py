@@ -20,7 +20,7 @@ from attnlab.text.forms import (FORMS, classify, complete_verses, copied_verses,
                                 position, verses)
 from attnlab.text.poetry import read_poetry
 from attnlab.train import TokenData, TrainConfig, Trainer, load_checkpoint, load_train_state, new_run, resume_run
-from attnlab.train.data import split_texts
+from attnlab.train.data import get_batch, split_texts
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
@@ -119,6 +119,17 @@ def test_split_holds_out_whole_poems():
     assert pieces == val  # the validation stream is exactly the held-out poems, each whole
 
 
+def test_aligned_windows_start_at_a_poem():
+    poems = [JINGYESI, CHUNXIAO, BAIDI] * 4
+    tok = CharTokenizer.train(poems)
+    data = TokenData.from_split(poems, poems[:2], tok, align=True, context_length=16)
+    x, y = get_batch(data.train, 16, 64, torch.Generator().manual_seed(0), allowed=data.train_starts)
+    assert (x[:, 0] == tok.eot_id).all() and torch.equal(x[:, 1:], y[:, :-1])
+    firsts = {tok.decode(row[1:3].tolist()) for row in x}
+    assert firsts == {"床前", "春眠", "朝辞"}  # every window opens a poem, and all three are drawn
+    assert data.val_starts is not None and (data.val[data.val_starts] == tok.eot_id).all()
+
+
 def _split_at(ids: list[int], mark: int) -> list[list[int]]:
     out, cur = [], []
     for i in ids:
@@ -135,7 +146,8 @@ def test_a_collection_run_never_trains_on_a_held_out_poem(tmp_path):
                                            for a in "甲乙丙丁戊己" for b in "子丑寅卯"]
     folder = _collection(tmp_path / "c", poems)
     run = new_run(str(folder), layers=1, heads=2, d_model=16, context=24, steps=1, device="cpu")
-    assert run.corpus_options == {"script": "simplified", "form": "wujue,qijue,wulv,qilv"}
+    assert run.corpus_options == {"script": "simplified", "form": "wujue,qijue,wulv,qilv", "align": True}
+    assert (run.data.train[run.data.train_starts] == run.tokenizer.eot_id).all()  # windows open poems
     assert len(run.held_out) == round(0.1 * len(poems)) and set(run.held_out) <= set(poems)
     train_text = run.tokenizer.decode(run.data.train.tolist())
     assert all(p not in train_text for p in run.held_out)

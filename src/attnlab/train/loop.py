@@ -167,7 +167,8 @@ class Trainer:
         g = torch.Generator().manual_seed(self.cfg.seed + 1)
         losses = []
         for i in range(self.cfg.eval_iters):
-            x, y = get_batch(self.data.val, self.context_length, self.cfg.batch_size, g)
+            x, y = get_batch(self.data.val, self.context_length, self.cfg.batch_size, g,
+                             allowed=getattr(self.data, "val_starts", None))
             if i % self.world_size == self.rank:
                 losses.append(float(lm_loss(self.model, x.to(self.device), y.to(self.device))))
             if len(self.data.val) - 1 <= self.context_length:
@@ -209,7 +210,8 @@ class Trainer:
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             x, y = get_batch(self.data.train, self.context_length, cfg.batch_size, self.batch_generator,
-                             rank=self.rank, world_size=self.world_size)  # this rank's share of the batch
+                             rank=self.rank, world_size=self.world_size,
+                             allowed=getattr(self.data, "train_starts", None))  # this rank's share of the batch
             loss = lm_loss(model, x.to(self.device), y.to(self.device))
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()  # d loss / d θ for every parameter (DDP: averaged over the ranks)

@@ -38,6 +38,7 @@ FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, war
 POETRY_DEFAULTS = ("poems-small", dict(steps=100_000, minutes=10.0, lr=2e-3, batch_size=16, warmup_steps=100,
                                        eval_interval=100, eval_iters=10, patience=5, keep_best=True))
 POETRY_FORMS = "regular"  # a collection's default slice: the four regular forms (attnlab.text.forms)
+POETRY_ALIGN = True  # a collection's windows start at a poem's beginning (TokenData.from_split, align)
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
 
@@ -58,18 +59,19 @@ class Corpus:
     options: dict | None = None  # a collection's {"script", "form"}
     by_text: bool = False  # split by poem (split_texts), not by position in the token stream
 
-    def token_data(self, tokenizer, seed: int = 0) -> TokenData:
+    def token_data(self, tokenizer, context_length: int = 0) -> TokenData:
         if self.name in BUILTIN_TEXTS:
             return TokenData.from_texts(self.texts, tokenizer, val_fraction=0.0)
         if self.by_text:
-            return TokenData.from_split(*self.split(seed), tokenizer)
+            align = bool((self.options or {}).get("align", False))
+            return TokenData.from_split(*self.split(), tokenizer, align=align, context_length=context_length)
         return TokenData.from_texts(self.texts, tokenizer, val_fraction=0.1)
 
     def split(self, seed: int = 0) -> tuple[list[str], list[str]]:
         return split_texts(self.texts, 0.1, seed)
 
 
-def load_corpus(corpus: str, script: str | None = None, form: str | None = None) -> Corpus:
+def load_corpus(corpus: str, script: str | None = None, form: str | None = None, align: bool | None = None) -> Corpus:
     """A built-in name, a .txt/.json file, or a folder/glob of chinese-poetry JSON (one script, some forms)."""
     if corpus not in BUILTIN_TEXTS and is_poetry_collection(corpus):
         script = script or "simplified"
@@ -77,8 +79,9 @@ def load_corpus(corpus: str, script: str | None = None, form: str | None = None)
         pc = read_poetry(corpus, script, forms)
         name = corpus if any(ch in corpus for ch in "*?[") else str(Path(corpus).expanduser())
         name = str(Path(name).expanduser().absolute())
-        return Corpus(name, pc.poems, pc.sha256(), {"script": script, "form": ",".join(forms) if forms else "all"},
-                      by_text=True)
+        options = {"script": script, "form": ",".join(forms) if forms else "all",
+                   "align": POETRY_ALIGN if align is None else bool(align)}
+        return Corpus(name, pc.poems, pc.sha256(), options, by_text=True)
     if script is not None or form is not None:
         raise ValueError("--script and --form slice a folder or glob of chinese-poetry JSON files, not "
                          f"{corpus!r}")
@@ -153,13 +156,14 @@ def new_run(
     device: str = "auto",
     script: str | None = None,
     form: str | None = None,
+    align: bool | None = None,
     clock=None,
     **train_settings,
 ) -> Run:
     """A fresh, seeded run on `corpus` (a built-in name, a file path, or a folder/glob of poetry JSON)."""
     preset_name, defaults = corpus_defaults(corpus)
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
-    source = load_corpus(corpus, script, form)
+    source = load_corpus(corpus, script, form, align)
     texts = source.texts
     tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
@@ -167,7 +171,7 @@ def new_run(
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)
-    data = source.token_data(tok)
+    data = source.token_data(tok, model_cfg.context_length)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
     trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data), **({"clock": clock} if clock else {}))
@@ -233,9 +237,10 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     opts = meta.get("corpus_options") if isinstance(meta.get("corpus_options"), dict) else {}
-    source = load_corpus(corpus, opts.get("script"), opts.get("form")) if opts else load_corpus(corpus)
+    source = (load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False))) if opts
+              else load_corpus(corpus))
     texts = source.texts
-    data = source.token_data(ckpt.tokenizer)
+    data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
     dev = pick_device(device)
     ckpt.model.train()
     trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
