@@ -266,7 +266,10 @@ def test_generate_form_shows_verse_and_character(memorized):
                                       "--explain", "--lang", "en"])
     assert result.exit_code == 0, result.output
     assert "verse·char" in result.output and "1·3" in result.output  # 春眠's next character: verse 1, place 3
-    poem = next(line for line in result.stdout.splitlines() if line.startswith("春眠"))
+    ckpt = load_checkpoint(memorized)
+    poem = generate(ckpt.model, ckpt.tokenizer, "春眠", greedy=True, start_of_text=True,
+                    stop_when=lambda text: complete_verses(text) >= 4).text  # what the command wrote
+    assert poem + "\n" in result.stdout
     assert complete_verses(poem) <= 4  # stopped at the fourth verse (or earlier, at the end-of-text mark)
     said = "✓ the result is a five-character quatrain" if classify(poem) == "wujue" else "✗ the result is not"
     assert said in result.output
