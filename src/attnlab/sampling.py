@@ -188,12 +188,17 @@ def generate(
     n_candidates: int = 5,
     stop_at_eot: bool = True,
     on_step: Callable[[GenStep], None] | None = None,
+    start_of_text: bool = False,
+    stop_when: Callable[[str], bool] | None = None,
 ) -> Generation:
     """Continue `prompt` one token at a time and record every step.
 
     greedy=True or temperature=0 takes the argmax. A seed makes sampling reproducible (its own generator,
     the global RNG is left alone). An empty prompt starts from the end-of-text mark, i.e. "a new text".
     Generation stops at max_new_tokens or when the model chooses the end-of-text mark.
+    start_of_text=True reads the end-of-text mark before the prompt, so the prompt begins a new text (a poem's
+    first characters); stop_when(text so far) returning True also stops it (stop_reason "stop_when": a form's
+    last verse written).
     """
     check_sampling(temperature, top_k, top_p, allow_zero_temperature=True)
     if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
@@ -203,6 +208,8 @@ def generate(
     context = model.config.context_length
     cropped = max(0, len(prompt_ids) - context)
     seq = prompt_ids[cropped:] or [tokenizer.eot_id]
+    if start_of_text and cropped == 0 and prompt_ids and len(prompt_ids) < context:
+        seq = [tokenizer.eot_id] + seq
     generator = torch.Generator().manual_seed(seed) if seed is not None and not greedy else None
 
     window = _Window(model, use_cache)
@@ -240,6 +247,9 @@ def generate(
                     break
                 seq.append(chosen)
                 new_ids.append(chosen)
+                if stop_when is not None and stop_when(tokenizer.decode(prompt_ids + new_ids)):
+                    stop_reason = "stop_when"
+                    break
     finally:
         model.train(was_training)
 

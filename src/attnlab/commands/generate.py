@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
         explain: bool = typer.Option(False, "--explain", help="Show the pipeline: ① ids, ② embeddings, ③ attention, ④ next-token probabilities, then every step's candidates."),
         device: str = typer.Option("cpu", "--device", help="auto, cpu, cuda or mps."),
         lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain)."),
+        form: str = typer.Option(None, "--form", help="Write a poem of this form from the prompt as its start: wujue (五绝), qijue (七绝), wulv (五律) or qilv (七律); stops after the form's last verse, and --explain shows each step's verse and character."),
     ) -> None:
         """Generate text from a checkpoint, one token at a time (KV cache), greedy or sampled."""
         if temperature < 0 or temperature != temperature:
@@ -40,6 +41,11 @@ def register(app: typer.Typer) -> None:
             fail("generate", f"--lang must be zh or en, got {lang!r}")
         if not prompt:
             fail("generate", "--prompt is empty; give the beginning of a text, e.g. --prompt 床前")
+        from attnlab.text.forms import FORMS, complete_verses
+
+        if form is not None and form not in FORMS:
+            fail("generate", f"--form must be one of {', '.join(FORMS)}, got {form!r}")
+        n_verses = FORMS[form][0] if form else None
 
         from attnlab.sampling import generate as run_generation  # torch loads here
         from attnlab.train import load_checkpoint, pick_device
@@ -64,12 +70,25 @@ def register(app: typer.Typer) -> None:
                 _explain_pipeline(ckpt, prompt, lang)
             gen = run_generation(ckpt.model, ckpt.tokenizer, prompt, max_new_tokens=max_new_tokens,
                                  temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy, seed=seed,
-                                 n_candidates=5)
+                                 n_candidates=5, start_of_text=form is not None,
+                                 stop_when=(lambda text: complete_verses(text) >= n_verses) if form else None)
         except ValueError as err:
             fail("generate", str(err))
         if explain:
-            _explain_steps(gen, lang)
+            _explain_steps(gen, lang, form)
         typer.echo(gen.text)
+        if form is not None:
+            _check_form(gen.text, form, lang)
+
+
+def _check_form(text: str, form: str, lang: str) -> None:
+    """Say (on stderr) whether the poem came out in the form asked for: only the stopping is imposed."""
+    from attnlab.i18n import t
+    from attnlab.text.forms import FORMS, classify
+
+    verses, chars = FORMS[form]
+    key = "poems.check.holds" if classify(text) == form else "poems.check.fails"
+    typer.echo(t(key, lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars), err=True)
 
 
 def _explain_pipeline(ckpt, prompt: str, lang: str) -> None:
@@ -157,7 +176,7 @@ def _explain_focus(console, ckpt, tokens: list[str], lang: str) -> None:
     console.print(t("pipeline.focus.honest", lang), style="dim")
 
 
-def _explain_steps(gen, lang: str) -> None:
+def _explain_steps(gen, lang: str, form: str | None = None) -> None:
     """One row per candidate: p (the model's softmax), p′ (after temperature / top-k / top-p), and a mark that
     reads without colour: ✓ kept, × and the filter that cut it, ← the one drawn."""
     from rich.console import Console
@@ -173,8 +192,17 @@ def _explain_steps(gen, lang: str) -> None:
     s = gen.settings
     console.print(t("pipeline.step6.settings", lang, temperature=num(s["temperature"]),
                     top_k=s["top_k"] or "—", top_p=s["top_p"] or "—"), style="dim")
+    places = _places(gen) if form else None
+    if form:
+        from attnlab.text.forms import FORMS
+
+        verses, chars = FORMS[form]
+        console.print(t("poems.form", lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars),
+                      style="dim")
     table = Table(show_edge=False)
     table.add_column("#", justify="right")
+    if places:
+        table.add_column(t("poems.position", lang), justify="center")
     table.add_column(t("pipeline.token", lang))
     table.add_column("p", justify="right")
     table.add_column("p′", justify="right")
@@ -185,8 +213,23 @@ def _explain_steps(gen, lang: str) -> None:
                     else f"× {t('pipeline.cli.cut.' + (c.cut_by or 'greedy'), lang)}")
             if c.id == step.chosen.id:
                 mark += f"  ← {t('pipeline.step6.chosen', lang)}"
-            table.add_row(str(step.index + 1) if i == 0 else "", escape(c.token), prob_text(c.prob),
+            where = [places[step.index] if i == 0 else ""] if places else []
+            table.add_row(str(step.index + 1) if i == 0 else "", *where, escape(c.token), prob_text(c.prob),
                           prob_text(c.filtered_prob), mark, style=None if c.kept else "dim",
                           end_section=i == len(step.candidates) - 1)
     console.print(table)
     console.print(t("pipeline.cli.legend", lang), style="dim")
+    if places:
+        console.print(t("poems.position.legend", lang), style="dim")
+
+
+def _places(gen) -> list[str]:
+    """'verse·char' of every step: where in the poem the token it chooses goes (attnlab.text.forms.position)."""
+    from attnlab.text.forms import position
+
+    out, text = [], gen.prompt
+    for step in gen.steps:
+        p = position(text)
+        out.append(f"{p.verse}·{p.char}")
+        text += step.chosen.token if step.chosen.token != "<eot>" else ""
+    return out

@@ -29,7 +29,7 @@ def fail(command: str, message: str, code: int = 2) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def train(
-        corpus: str = typer.Option(None, "--corpus", "-c", help="poem (床前明月光), jingyesi (静夜思), or a .txt / chinese-poetry .json file. Default: poem, or the checkpoint's corpus with --resume."),
+        corpus: str = typer.Option(None, "--corpus", "-c", help="poem (床前明月光), jingyesi (静夜思), a .txt / chinese-poetry .json file, or a folder or glob of chinese-poetry .json files (e.g. 全唐诗). Default: poem, or the checkpoint's corpus with --resume."),
         out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory to write (config.json, model.safetensors, tokenizer.json)."),
         tokenizer: str = typer.Option("char", "--tokenizer", help="char (one id per character) or bpe (byte-level BPE)."),
         bpe_vocab: int = typer.Option(512, "--bpe-vocab", min=257, help="Vocabulary size for --tokenizer bpe."),
@@ -46,6 +46,11 @@ def register(app: typer.Typer) -> None:
         compile_: bool = typer.Option(None, "--compile/--no-compile", help="torch.compile the model: faster steps after a first one that waits for the compiler (about half a minute on a CPU). Default off."),
         resume: bool = typer.Option(False, "--resume", help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state)."),
         ablate: list[str] = typer.Option(None, "--ablate", help="Switch a part off (repeatable): no-causal-mask, no-positions, no-scale, no-residual, no-layernorm, ffn-first, one-head, attention-only, ffn-only. Recorded in the checkpoint."),
+        script: str = typer.Option(None, "--script", help="For a folder or glob of poems: simplified (default, the *.simplified.json files) or traditional."),
+        form: str = typer.Option(None, "--form", help="For a folder or glob of poems: wujue (五绝), qijue (七绝), wulv (五律), qilv (七律), a comma-separated list, regular (all four; the default) or all (every poem)."),
+        minutes: float = typer.Option(None, "--minutes", help="Stop after this many minutes (the learning-rate decay ends on time); default 10 for a folder of poems."),
+        patience: int = typer.Option(None, "--patience", min=0, help="Stop after this many validation estimates without a new best (0: never; default 5 for a folder of poems)."),
+        keep_best: bool = typer.Option(None, "--keep-best/--keep-last", help="Save the weights of the best validation estimate (default for a folder of poems) or the last step's."),
     ) -> None:
         """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
         if tokenizer not in ("char", "bpe"):
@@ -63,13 +68,20 @@ def register(app: typer.Typer) -> None:
             ablations = check_ablations(ablate or ())
         except ValueError as err:
             fail("train", f"--ablate: {err}")
+        if minutes is not None and not 0 < minutes <= 60 * 24 * 365:
+            fail("train", f"--minutes must be > 0, got {minutes}")
+        if script is not None and script not in ("simplified", "traditional"):
+            fail("train", f"--script must be simplified or traditional, got {script!r}")
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
         from attnlab.train.checkpoint import check_out_dir
 
         if resume and (any(v is not None for v in (layers, heads, d_model, context)) or ablations):
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")
-        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, compile=compile_)
+        if resume and (script is not None or form is not None):
+            fail("train", "--resume reads the poems the checkpoint was trained on; drop --script/--form")
+        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, compile=compile_,
+                        minutes=minutes, patience=patience, keep_best=keep_best)
         try:
             where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
         except ValueError as err:
@@ -82,7 +94,7 @@ def register(app: typer.Typer) -> None:
                 else:
                     run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
                                   heads=heads, d_model=d_model, context=context, device=where, ablations=ablations,
-                                  **settings)
+                                  script=script, form=form, **settings)
             except ValueError as err:  # bad corpus, sizes (too big included), checkpoint, unseen characters ...
                 _fail_once(str(err))
             _train(run, out)
@@ -139,6 +151,8 @@ def _train(run, out: Path) -> None:
     console.print(
         f"corpus {escape(run.corpus)}: {len(run.data.train)} training tokens"
         + (f", {len(run.data.val)} held out" if run.data.val is not None else "")
+        + (f" ({len(run.texts)} poems, {run.corpus_options['script']}, form {run.corpus_options['form']}; "
+           f"{len(run.held_out)} held out by poem)" if run.corpus_options else "")
         + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
         f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
         f"{n_params:,} parameters · {trainer.device}, {trainer.precision}" + (" + compile" if cfg.compile else "")
@@ -182,25 +196,34 @@ def _train_and_save(run, out: Path, console, main: bool, stop: dict, before) -> 
     if main_thread:
         console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
     label = f"p({probe.target}|{probe.context})" if probe else ""
-    columns = [TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}")]
+    timed = cfg.minutes is not None  # the bar fills with time; the step count is shown beside it
+    columns = [TextColumn("[bold]train"), BarColumn(),
+               TextColumn("step {task.fields[step]}") if timed else MofNCompleteColumn(),
+               TextColumn("loss {task.fields[loss]}")]
     if run.data.val is not None:
         columns.append(TextColumn("val loss {task.fields[val]}"))
+        if cfg.keep_best or cfg.patience:
+            columns.append(TextColumn("best {task.fields[best]}"))
     if probe is not None:
         shown = escape(label).replace("{", "{{").replace("}", "}}")  # TextColumn formats and parses markup
         columns.append(TextColumn(shown + " {task.fields[p]}"))
     columns.append(TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False, disable=not main) as progress:
-        task = progress.add_task("train", total=cfg.steps, completed=trainer.step, loss="-", val="-", p="-")
+        total = 60 * cfg.minutes if timed else cfg.steps
+        task = progress.add_task("train", total=total, completed=0 if timed else trainer.step, loss="-", val="-",
+                                 p="-", best="-", step=trainer.step)
 
         def show(event: dict) -> None:
             if event["type"] != "step":
                 return
-            fields = dict(loss=f"{event['loss']:.4f}")
+            fields = dict(loss=f"{event['loss']:.4f}", step=event["step"])
             if event["val_loss"] is not None:
                 fields["val"] = f"{event['val_loss']:.4f}"
+            if event.get("best_val_loss") is not None:
+                fields["best"] = f"{event['best_val_loss']:.4f}"
             if event["p_probe"] is not None:
                 fields["p"] = f"{event['p_probe']:.3f}"
-            progress.update(task, completed=event["step"], **fields)
+            progress.update(task, completed=min(event["seconds"], total) if timed else event["step"], **fields)
 
         result = trainer.run(callback=show, should_stop=lambda: stop["asked"])
 
@@ -220,6 +243,11 @@ def _train_and_save(run, out: Path, console, main: bool, stop: dict, before) -> 
         _report(console, probe, label, before, result, path, run.config.steps)
 
 
+STOPPED = {"asked": "stopped early; continue with --resume",
+           "time": "the --minutes budget ran out; continue with --resume",
+           "patience": "stopped early: validation stopped improving (--patience)"}
+
+
 def _report(console, probe, label: str, before, result, path, steps: int) -> None:
     from rich.markup import escape
 
@@ -230,8 +258,11 @@ def _report(console, probe, label: str, before, result, path, steps: int) -> Non
     summary = f"step {result.step}/{steps}, loss {result.loss:.4f}"
     if result.val_loss is not None:
         summary += f", val loss {result.val_loss:.4f}"
+    if result.best_val_loss is not None and result.best_step is not None and result.best_step != result.step:
+        summary += (f"; best val loss {result.best_val_loss:.4f} at step {result.best_step}"
+                    + (", the weights saved" if result.restored_best else ""))
     if result.stopped:
-        summary += " (stopped early; continue with --resume)"
+        summary += f" ({STOPPED.get(result.stop_reason, STOPPED['asked'])})"
     typer.echo(f"saved {path} · {summary}")
 
 

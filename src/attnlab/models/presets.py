@@ -16,6 +16,8 @@ PRESETS: dict[str, tuple[type, dict]] = {
     "shakespeare-cpu": (GPTConfig, dict(context_length=64, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu")),
     # 唐诗三百首 on a laptop CPU.
     "tangshi-small": (GPTConfig, dict(context_length=128, d_model=192, n_heads=6, n_layers=6, norm_first=True, activation="gelu", dropout=0.1)),
+    # 全唐诗's regular forms (benchmarks/bench_poems.py): the context holds a whole 七律 (67 characters).
+    "poems-small": (GPTConfig, dict(context_length=72, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu", dropout=0.1)),
     "encoder-tiny": (EncoderConfig, dict(context_length=32, d_model=32, n_heads=2, n_layers=2, norm_first=False)),
     "seq2seq-tiny": (EncoderDecoderConfig, dict(context_length=32, d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2)),
 }

@@ -44,6 +44,9 @@ class TrainConfig:
     log_interval: int = 1  # steps between progress events (the loss is read from the device only then)
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto: bf16 on CUDA, fp32 on the CPU
     compile: bool = False  # torch.compile the model (worth it for long runs; the first step waits)
+    minutes: float | None = None  # wall-clock budget of one run() call; the cosine schedule ends on time
+    patience: int = 0  # stop after this many validation estimates without a new best (0: never)
+    keep_best: bool = False  # end with the weights of the best validation estimate (the last ones kept to resume)
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_iters", "log_interval"):
@@ -72,6 +75,10 @@ class TrainConfig:
             raise ValueError(f"precision must be one of {speed.PRECISIONS}, got {self.precision!r}")
         if not isinstance(self.compile, bool):
             raise ValueError(f"compile must be true or false, got {self.compile!r}")
+        if self.minutes is not None and not (isinstance(self.minutes, (int, float)) and 0 < self.minutes < math.inf):
+            raise ValueError(f"minutes must be > 0, got {self.minutes!r}")
+        if not isinstance(self.patience, int) or isinstance(self.patience, bool) or self.patience < 0:
+            raise ValueError(f"patience must be a whole number >= 0, got {self.patience!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,14 +88,15 @@ class TrainConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 
-    def lr_at(self, step: int) -> float:
-        """Learning rate for update number `step` (0-based): warm-up, then constant or cosine decay."""
+    def lr_at(self, step: int, time_progress: float = 0.0) -> float:
+        """Learning rate for update number `step` (0-based): warm-up, then constant or cosine decay. With a
+        time budget the decay follows whichever runs out first, the steps or the time (time_progress in [0, 1])."""
         if step < self.warmup_steps:
             return self.lr * (step + 1) / (self.warmup_steps + 1)
         if self.schedule == "constant":
             return self.lr
         span = max(1, self.steps - 1 - self.warmup_steps)
-        progress = min(1.0, (step - self.warmup_steps) / span)
+        progress = min(1.0, max((step - self.warmup_steps) / span, time_progress))
         min_lr = self.lr * self.min_lr_ratio
         return min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (self.lr - min_lr)
 
@@ -120,9 +128,13 @@ class TrainResult:
     loss: float | None  # the last training batch's loss
     val_loss: float | None
     p_probe: float | None
-    stopped: bool  # stopped early on request
+    stopped: bool  # stopped before cfg.steps: on request, out of time, or out of patience
     seconds: float
     history: list[dict] = field(default_factory=list)
+    stop_reason: str | None = None  # "asked", "time", "patience" (None: ran all its steps)
+    best_val_loss: float | None = None  # the lowest validation estimate so far
+    best_step: int | None = None
+    restored_best: bool = False  # the model now holds the best estimate's weights (keep_best)
 
 
 def lm_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -135,7 +147,8 @@ class Trainer:
     """Holds a model, its optimizer and the batch generator; `run()` trains up to cfg.steps."""
 
     def __init__(self, model: torch.nn.Module, data: TokenData, cfg: TrainConfig, *,
-                 device: torch.device | str = "cpu", probe: Probe | None = None):
+                 device: torch.device | str = "cpu", probe: Probe | None = None,
+                 clock: Callable[[], float] = time.perf_counter):
         self.model = model.to(device)
         self.data, self.cfg, self.device, self.probe = data, cfg, torch.device(device), probe
         self.context_length = model.config.context_length
@@ -157,6 +170,10 @@ class Trainer:
         self.train_model = speed.maybe_compile(ddp.wrap(self.model), cfg.compile)
         self.step = 0
         self.history: list[dict] = []
+        self.clock = clock  # seconds; injectable, so a time budget can be tested without waiting
+        self.best: dict | None = None  # {"val_loss", "step", "weights" (CPU copies)} of the best estimate
+        self.last_weights: dict | None = None  # the last step's weights while the model holds the best ones
+        self.evals_since_best = 0
 
     # -- measurements ---------------------------------------------------------------------------------
 
@@ -171,7 +188,8 @@ class Trainer:
         g = torch.Generator().manual_seed(self.cfg.seed + 1)
         losses = []
         for i in range(self.cfg.eval_iters):
-            x, y = get_batch(self.val_tokens, self.context_length, self.cfg.batch_size, g)
+            x, y = get_batch(self.val_tokens, self.context_length, self.cfg.batch_size, g,
+                             allowed=getattr(self.data, "val_starts", None))
             if i % self.world_size == self.rank:
                 with speed.autocast(self.precision, self.device):
                     losses.append(lm_loss(self.model, x, y))
@@ -206,31 +224,42 @@ class Trainer:
         model.train()
         if self.rank > 0:  # dropout masks of their own on the other ranks (rank 0 keeps the seed's stream)
             torch.manual_seed(ddp.rank_seed(cfg.seed, self.rank, self.step))
-        start, loss_value, stopped, val_loss = time.perf_counter(), None, False, None
+        start, loss_value, stopped, val_loss, reason = self.clock(), None, False, None, None
+        budget = 60 * cfg.minutes if cfg.minutes else None
+        self._unrestore()  # continue from the last step's weights, not the best ones shown
         while self.step < cfg.steps:
-            lr = cfg.lr_at(self.step)
+            lr = cfg.lr_at(self.step, min(1.0, (self.clock() - start) / budget) if budget else 0.0)
             loss = self.train_step(model, lr)  # self.step += 1
 
             last = self.step == cfg.steps
-            stopped = not last and should_stop is not None and should_stop()
+            asked = not last and should_stop is not None and should_stop()
+            out_of_time = not last and budget is not None and self.clock() - start >= budget
+            stopped = asked or out_of_time
             if not last:
                 stopped = ddp.any_rank(stopped)  # all ranks stop after the same step, or none does
+            reason = ("asked" if asked else "time") if stopped else None
             evaluate = last or stopped or (cfg.eval_interval and self.step % cfg.eval_interval == 0)
             if evaluate or self.step % cfg.log_interval == 0 or self.step == 1:
                 # Reading the loss waits for the device to finish; only logged steps pay that wait.
                 loss_value = ddp.all_mean(loss.item())  # the global batch's loss
                 val_loss = self.estimate_val_loss() if evaluate else None
+                if val_loss is not None and self._note_val(val_loss) and not last and not stopped:
+                    stopped, reason = True, "patience"  # the same on every rank: they share the estimate
                 event = {"type": "step", "step": self.step, "steps": cfg.steps, "loss": loss_value, "lr": lr,
                          "p_probe": self.probe_prob(), "val_loss": val_loss,
-                         "seconds": time.perf_counter() - start}
+                         "best_val_loss": self.best["val_loss"] if self.best else None,
+                         "seconds": self.clock() - start}
                 self.history.append({k: event[k] for k in ("step", "loss", "val_loss", "p_probe")})
                 if callback is not None:
                     callback(event)
             if stopped:
                 break
 
+        restored = self.restore_best() if cfg.keep_best else False
         result = TrainResult(step=self.step, loss=loss_value, val_loss=val_loss, p_probe=self.probe_prob(),
-                             stopped=stopped, seconds=time.perf_counter() - start, history=self.history)
+                             stopped=stopped, seconds=self.clock() - start, history=self.history,
+                             stop_reason=reason, best_val_loss=self.best["val_loss"] if self.best else None,
+                             best_step=self.best["step"] if self.best else None, restored_best=restored)
         if callback is not None:
             callback({"type": "done", **{k: v for k, v in asdict(result).items() if k != "history"}})
         return result
@@ -244,7 +273,8 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         x, y = get_batch(self.train_tokens, self.context_length, cfg.batch_size, self.batch_generator,
-                         rank=self.rank, world_size=self.world_size)  # this rank's share of the batch
+                         rank=self.rank, world_size=self.world_size,
+                         allowed=getattr(self.data, "train_starts", None))  # this rank's share of the batch
         with speed.autocast(self.precision, self.device):
             loss = lm_loss(model, x, y)
         self.optimizer.zero_grad(set_to_none=True)
@@ -254,6 +284,36 @@ class Trainer:
         self.optimizer.step()  # θ <- θ - lr · update
         self.step += 1
         return loss.detach()
+
+    # -- the best weights -----------------------------------------------------------------------------
+
+    def _weights(self) -> dict:
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+    def _note_val(self, val_loss: float) -> bool:
+        """Record an estimate (a copy of the weights when it is the best so far, with keep_best); True when
+        `patience` estimates in a row have not beaten the best."""
+        if self.best is None or val_loss < self.best["val_loss"]:
+            self.best = {"val_loss": val_loss, "step": self.step,
+                         "weights": self._weights() if self.cfg.keep_best else None}
+            self.evals_since_best = 0
+            return False
+        self.evals_since_best += 1
+        return self.cfg.patience > 0 and self.evals_since_best >= self.cfg.patience
+
+    def restore_best(self) -> bool:
+        """Put the best estimate's weights in the model, keeping the last step's to resume from. True if done."""
+        if self.best is None or self.best.get("weights") is None or self.best["step"] == self.step:
+            return False
+        if self.last_weights is None:
+            self.last_weights = self._weights()
+        self.model.load_state_dict(self.best["weights"])
+        return True
+
+    def _unrestore(self) -> None:
+        if self.last_weights is not None:
+            self.model.load_state_dict(self.last_weights)
+            self.last_weights = None
 
     # -- resuming -------------------------------------------------------------------------------------
 
@@ -266,6 +326,11 @@ class Trainer:
         tensors["rng.torch"] = torch.get_rng_state()
         groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
         scalars = {"step": self.step, "param_groups": groups, "history": self.history}
+        if self.best is not None:
+            scalars["best"] = {"val_loss": self.best["val_loss"], "step": self.best["step"],
+                               "evals_since": self.evals_since_best}
+        if self.last_weights is not None:  # the model holds the best weights: keep the last ones to resume
+            tensors.update({f"last.{k}": v.contiguous() for k, v in self.last_weights.items()})
         return scalars, tensors
 
     def load_state(self, scalars: dict, tensors: dict) -> None:
@@ -280,3 +345,12 @@ class Trainer:
         torch.set_rng_state(tensors["rng.torch"])
         self.step = int(scalars["step"])
         self.history = list(scalars.get("history", []))
+        best = scalars.get("best")
+        if isinstance(best, dict) and isinstance(best.get("val_loss"), (int, float)):
+            last = {k[len("last."):]: t for k, t in tensors.items() if k.startswith("last.")}
+            # the model was saved holding the best weights when `last.*` is there, else the last ones
+            self.best = {"val_loss": float(best["val_loss"]), "step": int(best.get("step", 0)),
+                         "weights": self._weights() if last or best.get("step") == self.step else None}
+            self.evals_since_best = int(best.get("evals_since", 0))
+            if last:
+                self.last_weights = {k: t.to(self.device) for k, t in last.items()}

@@ -15,8 +15,10 @@ import torch
 
 from attnlab.models import GPT, preset as model_preset
 from attnlab.text import BUILTIN_TEXTS, read_corpus, train_tokenizer
+from attnlab.text.forms import parse_forms
+from attnlab.text.poetry import is_poetry_collection, read_poetry
 from attnlab.train.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
-from attnlab.train.data import TokenData
+from attnlab.train.data import TokenData, split_texts
 from attnlab.train.device import pick_device
 from attnlab.train.integrity import sha256_file
 from attnlab.train.loop import Probe, Trainer, TrainConfig
@@ -32,12 +34,62 @@ DEFAULTS: dict[str, tuple[str, dict]] = {
 # Progress every 10 steps: reading the loss waits for the device, and a probe is one more forward pass.
 FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250,
                                          log_interval=10))
+# A folder or glob of chinese-poetry JSON (全唐诗): a model that holds a whole 七律 (67 characters) in its
+# context, trained for a time budget with the best validation weights kept; measured in
+# benchmarks/bench_poems.py (README: "Tang poems").
+POETRY_DEFAULTS = ("poems-small", dict(steps=100_000, minutes=10.0, lr=2e-3, batch_size=16, warmup_steps=100,
+                                       eval_interval=100, eval_iters=10, patience=5, keep_best=True))
+POETRY_FORMS = "regular"  # a collection's default slice: the four regular forms (attnlab.text.forms)
+POETRY_ALIGN = True  # a collection's windows start at a poem's beginning (TokenData.from_split, align)
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
 
 
 def corpus_defaults(corpus: str) -> tuple[str, dict]:
+    if corpus not in DEFAULTS and is_poetry_collection(corpus):
+        return POETRY_DEFAULTS
     return DEFAULTS.get(corpus, FILE_DEFAULTS)
+
+
+@dataclass
+class Corpus:
+    """The texts of a corpus and how they split: a collection holds out whole poems, others the stream's tail."""
+
+    name: str  # as saved: a built-in name, or an absolute path (pattern)
+    texts: list[str]
+    sha256: str | None
+    options: dict | None = None  # a collection's {"script", "form"}
+    by_text: bool = False  # split by poem (split_texts), not by position in the token stream
+
+    def token_data(self, tokenizer, context_length: int = 0) -> TokenData:
+        if self.name in BUILTIN_TEXTS:
+            return TokenData.from_texts(self.texts, tokenizer, val_fraction=0.0)
+        if self.by_text:
+            align = bool((self.options or {}).get("align", False))
+            return TokenData.from_split(*self.split(), tokenizer, align=align, context_length=context_length)
+        return TokenData.from_texts(self.texts, tokenizer, val_fraction=0.1, cache=True)
+
+    def split(self, seed: int = 0) -> tuple[list[str], list[str]]:
+        return split_texts(self.texts, 0.1, seed)
+
+
+def load_corpus(corpus: str, script: str | None = None, form: str | None = None, align: bool | None = None) -> Corpus:
+    """A built-in name, a .txt/.json file, or a folder/glob of chinese-poetry JSON (one script, some forms)."""
+    if corpus not in BUILTIN_TEXTS and is_poetry_collection(corpus):
+        script = script or "simplified"
+        forms = parse_forms(POETRY_FORMS if form is None else form)
+        pc = read_poetry(corpus, script, forms)
+        name = corpus if any(ch in corpus for ch in "*?[") else str(Path(corpus).expanduser())
+        name = str(Path(name).expanduser().absolute())
+        options = {"script": script, "form": ",".join(forms) if forms else "all",
+                   "align": POETRY_ALIGN if align is None else bool(align)}
+        return Corpus(name, pc.poems, pc.sha256(), options, by_text=True)
+    if script is not None or form is not None:
+        raise ValueError("--script and --form slice a folder or glob of chinese-poetry JSON files, not "
+                         f"{corpus!r}")
+    texts = read_corpus(corpus)
+    name, checksum = _corpus_file(corpus)
+    return Corpus(name, texts, checksum)
 
 
 def make_probe(tokenizer, data: TokenData) -> Probe:
@@ -63,6 +115,8 @@ class Run:
     trainer: Trainer
     corpus_sha256: str | None = None  # of a corpus file, so --resume reads it only as it was
     warnings: list[str] = field(default_factory=list)  # about the checkpoint it resumed, said once
+    corpus_options: dict | None = None  # a poetry collection's script and form
+    held_out: list[str] = field(default_factory=list)  # the validation poems, when split by poem
 
     @property
     def config(self) -> TrainConfig:
@@ -80,6 +134,10 @@ class Run:
             "loss": last.get("loss"),
             "val_loss": next((h["val_loss"] for h in reversed(t.history) if h.get("val_loss") is not None), None),
             "probe": dataclasses.asdict(t.probe) if t.probe else None,
+            **({"corpus_options": self.corpus_options} if self.corpus_options else {}),
+            **({"best": {"val_loss": t.best["val_loss"], "step": t.best["step"],
+                         "weights": "best" if t.last_weights is not None or t.best["step"] == t.step else "last"}}
+               if t.best is not None and self.config.keep_best else {}),
         }
 
     def save(self, out: str | Path) -> Path:
@@ -99,12 +157,17 @@ def new_run(
     dropout: float | None = None,
     device: str = "auto",
     ablations: tuple[str, ...] = (),
+    script: str | None = None,
+    form: str | None = None,
+    align: bool | None = None,
+    clock=None,
     **train_settings,
 ) -> Run:
-    """A fresh, seeded run on `corpus` (a built-in name or a file path)."""
+    """A fresh, seeded run on `corpus` (a built-in name, a file path, or a folder/glob of poetry JSON)."""
     preset_name, defaults = corpus_defaults(corpus)
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
-    texts = read_corpus(corpus)
+    source = load_corpus(corpus, script, form, align)
+    texts = source.texts
     tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
                                        dropout=dropout).items() if v is not None}
@@ -113,13 +176,12 @@ def new_run(
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)
-    data = TokenData.from_texts(texts, tok, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1,
-                                cache=corpus not in BUILTIN_TEXTS)
+    data = source.token_data(tok, model_cfg.context_length)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
-    trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data))
-    corpus, checksum = _corpus_file(corpus)
-    return Run(corpus, texts, tok, model, data, trainer, checksum)
+    trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data), **({"clock": clock} if clock else {}))
+    return Run(source.name, texts, tok, model, data, trainer, source.sha256, corpus_options=source.options,
+               held_out=source.split()[1] if source.by_text else [])
 
 
 def _corpus_file(corpus: str) -> tuple[str, str | None]:
@@ -139,6 +201,17 @@ def _resume_corpus(checkpoint, meta: dict) -> str:
     if recorded in BUILTIN_TEXTS:
         return recorded
     expected = meta.get("corpus_sha256")
+    if meta.get("corpus_options") is not None:  # a poetry folder or glob: its checksum covers every file
+        opts = meta["corpus_options"] if isinstance(meta["corpus_options"], dict) else {}
+        try:
+            now = load_corpus(recorded, opts.get("script"), opts.get("form")).sha256
+        except ValueError as e:
+            raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, cannot be read any more "
+                                  f"({e}); pass --corpus to say what to resume on") from None
+        if expected is None or now != expected:
+            raise CheckpointError(f"the poems in {recorded!r} are not the ones {checkpoint} was trained on (their "
+                                  f"sha256 differs from the one in config.json); pass --corpus to resume on them")
+        return recorded
     if expected is None:
         raise CheckpointError(f"{checkpoint}/config.json names the corpus file {recorded!r} without its sha256 "
                               f"(an older attnlab, or an edited checkpoint), so it is not read unasked; "
@@ -168,9 +241,11 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     step = scalars["step"]
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
-    texts = read_corpus(corpus)
-    data = TokenData.from_texts(texts, ckpt.tokenizer, val_fraction=0.0 if corpus in BUILTIN_TEXTS else 0.1,
-                                cache=corpus not in BUILTIN_TEXTS)
+    opts = meta.get("corpus_options") if isinstance(meta.get("corpus_options"), dict) else {}
+    source = (load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False))) if opts
+              else load_corpus(corpus))
+    texts = source.texts
+    data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
     dev = pick_device(device)
     ckpt.model.train()
     trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
@@ -179,5 +254,5 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         raise CheckpointError(f"the training state in {checkpoint} does not fit its model: {first}") from None
-    corpus, checksum = _corpus_file(corpus)
-    return Run(corpus, texts, ckpt.tokenizer, ckpt.model, data, trainer, checksum, ckpt.warnings)
+    return Run(source.name, texts, ckpt.tokenizer, ckpt.model, data, trainer, source.sha256, ckpt.warnings,
+               corpus_options=source.options, held_out=source.split()[1] if source.by_text else [])
