@@ -9,6 +9,8 @@ the test-sized settings of test_explain_pages.py (the same cached results; the l
 
 from __future__ import annotations
 
+import io
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -19,6 +21,7 @@ from attnlab.web.app import create_app
 from attnlab.web.options import _routes
 
 WIDTHS = (1280, 390)
+FIGURE = "**/explain/*/figure.png*"  # drawn by matplotlib: slow, and its size is all that matters to the layout
 JS_OFF_SPOT = ("/toy", "/pipeline", "/explain/multihead?" + urlencode(SMALL["multihead"]))
 
 MEASURE = """() => {
@@ -65,20 +68,36 @@ def overflow(page, path: str, widths=WIDTHS) -> list[str]:
     return found
 
 
+def placeholder_figures(page) -> None:
+    """Serve every explain figure as a blank PNG of a real figure's size (1000 x 640 px): the test is about
+    the layout, and drawing 14 figures twice would cost most of its time."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (1000, 640), "white").save(buffer, "PNG")
+    png = buffer.getvalue()
+    page.route(FIGURE, lambda route: route.fulfill(status=200, content_type="image/png", body=png))
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_page_fits_phone_and_desktop(open_page, patience_ms, lang):
     suffix = "" if lang == "zh" else "lang=en"
     page = open_page("/?" + suffix, viewport={"width": WIDTHS[0], "height": 900})
-    problems = []
+    placeholder_figures(page)
+    problems, seconds = [], {}
     for path in page_paths():
+        start = time.perf_counter()
         page.goto(f"{path}{'&' if '?' in path else '?'}{suffix}".rstrip("?"), timeout=patience_ms)  # a heavy topic's first visit computes it
         assert page.locator("main").count() == 1, path
         problems += overflow(page, path)
+        seconds[path] = round(time.perf_counter() - start, 1)
+    print("seconds per page:", sorted(seconds.items(), key=lambda kv: -kv[1])[:6])  # shown with -rP
     assert not problems, "pages scroll sideways:\n" + "\n".join(problems)
 
 
 def test_pages_fit_a_phone_without_javascript(open_page, patience_ms):
     page = open_page("/", js=False, viewport={"width": 390, "height": 900})
+    placeholder_figures(page)
     problems = []
     for path in JS_OFF_SPOT:
         page.goto(path, timeout=patience_ms)
