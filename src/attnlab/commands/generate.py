@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from attnlab.commands import lang_option
-
 from attnlab.commands.train import DEVICES, check_seed, fail
 
 LANGS = ("zh", "en")
@@ -26,7 +24,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", min=0, help="Seed for sampling, so a run can be repeated."),
         explain: bool = typer.Option(False, "--explain", help="Show the pipeline: ① ids, ② embeddings, ③ attention, ④ next-token probabilities, then every step's candidates."),
         device: str = typer.Option("cpu", "--device", help="auto, cpu, cuda or mps."),
-        lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain).", callback=lang_option),
+        lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain)."),
     ) -> None:
         """Generate text from a checkpoint, one token at a time (KV cache), greedy or sampled."""
         if temperature < 0 or temperature != temperature:
