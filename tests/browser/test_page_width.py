@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import io
 import time
+import typing
 from urllib.parse import urlencode
 
 import pytest
+from fastapi.responses import RedirectResponse
 from test_explain_pages import SMALL  # test-sized settings per topic (every topic has one there)
 
 from attnlab.lessons.explain import TOPICS
@@ -35,12 +37,23 @@ MEASURE = """() => {
 }"""
 
 
+def redirects(route) -> bool:
+    """A route declared to answer only a redirect (its endpoint's return annotation)."""
+    try:
+        answer = typing.get_type_hints(route.endpoint).get("return")
+    except (AttributeError, NameError, TypeError):
+        return False
+    return isinstance(answer, type) and issubclass(answer, RedirectResponse)
+
+
 def page_paths() -> list[str]:
-    """Every HTML page the lab serves: GET routes left out of the OpenAPI schema, without a file suffix."""
+    """Every HTML page the lab serves: GET routes left out of the OpenAPI schema that answer HTML (a short
+    address that only redirects, such as /seq2seq, is its target's page), without a file suffix."""
     paths = []
     for route in _routes(create_app().routes):
         path = getattr(route, "path", "")
         if ("GET" not in (getattr(route, "methods", None) or ()) or getattr(route, "include_in_schema", True)
+                or redirects(route)
                 or path.startswith(("/api", "/static", "/openapi")) or "." in path.rsplit("/", 1)[-1]):
             continue
         if path == "/explain/{topic}":
