@@ -66,6 +66,8 @@ class Binds(HTMLParser):
     def resolve(self, path: str, frame: dict):
         if path == "@i":
             return ("index", frame["i"])
+        if path == "@n":  # the row number as the page shows it, counted from 1
+            return ("index", frame["i"] + 1)
         parts = path.split(".")
         base = [] if parts[0] == "$" else list(frame["base"])
         parts = parts[1:] if parts[0] == "$" else parts

@@ -64,7 +64,7 @@ STATES = {  # page states that reach every branch of the templates (dynamic keys
     "/": [{}],
     "/toy": [{}, {"query": "老鼠", "causal": "1", "ans_keys": "1", "ans_future": "yes", "ans_heads": "no"},
              {"ans_keys": "4", "ans_future": "no", "ans_heads": "yes", "s1": "1"}, {"s1": "x", "query": "dog"},
-             {"v2y": "1e-5000", "ans_keys": "9"}],
+             {"v2y": "1e-5000", "ans_keys": "9"}, {"v2y": "4", "v2_guess": "all"}],
     "/lookup": [{}, {"head": "2", "query": "1"}, {"head": "9"}],
     "/ledger": [{}, {"n": "128000", "d": "4096", "h": "32"}, {"n": "0"}, {"h": "3"}],
 }

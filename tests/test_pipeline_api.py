@@ -270,7 +270,7 @@ def test_page_shows_p_and_filtered_p_equal_to_the_api(client, short_run):
     html = client.get("/pipeline", params={"run": short_run, **{("gseed" if k == "seed" else k): v
                                                                   for k, v in settings.items()}}).text
     chips = re.findall(r'<span class="cand[^"]*" data-id="(\d+)" data-prob="([^"]+)" data-filtered="([^"]+)" '
-                       r'data-cut="([^"]*)"[^>]*>\s*<span class="mark">(.)</span> <span class="tok">[^<]*</span>\s*'
+                       r'data-cut="([^"]*)"[^>]*>\s*<span class="cand-mark">(.)</span> <span class="tok">[^<]*</span>\s*'
                        r'<span class="p">([^<]+)</span> → <span class="pf">([^<]+)</span>', html)
     expected = [c for step in api["steps"] for c in step["candidates"]]
     assert len(chips) == len(expected) > 0

@@ -275,7 +275,8 @@ def test_greedy_cuts_everything_but_the_argmax():
 
 
 @pytest.mark.parametrize("p, text", [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (0.123456, "0.1235"),
-                                     (0.0004, "4.0e-04"), (3.21e-9, "3.2e-09"), (0.001, "0.001")])
+                                     (0.0004, "4.0e-04"), (3.21e-9, "3.2e-09"), (0.001, "0.001"),
+                                     (0.99998, "0.99998"), (0.9999999, "0.9999999")])
 def test_prob_text_never_shows_a_positive_probability_as_zero(p, text):
     assert prob_text(p) == text
     assert float(prob_text(p)) == pytest.approx(p, rel=0.13, abs=5e-5)

@@ -164,13 +164,14 @@ def _cut_by(logits: Tensor, temperature: float, top_k: int | None, top_p: float 
 
 
 def prob_text(p: float) -> str:
-    """A probability for a learner's eye: 4 decimals, tiny ones as 3.2e-05 (never a kept token shown as 0)."""
+    """A probability for a learner's eye: 4 decimals, tiny ones as 3.2e-5, never a rounded 0 or 1 that is not one."""
+    from attnlab.fmt import fixed
+
     if p == 0:
         return "0"
     if p < 1e-3:
         return f"{p:.1e}"
-    text = f"{p:.4f}".rstrip("0").rstrip(".")
-    return text
+    return fixed(p, 4)  # honest: 0.99998 is never shown as 1
 
 
 def generate(

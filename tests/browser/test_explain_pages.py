@@ -249,7 +249,7 @@ def table_rows(topic: str, data: dict) -> dict[str, list]:
     """The rows each new table must show, from the API's JSON."""
     if topic == "norms":
         names = ("ln_alone", "ln_in_a", "ln_in_b", "bn_in_a", "bn_in_b", "bn_eval_a", "bn_eval_b")
-        return {"#norms-table": [[k, x, *[data[n][k] for n in names]] for k, x in enumerate(data["sample"])]}
+        return {"#norms-table": [[k + 1, x, *[data[n][k] for n in names]] for k, x in enumerate(data["sample"])]}  # rows counted from 1
     if topic == "context-vectors":
         keys = ("layer", "causal_l2", "causal_cos", "causal_max_l2", "encoder_l2", "encoder_cos", "encoder_min_l2")
         return {"#context-table": [[x[k] for k in keys] for x in data["layers"]]}

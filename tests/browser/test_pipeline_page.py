@@ -31,7 +31,16 @@ def test_train_live_then_generate(open_page, api):
     early = points(page, "#live-loss")
     page.wait_for_function(f"() => document.querySelector('#live-loss').getAttribute('points').split(' ').length > {early + 10}")
     assert points(page, "#live-p") > 0  # p(光) is drawn beside the loss
-    assert re.search(r"step \d+/120 · loss \d\.\d{4} · p\(光\) = \d\.\d{3}", page.inner_text("#live-status"))
+    assert re.search(r"step \d+/120 · loss [\d.]+ · p\(光\) = [\d.e−]+", page.inner_text("#live-status"))
+    # the live chart: a step axis labelled up to the run's 120 steps, a value axis per panel, legends naming
+    # the lines as the status does (loss, p(光)); loss and p never share one scale
+    assert page.locator('#live-curve .tick[data-axis="step"]').all_text_contents() == ["0", "30", "60", "90", "120"]
+    assert page.locator('#live-curve .tick[data-axis="p"]').all_text_contents() == ["0", "0.5", "1"]
+    assert len(page.locator('#live-curve .tick[data-axis="loss"]').all_text_contents()) == 3
+    assert page.locator("#live-curve .legend").all_text_contents() == ["loss", "p(光)"]
+    ys = lambda sel: [float(xy.split(",")[1]) for xy in page.get_attribute(sel, "points").split()]  # noqa: E731
+    loss_panel_bottom = float(page.get_attribute("#live-curve", "data-loss-top")) + float(page.get_attribute("#live-curve", "data-loss-h"))
+    assert max(ys("#live-loss")) <= loss_panel_bottom < min(ys("#live-p"))  # two panels, one above the other
 
     # when the run ends the result page is swapped in
     page.wait_for_selector('#run-status[data-status="done"]')
@@ -43,6 +52,10 @@ def test_train_live_then_generate(open_page, api):
     assert shown == api(f"/api/pipeline?run={run_id}")["next"]["p_target"] and shown > 0.9
     assert float(page.get_attribute("#final-loss", "data-value")) == status["history"][-1]["loss"]
     assert page.locator("#attn-2-2 tbody td").count() == 25  # layer 2, head 2: a 5 x 5 heatmap
+    # the page reads in course order: the train form on top, then ① ② ③ ④ ⑤ ⑥
+    order = page.evaluate("() => [...document.querySelectorAll('#pipeline > section')].map(s => s.id)")
+    assert order == ["train", "step1", "step2", "step3", "step4", "step5", "step6"]
+    assert page.locator("#curve .legend").all_text_contents() == ["loss", "p(光)"]
 
     # ⑥ generate: greedy from 床前, every step with its candidates
     page.fill("#gen-prompt", "床前")
@@ -56,6 +69,9 @@ def test_train_live_then_generate(open_page, api):
     assert first.locator(".cand").count() == 5
     assert first.locator(".cand.chosen .tok").inner_text() == "明"
     assert first.locator(".cand.kept").count() == 1  # greedy: only the argmax survives
+    assert first.locator(".cand-mark").count() == 5 and first.locator(".mark").count() == 0  # not the logo's class
+    assert first.locator(".chosen-tok small").inner_text() == "1 can be drawn; the 5 most probable are listed"
+    assert page.locator("#gen-memorized").is_visible()  # the memorised line: try 静夜思 and a higher temperature
     expected = api("/api/generate", {"run": run_id, "prompt": "床前", "greedy": True})
     assert [float(c.get_attribute("data-prob")) for c in first.locator(".cand").all()] == \
         [c["prob"] for c in expected["steps"][0]["candidates"]]
@@ -89,7 +105,10 @@ def test_train_live_then_generate(open_page, api):
 
 def test_stop_button_ends_the_run(open_page, api):
     page = opened(open_page, "/pipeline")
-    page.check("#corpus-jingyesi")
+    assert page.get_attribute("#set-heads", "placeholder") == "2"
+    page.check("#corpus-jingyesi")  # the grey defaults become the ones this textbook's run will use
+    assert page.get_attribute("#set-heads", "placeholder") == "4" and page.get_attribute("#set-d_model", "placeholder") == "64"
+    assert page.get_attribute("#set-steps", "placeholder") == "150"
     page.fill("#set-steps", "3000")
     page.check("#slow")
     page.click("#train-button")

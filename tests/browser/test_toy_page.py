@@ -177,3 +177,25 @@ def test_the_guard_blocks_outside_requests_and_hears_console_errors(chromium, la
     assert outcome == "refused" and watch.blocked == ["http://192.0.2.1/x.js"]
     assert any("made to fail" in e for e in watch.console_errors)
     assert len(watch.problems()) >= 2
+
+
+def test_chips_choose_the_query_and_v2_asks_for_a_prediction_first(open_page, api):
+    page = open_page("/toy", js=False)  # plain links and forms: the same works with JavaScript on
+    page.click(".sentence a.chip >> text=老鼠")  # the sentence's chips are links choosing the query
+    assert "query=" in page.url and page.get_attribute(".chip.is-query", "aria-current") == "true"
+    assert page.inner_text(".chip.is-query .word") == "老鼠" and page.get_attribute("#q-3", "aria-pressed") == "true"
+
+    # v2 = (0, 4) is shown only through the prediction form: no result before a choice is committed
+    assert page.locator("#v2-verdict").count() == 0 and page.locator("#hand-compare").count() == 0
+    assert page.locator('#v2-predict-form input[name="v2_guess"][required]').count() == 3
+    page.check("#v2-guess-all")
+    page.click("#preset-v2")
+    page.wait_for_selector("#v2-verdict")
+    assert "v2y=4" in page.url and "query=" in page.url  # the chosen query is kept
+    assert "wrong" in page.get_attribute("#v2-verdict", "class")  # o moves by a2 dv2 = (0, 1.5), not (0, 2)
+    hand = api("/api/toy/hand", {"scores": ["0", "ln 3"], "values": [["2", "0"], ["0", "4"]]})
+    assert page.inner_text("#hand-dout") == "(0, 1.5)" and hand["delta_output"] == [0.0, 1.5]
+    # the old and the new output side by side
+    assert page.locator("#hand-compare svg").count() == 2
+    captions = page.locator("#hand-compare figcaption").all_inner_texts()
+    assert "(0.5, 1.5)" in captions[0] and "(0.5, 3)" in captions[1]

@@ -171,7 +171,8 @@ def _sqrt_dk(console, r, lang, t) -> None:
     rows = [[str(s.d_k), s.mean, s.var, s.scaled_var, m.max_weight_unscaled, m.max_weight_scaled,
              m.grad_norm_unscaled, m.grad_norm_scaled] for s, m in zip(r.sweep, r.softmax_sweep)]
     console.print(_table(t("explain.sqrt_dk.table", lang),
-                         ["d_k", "mean q·k", "Var q·k", "Var/d_k", "max p", "max p (√d_k)", "‖∂p/∂s‖", "‖∂p/∂s‖ (√d_k)"], rows))
+                         ["d_k", f"q·k {t('explain.ui.mean', lang)}", "Var q·k", "Var/d_k", t("explain.ui.max_p", lang),
+                          f"{t('explain.ui.max_p', lang)} (√d_k)", "‖∂p/∂s‖", "‖∂p/∂s‖ (√d_k)"], rows))
     s = r.softmax
     console.print(_table(t("explain.sqrt_dk.row", lang, d_k=r.params["d_k"]), ["", "softmax(s)", "softmax(s/√d_k)"], [
         [t("explain.ui.max_weight", lang), s.max_weight_unscaled, s.max_weight_scaled],
@@ -184,7 +185,7 @@ def _positional(console, r, lang, t) -> None:
     rows = [[str(x.i), x.omega, x.angle, f"[[{x.matrix[0][0]:.4f}, {x.matrix[0][1]:.4f}], [{x.matrix[1][0]:.4f}, {x.matrix[1][1]:.4f}]]",
              r.wavelengths[x.i], x.max_error] for x in r.rotations[:8]]
     console.print(_table(t("explain.positional.table", lang, delta=r.params["delta"]),
-                         ["i", "ω_i", "ω_i·Δ", "R(Δ)", t("explain.ui.wavelength", lang), "max error"], rows))
+                         ["i", "ω_i", "ω_i·Δ", "R(Δ)", t("explain.ui.wavelength", lang), t("explain.ui.max_error", lang)], rows))
     console.print(t("explain.ui.more_rows", lang, n=len(r.rotations)), style="dim")
     console.print(r.note, style="yellow")
 

@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import typer
 
+from attnlab.commands import lang_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -18,7 +20,7 @@ def register(app: typer.Typer) -> None:
         word: str = typer.Option(None, "--word", "-w", help="Nearest neighbours of this word in the input table (and king − man + woman)."),
         coref: bool = typer.Option(False, "--coref", help="The coreference question: how many heads let 'it' prefer the implied referent."),
         as_json: bool = typer.Option(False, "--json", help="Print the lesson's result as JSON."),
-        lang: str = typer.Option("zh", "--lang", help="zh or en."),
+        lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """Every layer × head of a real pretrained model on your sentence: WordPiece tokens, head patterns, one head's map."""
         from attnlab.lessons import real as lesson  # torch loads here, not for `attnlab --help`

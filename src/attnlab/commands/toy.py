@@ -7,6 +7,8 @@ from dataclasses import asdict
 
 import typer
 
+from attnlab.commands import lang_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -14,7 +16,7 @@ def register(app: typer.Typer) -> None:
         query: str = typer.Option("它", "--query", "-q", help="The query token (猫, 追, 老鼠, 它) or its position 1..4."),
         causal: bool = typer.Option(False, "--causal", help="Apply the causal mask: no key after the query."),
         as_json: bool = typer.Option(False, "--json", help="Print the lesson's result as JSON."),
-        lang: str = typer.Option("zh", "--lang", help="zh or en."),
+        lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """Both toy heads for one query: X, W_Q, W_K, W_V, Q, K, V, S = QK^T/sqrt(2), A = softmax(S), O = AV."""
         from attnlab.lessons.toy import toy_lab  # torch loads here, not for `attnlab --help`

@@ -207,3 +207,16 @@ def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]]
         delta_values=tolist(dv), delta_output=tolist(d_out), predicted_delta=tolist(terms.sum(dim=0)),
         delta_terms=tolist(terms), exact_delta_output=exact_out, exact_delta_terms=exact_terms,
     )
+
+
+MOVES = ("part", "all", "none")  # the answers to "v2 becomes (0, 4): how far does o move?"
+
+
+def how_far_o_moved(result: HandCalc) -> str:
+    """The answer the hand-calculation result gives to the prediction question: 'none' when o did not move,
+    'all' when it moved by the whole change of the values (a weight of 1), else 'part' (by a_j dv_j only)."""
+    d_out = torch.tensor(result.delta_output, dtype=torch.float64)  # (2,)
+    d_v = torch.tensor(result.delta_values, dtype=torch.float64).sum(dim=0)  # (2,)
+    if torch.allclose(d_out, torch.zeros(2, dtype=torch.float64), atol=1e-12):
+        return "none"
+    return "all" if torch.allclose(d_out, d_v, atol=1e-12) else "part"

@@ -18,7 +18,8 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from attnlab import __version__
-from attnlab.i18n import DEFAULT_LANG, normalize_lang, t
+from attnlab.fmt import fixed
+from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.web import plots
 from attnlab.web.nav import LESSONS
 
@@ -30,19 +31,16 @@ SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def num(x: float | None, digits: int = 3) -> str:
-    """0.87157 -> '0.872', 2.0 -> '2', -0.5 -> '−0.5', None (a masked score) -> '−∞'."""
+    """0.87157 -> '0.872', 2.0 -> '2', -0.5 -> '−0.5', 0.99998 -> '0.99998', 2e-5 -> '2e−5',
+    None (a masked score) -> '−∞' (attnlab.fmt.fixed; static/lab.js's attnlabNum is the same rule)."""
     if x is None or x == float("-inf"):
         return f"{MINUS}∞"
     if x == float("inf"):
         return "∞"
     if math.isnan(x):
         return "NaN"
-    text = f"{x:.{digits}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    if text in ("-0", ""):
-        text = "0"
-    return text.replace("-", MINUS)
+    return fixed(x, digits).replace("-", MINUS)  # honest: 0.99998 is never '1', 2e-5 never '0'
+
 
 
 def frac(text: str | None) -> str:
@@ -103,7 +101,11 @@ def helpers(request: Request) -> dict:
         return make_url(path, normalize_lang(params.pop("lang", lang)), **params)
 
     other = "en" if lang == "zh" else "zh"
+    asked = request.query_params.get("lang")
+    # An unknown ?lang= falls back to Chinese, and the page says so (the CLI refuses one instead).
+    unknown = asked is not None and (asked.split("-")[0].lower() not in LANGS)
     return {
+        "lang_note": t("web.lang.unknown", lang, asked=asked[:24], langs=", ".join(LANGS)) if unknown else None,
         "lang": lang,
         "other_lang": other,
         "t": lambda key, **fields: t(key, lang, **fields),
@@ -113,6 +115,7 @@ def helpers(request: Request) -> dict:
         "static": lambda name: f"/static/{name}?v={__version__}",
         "nav": [
             {"slug": l.slug, "path": l.path, "title_key": l.title_key, "summary_key": l.summary_key,
+             "source_key": l.source_key,
              "active": path == l.path or path.startswith(l.path + "/")}
             for l in LESSONS
         ],

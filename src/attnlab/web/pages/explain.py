@@ -19,6 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from attnlab.fmt import fixed
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.params import ParamError, refuse_cli_only
@@ -51,9 +52,18 @@ def sig(x: Any) -> str:
     a = abs(x)
     if 1e-3 <= a < 1e6:
         digits = max(0, 3 - math.floor(math.log10(a)))
-        text = f"{x:.{digits}f}"
-        return text.rstrip("0").rstrip(".") if "." in text else text
+        return fixed(x, digits) if digits else f"{x:.0f}"  # honest: 0.99998 is not shown as 1
     return f"{x:.2e}"
+
+
+def measures_time(data: Any) -> bool:
+    """Whether a lesson's result holds a measured time (a field named *seconds*): only then does the page say
+    that the figure's times are measured again."""
+    if isinstance(data, dict):
+        return any("seconds" in str(k) or measures_time(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(measures_time(v) for v in data[:3])
+    return False
 
 
 def heat_style(x: float | None, top: float) -> str:
@@ -132,7 +142,7 @@ async def explain_page(request: Request, topic: str):
     return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
         render, request, "explain_topic.html", status_code=200 if error is None else 422,
         topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
-        sig=sig, heat_style=heat_style, query=query,
+        sig=sig, heat_style=heat_style, query=query, timed=result is not None and measures_time(as_dict(result)),
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
     )
 

@@ -338,17 +338,43 @@ def _request_from(raw: dict) -> TrainRequest:
     return TrainRequest(**data)
 
 
-def curve(history: list[dict], steps: int, vocab: int, width: int = 600, height: int = 180) -> dict:
-    """Polyline points for the loss (left scale, 0 .. max(log|V|, largest loss)) and p (right scale, 0 .. 1).
+# The loss chart's frame (viewBox units): two panels over one step axis, so loss (0 .. top) and p (0 .. 1)
+# never share a scale. pipeline.js reads the same numbers from the <svg>'s data-* attributes.
+CHART = {"width": 600, "height": 262, "left": 46, "right": 12, "loss_top": 24, "loss_h": 110, "p_top": 164, "p_h": 64}
+TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
-    pipeline.js draws live points with the same formula; this draws a finished run's curve without JS.
+
+def curve(history: list[dict], steps: int, vocab: int) -> dict:
+    """The loss chart: polyline points and axis ticks for the loss panel (0 .. max(log|V|, largest loss)),
+    the p(target) panel (0 .. 1) and the shared step axis (0 .. steps).
+
+    pipeline.js draws live points with the same formula; this draws a finished run's chart without JS.
     """
+    c = CHART
     top = max([math.log(vocab)] + [h["loss"] for h in history if h.get("loss") is not None])
-    x = lambda step: round(width * step / max(1, steps), 1)  # noqa: E731
-    loss = " ".join(f"{x(h['step'])},{round(height * (1 - h['loss'] / top), 1)}" for h in history)
-    prob = " ".join(f"{x(h['step'])},{round(height * (1 - h['p_probe']), 1)}" for h in history
-                    if h.get("p_probe") is not None)
-    return {"loss": loss, "p": prob, "top": top, "width": width, "height": height}
+    plot_w = c["width"] - c["left"] - c["right"]
+    x = lambda step: round(c["left"] + plot_w * step / max(1, steps), 1)  # noqa: E731
+    y_loss = lambda v: round(c["loss_top"] + c["loss_h"] * (1 - v / top), 1)  # noqa: E731
+    y_p = lambda v: round(c["p_top"] + c["p_h"] * (1 - v), 1)  # noqa: E731
+    loss = " ".join(f"{x(h['step'])},{y_loss(h['loss'])}" for h in history)
+    prob = " ".join(f"{x(h['step'])},{y_p(h['p_probe'])}" for h in history if h.get("p_probe") is not None)
+    return {
+        **c, "loss": loss, "p": prob, "top": top, "steps": steps, "plot_w": plot_w,
+        "x_ticks": [{"frac": f, "x": x(f * steps), "label": int(f * steps + 0.5)} for f in TICKS],
+        "loss_ticks": [{"frac": f, "y": y_loss(f * top), "value": f * top} for f in (0.0, 0.5, 1.0)],
+        "p_ticks": [{"frac": f, "y": y_p(f), "value": f} for f in (0.0, 0.5, 1.0)],
+    }
+
+
+def corpus_placeholders() -> dict[str, dict]:
+    """Each textbook's own defaults (the settings a blank field gets), so the form shows the ones that will be
+    used for the textbook chosen (pipeline.js swaps the grey placeholders; the note lists them without JS)."""
+    out = {}
+    for c in CORPORA:
+        preset_name, train_defaults = corpus_defaults(c)
+        pc, tc = model_preset(preset_name, vocab_size=2), TrainConfig(**train_defaults)
+        out[c] = dict(layers=pc.n_layers, heads=pc.n_heads, d_model=pc.d_model, steps=tc.steps, lr=tc.lr, seed=0)
+    return out
 
 
 @router.get("/pipeline", response_class=HTMLResponse, include_in_schema=False)
@@ -436,6 +462,7 @@ def pipeline_page(request: Request):
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
         gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size), prob_text=prob_text,
         checked=checked, setting_fields=PAGE_FIELDS,
+        probe_target=run.trainer.probe.target if run.trainer.probe else "?", corpus_placeholders=corpus_placeholders(),
     )
 
 

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from attnlab.lessons.hand_calc import (
-    TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, mix, parse_number, parse_score,
+    MOVES, TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, how_far_o_moved, mix, parse_number, parse_score,
 )
 from attnlab.i18n import t
 from attnlab.lessons.bad_input import BadInput
@@ -27,7 +27,7 @@ HAND_DEFAULTS = {
     "v1x": str(TEXTBOOK_VALUES[0][0]), "v1y": str(TEXTBOOK_VALUES[0][1]),
     "v2x": str(TEXTBOOK_VALUES[1][0]), "v2y": str(TEXTBOOK_VALUES[1][1]),
 }
-DEFAULTS = {"query": "它", "causal": "", **{f"ans_{q.id}": "" for q in QUESTIONS}, **HAND_DEFAULTS}
+DEFAULTS = {"query": "它", "causal": "", **{f"ans_{q.id}": "" for q in QUESTIONS}, **HAND_DEFAULTS, "v2_guess": ""}
 PRESETS = {"v2_04": {"v2x": "0", "v2y": "4"}, "textbook": HAND_DEFAULTS}
 TRUE = {"1", "true", "on", "yes"}
 
@@ -75,9 +75,12 @@ def toy_page(request: Request, preset: str = ""):
         except ValueError as err:  # each box parsed alone; a refusal of the whole is shown, not a 500
             hand_problems["s1"] = say(err, lang)
 
+    guess = state["v2_guess"] if state["v2_guess"] in MOVES else ""  # the prediction made before v2 = (0, 4)
+    state["v2_guess"] = guess
+    v2_check = {"guess": guess, "answer": how_far_o_moved(hand)} if guess and hand is not None else None
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
     return render(
-        request, "toy.html", lab=lab, hand=hand, bad_fields=list(hand_problems), hand_problems=hand_problems,
+        request, "toy.html", lab=lab, hand=hand, v2_check=v2_check, moves=MOVES, bad_fields=list(hand_problems), hand_problems=hand_problems,
         verdicts=verdicts, questions=QUESTIONS,
         problems=problems, state=kept, raw=state, causal=causal,
         feature_labels=[t(f"toy.feature.{f}", lang) for f in lab.features],

@@ -5,7 +5,7 @@
 // Markup it understands (explain_macros.html writes the same markup on the server):
 //   data-bind="path"      one value (its text, and data-value for numbers; arrays of strings are joined)
 //   data-each="path"      an array: its <template> child is cloned per element; inside, paths are relative
-//                         to the element, "$.x" starts from the top, "@i" is the index, "@item" the element
+//                         to the element, "$.x" starts from the top, "@i" is the index, "@n" the index + 1, "@item" the element
 //   data-matrix="path"    a 2-d array as a table; data-rows / data-cols name label arrays, data-top="1" or
 //                         "max" colours the cells (a fixed 0..1 scale, or the largest absolute value)
 //   data-claims="claims"  the checked claims as a list; data-show="path" hides an element while path is empty
@@ -33,8 +33,8 @@
     if (Number.isInteger(x) && Math.abs(x) < 1e15) return x.toLocaleString("en-US");
     const a = Math.abs(x);
     if (a >= 1e-3 && a < 1e6) {
-      const text = x.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
-      return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+      const digits = Math.max(0, 3 - Math.floor(Math.log10(a)));
+      return digits ? window.attnlabFixed(x, digits) : x.toFixed(0); // lab.js: honest, 0.99998 is not "1"
     }
     const [m, e] = x.toExponential(2).split("e");
     const n = parseInt(e, 10);
@@ -49,6 +49,7 @@
   // ------------------------------------------------------------------------------------------- paths
   function get(ctx, path) {
     if (path === "@i") return ctx.i;
+    if (path === "@n") return ctx.i + 1; // a row number as the page shows it: counted from 1
     if (path === "@item") return ctx.item;
     let node;
     let parts = path.split(".");
@@ -87,7 +88,7 @@
     for (let j = 0; j < width; j++) {
       const th = document.createElement("th");
       th.scope = "col";
-      th.textContent = cols ? cols[j] : String(j);
+      th.textContent = cols ? cols[j] : String(j + 1); // counted from 1, as the course does
       hr.appendChild(th);
     }
     const body = document.createElement("tbody");
@@ -95,7 +96,7 @@
       const tr = body.insertRow();
       const th = document.createElement("th");
       th.scope = "row";
-      th.textContent = rows ? rows[i] : String(i);
+      th.textContent = rows ? rows[i] : String(i + 1);
       tr.appendChild(th);
       row.slice(0, maxCols).forEach((x) => {
         const td = tr.insertCell();

@@ -8,6 +8,29 @@
 (() => {
   "use strict";
   document.documentElement.classList.add("js");
+
+  // Honest rounding (attnlab/fmt.py `fixed`, the server's `num`): up to `digits` decimals, but a number that
+  // is not whole never shows as a whole one (0.99998 -> "0.99998"; 0.00002 -> "2e−5"); U+2212 minus.
+  function strip(text) {
+    if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
+    return text === "-0" || text === "" ? "0" : text;
+  }
+  function fixed(x, digits) {
+    let text = strip(x.toFixed(digits));
+    if (text.includes(".") || Number.isInteger(x) || !Number.isFinite(x)) return text;
+    if (text === "0") {
+      const [m, e] = x.toExponential(1).split("e");
+      return `${strip(m)}e${parseInt(e, 10)}`;
+    }
+    for (let more = digits + 1; more <= 12; more++) {
+      text = strip(x.toFixed(more));
+      if (text.includes(".")) return text;
+    }
+    return text;
+  }
+  window.attnlabFixed = fixed;
+  window.attnlabNum = (x, digits = 3) => (x === null || x === -Infinity ? "\u2212∞" : x === Infinity ? "∞"
+    : Number.isNaN(x) ? "NaN" : fixed(x, digits).replace(/-/g, "\u2212"));
   let latest = 0; // each new request or keystroke makes older responses stale
   const timers = new WeakMap();
 

@@ -6,11 +6,12 @@
 // Numbers are the server's; this file only places them on the curve (same scale as the server's SVG).
 (() => {
   "use strict";
-  const W = 600, H = 180;
   let source = null;
 
   const $ = (sel) => document.querySelector(sel);
   const text = (key) => ($("#pipeline-msgs") || {}).dataset?.[key] || "";
+
+  const num = (x, digits) => window.attnlabNum(x, digits); // lab.js: the same rule as the server's `num`
 
   function fill(template, fields) {
     return template.replace(/\{(\w+)\}/g, (m, k) => (k in fields ? fields[k] : m));
@@ -52,14 +53,31 @@
     if (button) button.disabled = busy;
   }
 
-  // The curve: x = step / steps, loss on 0 .. max(log|V|, largest loss so far), p on 0 .. 1.
+  // The chart (pages/pipeline.py `curve`): x = left + plot width * step / steps; the loss panel spans
+  // 0 .. max(log|V|, largest loss so far), the p panel 0 .. 1, each with its own ticks.
   function draw(points, steps, floor) {
+    const svg = $("#live-curve");
+    const g = Object.fromEntries(Object.entries(svg.dataset).map(([k, v]) => [k, Number(v)]));
     const top = Math.max(floor, ...points.map((p) => p.loss));
-    const x = (s) => (W * s / Math.max(1, steps)).toFixed(1);
-    $("#live-loss").setAttribute("points", points.map((p) => `${x(p.step)},${(H * (1 - p.loss / top)).toFixed(1)}`).join(" "));
+    const x = (s) => (g.left + g.plotW * s / Math.max(1, steps)).toFixed(1);
+    $("#live-loss").setAttribute("points", points
+      .map((p) => `${x(p.step)},${(g.lossTop + g.lossH * (1 - p.loss / top)).toFixed(1)}`).join(" "));
     $("#live-p").setAttribute("points", points.filter((p) => p.p_probe !== null)
-      .map((p) => `${x(p.step)},${(H * (1 - p.p_probe)).toFixed(1)}`).join(" "));
+      .map((p) => `${x(p.step)},${(g.pTop + g.pH * (1 - p.p_probe)).toFixed(1)}`).join(" "));
+    for (const tick of svg.querySelectorAll('.tick[data-axis="loss"]')) tick.textContent = num(Number(tick.dataset.frac) * top, 2);
+    for (const tick of svg.querySelectorAll('.tick[data-axis="step"]')) tick.textContent = String(Math.round(Number(tick.dataset.frac) * steps));
   }
+
+  // The textbook's own defaults as the grey placeholders (the server sends each radio's data-defaults).
+  document.addEventListener("change", (event) => {
+    const radio = event.target.closest('input[name="corpus"][data-defaults]');
+    if (!radio || !radio.checked) return;
+    const defaults = JSON.parse(radio.dataset.defaults);
+    for (const [name, value] of Object.entries(defaults)) {
+      const input = document.getElementById(`set-${name}`);
+      if (input) input.placeholder = String(value);
+    }
+  });
 
   async function loadResult(runId) {
     const url = new URL("/pipeline", location.href);
@@ -102,8 +120,8 @@
       draw(points, e.steps || steps, floor);
       status.dataset.step = e.step;
       status.textContent = fill(text("step"), {
-        step: e.step, steps: e.steps, loss: e.loss.toFixed(4),
-        p: e.p_probe === null ? "—" : e.p_probe.toFixed(3), target: text("target"),
+        step: e.step, steps: e.steps, loss: num(e.loss, 4),
+        p: e.p_probe === null ? "—" : num(e.p_probe, 3), target: text("target"),
       });
     });
     const finish = (message) => {

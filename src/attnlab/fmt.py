@@ -1,0 +1,39 @@
+"""Honest rounding, shared by the CLI and the web pages: a number that is not exactly 0 or a whole number is
+never shown as one. p = 0.99998 at 3 decimals would read "1" and −log p = 2e-5 would read "0"; `fixed`
+shows "0.99998" and "2e-5" instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+MAX_DECIMALS = 12  # beyond this a float's own noise would show
+
+
+def strip(text: str) -> str:
+    """'1.2500' -> '1.25', '2.000' -> '2', '-0' -> '0'."""
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def tiny(x: float, significant: int = 2) -> str:
+    """2.3e-05 -> '2.3e-5' (no padded exponent, trailing zeros of the mantissa dropped)."""
+    mantissa, exponent = f"{x:.{significant - 1}e}".split("e")
+    return f"{strip(mantissa)}e{int(exponent)}"
+
+
+def fixed(x: float, digits: int = 3) -> str:
+    """x with up to `digits` decimals (trailing zeros dropped), but honest: when that rounds a number that is
+    not whole to a whole one, more decimals (0.99998 -> '0.99998'), or for a tiny one, 2 significant digits in
+    e-notation (0.00002 -> '2e-5'). Plain ASCII minus; callers swap in their own typography."""
+    text = strip(f"{x:.{digits}f}")
+    if "." in text or x == int(x) or not math.isfinite(x):
+        return text
+    if text == "0":
+        return tiny(x)
+    for more in range(digits + 1, MAX_DECIMALS + 1):
+        text = strip(f"{x:.{more}f}")
+        if "." in text:
+            return text
+    return text

@@ -1,0 +1,118 @@
+"""Every page fits a phone (390 px) and a desktop (1280 px) without sideways scrolling, in zh and en.
+
+The pages come from the app itself (its GET page routes, /explain/{topic} once per registered topic), so a
+page or topic added later is checked without touching this file. A wide table may scroll inside its own box;
+the document may not: `document.documentElement.scrollWidth <= innerWidth`. One browser context per language
+(JS on) loads each page once and measures it at both widths; a spot check with JS off follows. Topics run at
+the test-sized settings of test_explain_pages.py (the same cached results; the layout rules are general).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import typing
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.responses import RedirectResponse
+from test_explain_pages import SMALL  # test-sized settings per topic (every topic has one there)
+
+from attnlab.lessons.explain import TOPICS
+from attnlab.web.app import create_app
+from attnlab.web.options import _routes
+
+WIDTHS = (1280, 390)
+FIGURE = "**/explain/*/figure.png*"  # drawn by matplotlib: slow, and its size is all that matters to the layout
+JS_OFF_SPOT = ("/toy", "/pipeline", "/explain/multihead?" + urlencode(SMALL["multihead"]))
+
+MEASURE = """() => {
+  const w = window.innerWidth, out = [];
+  for (const e of document.querySelectorAll('main *')) {
+    const r = e.getBoundingClientRect();
+    if (r.right > w + 1 && !out.some(o => o.el.contains(e))) out.push({el: e, right: Math.round(r.right)});
+  }
+  return {width: document.documentElement.scrollWidth, view: w,
+          culprits: out.slice(0, 3).map(o => `${o.el.tagName.toLowerCase()}#${o.el.id}.${o.el.className} ${o.right}px`)};
+}"""
+
+
+def redirects(route) -> bool:
+    """A route declared to answer only a redirect (its endpoint's return annotation)."""
+    try:
+        answer = typing.get_type_hints(route.endpoint).get("return")
+    except (AttributeError, NameError, TypeError):
+        return False
+    return isinstance(answer, type) and issubclass(answer, RedirectResponse)
+
+
+def page_paths() -> list[str]:
+    """Every HTML page the lab serves: GET routes left out of the OpenAPI schema that answer HTML (a short
+    address that only redirects, such as /seq2seq, is its target's page), without a file suffix."""
+    paths = []
+    for route in _routes(create_app().routes):
+        path = getattr(route, "path", "")
+        if ("GET" not in (getattr(route, "methods", None) or ()) or getattr(route, "include_in_schema", True)
+                or redirects(route)
+                or path.startswith(("/api", "/static", "/openapi")) or "." in path.rsplit("/", 1)[-1]):
+            continue
+        if path == "/explain/{topic}":
+            paths += [f"/explain/{name}?{urlencode(SMALL[name])}".rstrip("?") for name in TOPICS]
+        elif "{" not in path:
+            paths.append(path)
+    return paths
+
+
+def test_the_page_list_covers_lessons_and_topics():
+    paths = page_paths()
+    assert {"/", "/toy", "/pipeline", "/explain", "/explain/glossary"} <= set(paths)
+    assert len([p for p in paths if p.startswith("/explain/")]) == len(TOPICS)
+    assert len(paths) == len(set(paths))
+
+
+def overflow(page, path: str, widths=WIDTHS) -> list[str]:
+    """'path @ width: scrollWidth > width (culprits)' for each width the page does not fit."""
+    found = []
+    for width in widths:
+        page.set_viewport_size({"width": width, "height": 900})
+        m = page.evaluate(MEASURE)
+        if m["width"] > m["view"]:
+            found.append(f"{path} @ {width}px: scrollWidth {m['width']} ({'; '.join(m['culprits'])})")
+    return found
+
+
+def placeholder_figures(page) -> None:
+    """Serve every explain figure as a blank PNG of a real figure's size (1000 x 640 px): the test is about
+    the layout, and drawing 14 figures twice would cost most of its time."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (1000, 640), "white").save(buffer, "PNG")
+    png = buffer.getvalue()
+    page.route(FIGURE, lambda route: route.fulfill(status=200, content_type="image/png", body=png))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_page_fits_phone_and_desktop(open_page, patience_ms, lang):
+    suffix = "" if lang == "zh" else "lang=en"
+    page = open_page("/?" + suffix, viewport={"width": WIDTHS[0], "height": 900})
+    placeholder_figures(page)
+    problems, seconds = [], {}
+    for path in page_paths():
+        start = time.perf_counter()
+        page.goto(f"{path}{'&' if '?' in path else '?'}{suffix}".rstrip("?"), timeout=patience_ms)  # a heavy topic's first visit computes it
+        assert page.locator("main").count() == 1, path
+        problems += overflow(page, path)
+        seconds[path] = round(time.perf_counter() - start, 1)
+    print("seconds per page:", sorted(seconds.items(), key=lambda kv: -kv[1])[:6])  # shown with -rP
+    assert not problems, "pages scroll sideways:\n" + "\n".join(problems)
+
+
+def test_pages_fit_a_phone_without_javascript(open_page, patience_ms):
+    page = open_page("/", js=False, viewport={"width": 390, "height": 900})
+    placeholder_figures(page)
+    problems = []
+    for path in JS_OFF_SPOT:
+        page.goto(path, timeout=patience_ms)
+        problems += overflow(page, path, widths=(390,))
+    assert not problems, "pages scroll sideways:\n" + "\n".join(problems)
