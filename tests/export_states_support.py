@@ -11,7 +11,8 @@ import pytest
 from attnlab import export, export_states
 from attnlab.lessons.explain import TOPICS
 
-SMALL_TOPICS = ("forms", "norms")  # quick ones; norms stands in for a heavy topic (default only)
+SMALL_TOPICS = ("forms", "norms", "break")  # quick ones; norms stands in for a heavy topic (default only);
+# break is heavy and the pipeline page links to it
 
 
 def keep(target: export.Target) -> bool:
@@ -32,6 +33,6 @@ def small_site(tmp_path_factory) -> tuple[Path, export.Report]:
     if not hasattr(small_site, "report"):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(explain_pages, "TOPICS", {k: TOPICS[k] for k in SMALL_TOPICS})
-            mp.setattr(export_states, "HEAVY_TOPICS", frozenset({"norms"}))
+            mp.setattr(export_states, "HEAVY_TOPICS", frozenset({"norms", "break"}))
             small_site.report = export.export_site(site, ("zh",), states=keep)
     return site, small_site.report
