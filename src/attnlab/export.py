@@ -296,6 +296,8 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
 
         def get(target: Target):
             response = client.get(target.url, headers={"accept": "text/html,*/*"})
+            while response.status_code == 202:  # a lesson still training its models shows its progress: ask again
+                response = client.get(target.url, headers={"accept": "text/html,*/*"})
             if response.status_code != 200 and not (response.is_redirect and target in reached_by_form):
                 raise ExportError(f"GET {target.url} answered {response.status_code}, expected 200: "
                                   f"{response.text[:200]}")

@@ -22,6 +22,7 @@ from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 from attnlab.lessons import seq2seq_task as task_
 from attnlab.lessons.seq2seq_models import KINDS, build
+from attnlab.train import progress
 
 TRAIN_LENGTHS = tuple(range(2, 9))  # source lengths the models train on
 LENGTHS = tuple(range(2, 11))  # lengths they are tested on: 9 and 10 are longer than any training string
@@ -131,6 +132,7 @@ def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Mod
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
+        progress.report(kind, step + 1, steps)  # the page shows it while the models train
     model.eval()
     return model, float(loss.detach())
 
@@ -152,6 +154,8 @@ _lock = threading.Lock()
 def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
     """Train the three models and measure them on held-out strings; cached, so a second visit is instant."""
     models, final_loss = {}, {}
+    for kind in KINDS:
+        progress.report(kind, 0, steps)  # every model listed from the start
     for kind in KINDS:
         models[kind], final_loss[kind] = train_one(kind, task, steps, seed)
     accuracy = {k: [] for k in KINDS}

@@ -5,6 +5,7 @@
 - Training runs: their pauses (`pace_ms`) add at most a minute, and a run stops itself after ten
   (train/background.py: PACE_BUDGET_S, MAX_RUN_S).
 - Concept lessons: results cached by parameters, a few computed at once, the rest refused with 503 (below).
+  A lesson that trains models reports its steps (train/progress.py); a page can show them while it trains.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from attnlab.train.progress import Progress, reporting
 
 def closing(app) -> threading.Event:
     """The app's shutdown switch (created on first use)."""
@@ -80,7 +83,16 @@ class _Slots:
 SLOTS = _Slots(LESSON_SLOTS)
 _cache: OrderedDict[tuple, object] = OrderedDict()
 _running: dict[tuple, concurrent.futures.Future] = {}
+_progress: dict[tuple, Progress] = {}  # the running computations' training steps (train/progress.py)
 _lock = threading.Lock()
+
+
+class Training(Exception):
+    """The lesson is still training its models after the page's wait: show `models` (name, step, steps)."""
+
+    def __init__(self, models: list[dict]):
+        super().__init__("the lesson is still training")
+        self.models = models
 
 
 def lesson_key(topic, raw: dict, lang: str) -> tuple:
@@ -104,12 +116,14 @@ def _work(topic, raw: dict, lang: str, key: tuple, future: concurrent.futures.Fu
     result, error = None, None
     try:
         start = time.perf_counter()
-        result = topic.run(lang=lang, **raw)
+        with reporting(_progress[key]):
+            result = topic.run(lang=lang, **raw)
         _keep(key, result, time.perf_counter() - start)
     except BaseException as err:  # noqa: BLE001 - handed to the requests waiting for it
         error = err
     with _lock:
         _running.pop(key, None)
+        _progress.pop(key, None)
     SLOTS.give_back()  # before the answer, so a client that got its answer finds the slot free
     if error is not None:
         future.set_exception(error)
@@ -117,9 +131,11 @@ def _work(topic, raw: dict, lang: str, key: tuple, future: concurrent.futures.Fu
         future.set_result(result)
 
 
-async def lesson(topic, raw: dict, lang: str):
+async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = None):
     """The lesson's result (its dataclass; never mutate it, it may be shared). ParamError for bad values,
-    Busy when every slot stays taken for LESSON_WAIT_S."""
+    Busy when every slot stays taken for LESSON_WAIT_S. With progress_after (seconds): Training, carrying the
+    steps done so far, when the lesson is still training models after that long (it goes on in the background;
+    a later call with the same values finds it running or done)."""
     key = lesson_key(topic, raw, lang)  # bad values are refused here, before any slot is taken
     deadline = time.monotonic() + LESSON_WAIT_S
     while True:
@@ -132,14 +148,45 @@ async def lesson(topic, raw: dict, lang: str):
                 future, mine = concurrent.futures.Future(), True
                 future.set_running_or_notify_cancel()  # a waiter that leaves cannot cancel it for the others
                 _running[key] = future
+                _progress[key] = Progress()
         if mine:
             threading.Thread(target=_work, args=(topic, raw, lang, key, future), daemon=True,
                              name=f"attnlab-lesson-{topic.name}").start()
         if future is not None:  # ours, or the same lesson being computed for someone else: share it
-            return await asyncio.wrap_future(future)
+            if progress_after is None:
+                return await asyncio.wrap_future(future)
+            return await _or_progress(key, future, progress_after)
         if time.monotonic() >= deadline:
             raise Busy()
         await asyncio.sleep(0.05)
+
+
+async def _or_progress(key: tuple, future: concurrent.futures.Future, after: float):
+    """The result if it comes within `after` seconds, or while nothing trains (a quick lesson, models already
+    trained and cached: it would come soon); else Training with the steps so far."""
+    waiting = asyncio.wrap_future(future)
+    deadline = time.monotonic() + after
+    while True:
+        done, _ = await asyncio.wait({waiting}, timeout=0.05)
+        if done:
+            return waiting.result()
+        with _lock:
+            progress = _progress.get(key)
+        if progress is not None and progress.started and time.monotonic() >= deadline:
+            raise Training(progress.snapshot())
+
+
+def progress_of(topic, raw: dict, lang: str) -> dict:
+    """{"status": "done" | "training" | "idle", "models": [{"name", "step", "steps"}, ...]} for these values:
+    done = kept and ready; training = being computed now; idle = neither (a request computes it)."""
+    key = lesson_key(topic, raw, lang)
+    with _lock:
+        if key in _cache:
+            return {"status": "done", "models": []}
+        progress = _progress.get(key)
+        if key in _running and progress is not None:
+            return {"status": "training", "models": progress.snapshot()}
+    return {"status": "idle", "models": []}
 
 
 @contextmanager

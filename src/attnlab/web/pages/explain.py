@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+from urllib.parse import urlencode
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -29,6 +30,7 @@ from attnlab.web.responses import answers
 
 router = APIRouter()
 
+PROGRESS_AFTER_S = 1.0  # a page whose lesson still trains after this long shows the training's progress instead
 RESERVED = ("lang",)  # query parameters of the page itself, never passed to a lesson
 FORM_HIDDEN = {"quiz", "answer"}  # the glossary's quiz fields live in each quiz's own form
 
@@ -105,12 +107,13 @@ def _control(p) -> str:
     return p.kind
 
 
-async def _lesson(topic: Topic, raw: dict[str, str], lang: str):
+async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None):
     """(result, error message): the page shows the message instead of results when the input is bad.
-    Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy passes through."""
+    Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy and
+    budget.Training (with progress_after) pass through."""
     try:
         refuse_cli_only(topic.params, raw)
-        return await budget.lesson(topic, raw, lang), None
+        return await budget.lesson(topic, raw, lang, progress_after=progress_after), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
 
@@ -134,17 +137,27 @@ async def explain_page(request: Request, topic: str):
     tp = _topic(topic)
     lang = lang_of(request)
     raw = _raw(request)
+    query = {k: v for k, v in raw.items() if k not in FORM_HIDDEN}
     try:
-        result, error = await _lesson(tp, raw, lang)
+        result, error = await _lesson(tp, raw, lang, progress_after=PROGRESS_AFTER_S)
     except budget.Busy as busy:
         return _busy_page(request, busy)
-    query = {k: v for k, v in raw.items() if k not in FORM_HIDDEN}
+    except budget.Training as training:  # first visit: the models train in the background; 202 and their steps
+        return render(request, "explain_topic.html", status_code=202, topic=tp, topics=list(TOPICS.values()),
+                      controls=_controls(tp, raw, lang), r=None, error=None, sig=sig, heat_style=heat_style,
+                      query=query, training=_labelled(tp, training.models, lang),
+                      progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}))
     return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
         render, request, "explain_topic.html", status_code=200 if error is None else 422,
         topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
         sig=sig, heat_style=heat_style, query=query, timed=result is not None and measures_time(as_dict(result)),
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
     )
+
+
+def _labelled(tp: Topic, models: list[dict], lang: str) -> list[dict]:
+    """The progress rows with each model's name in the page's language (the topic's own model names)."""
+    return [{**m, "label": t(f"explain.{tp.slug}.model.{m['name']}", lang)} for m in models]
 
 
 @router.get("/explain/{topic}/figure.png", include_in_schema=False)
@@ -175,6 +188,23 @@ def api_topics(request: Request) -> list[dict]:
     lang = lang_of(request)
     return [{"topic": tp.name, "title": t(f"explain.{tp.slug}.title", lang), "summary": t(f"explain.{tp.slug}.summary", lang),
              "params": [p.spec() for p in tp.params]} for tp in TOPICS.values()]
+
+
+@router.get("/api/explain/{topic}/progress", tags=["explain"], responses=answers(404))
+def api_explain_progress(request: Request, topic: str) -> dict:
+    """How far the lesson for these query parameters has got: {"status": "done" | "training" | "idle",
+    "models": [{"name", "step", "steps"}, ...]}. done: GET /api/explain/{topic} answers at once; training: it
+    is training these models now; idle: not computed (GET /api/explain/{topic} or the page computes it).
+    Only lessons that train models (seq2seq, mlm) report steps. A bad value: 422, as /api/explain/{topic}."""
+    tp = _topic(topic)
+    raw = _raw(request)
+    try:
+        refuse_cli_only(tp.params, raw)
+        return budget.progress_of(tp, raw, lang_of(request))
+    except ParamError as err:
+        loc = ("query", err.name) if err.name else ("query",)
+        raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),
+                                       "input": raw.get(err.name) if err.name else None}]) from None
 
 
 @router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
