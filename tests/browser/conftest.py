@@ -132,7 +132,9 @@ def open_page(chromium, lab_url):
     """open_page(path, js=True, **context_options) -> a Playwright Page on the lab, watched (see module doc)."""
     opened: list[tuple[object, Watch]] = []
 
-    def _open(path: str = "/", *, js: bool = True, **options):
+    def _open(path: str = "/", *, js: bool = True, trained: bool = True, **options):
+        """trained: a lesson page that first shows its models' training (a first visit) is followed until it has
+        reloaded itself with the results (False: return the progress page as it is)."""
         options.setdefault("viewport", {"width": 1300, "height": 900})
         context = chromium.new_context(java_script_enabled=js, base_url=lab_url, **options)
         context.set_default_timeout(PATIENCE_MS)
@@ -143,6 +145,9 @@ def open_page(chromium, lab_url):
         page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
         opened.append((context, watch))
         page.goto(path)
+        if trained and page.locator("#training").count():  # the page reloads itself once trained
+            page.wait_for_selector("#results, #explain-error:not([hidden])")
+            page.wait_for_load_state("load")
         return page
 
     yield _open

@@ -195,7 +195,7 @@ def api_explain_progress(request: Request, topic: str) -> dict:
     """How far the lesson for these query parameters has got: {"status": "done" | "training" | "idle",
     "models": [{"name", "step", "steps"}, ...]}. done: GET /api/explain/{topic} answers at once; training: it
     is training these models now; idle: not computed (GET /api/explain/{topic} or the page computes it).
-    Only lessons that train models (seq2seq, mlm) report steps. A bad value: 422, as /api/explain/{topic}."""
+    Only lessons that train models (seq2seq) report steps. A bad value: 422, as /api/explain/{topic}."""
     tp = _topic(topic)
     raw = _raw(request)
     try:
