@@ -243,7 +243,7 @@ def test_serve_on_a_public_address_warns_that_there_is_no_authentication(monkeyp
     result = CliRunner().invoke(cli_app, ["serve", "--host", "0.0.0.0", "--port", "0"])
     assert result.exit_code == 0, result.output
     assert "no authentication" in result.output and "anyone who can reach this port" in result.output
-    assert served == [{"hosts": ("0.0.0.0",)}]  # the lab then answers to the address it was asked for
+    assert [kw["hosts"] for kw in served] == [("0.0.0.0",)]  # the lab then answers to the address it was asked for
     quiet = CliRunner().invoke(cli_app, ["serve", "--port", "0"])
     assert quiet.exit_code == 0 and "authentication" not in quiet.output
 

@@ -100,3 +100,19 @@ def test_the_course_notebook_runs_in_a_fresh_kernel(kernel, tmp_path):
     for part in ("ToyLab", "Verdict", "HandCalc", "PipelineView", "Trace"):
         assert part in joined, part
     assert len(html) >= 7
+
+
+def test_every_explain_topic_result_renders_in_a_notebook():
+    # Every topic's result class shows as HTML; the quick ones are rendered and must hold their own claims' text.
+    import inspect
+    import typing
+
+    from attnlab.lessons.explain import TOPICS, get_topic
+
+    for name, topic in TOPICS.items():
+        result_class = typing.get_type_hints(inspect.unwrap(topic.lesson))["return"]
+        assert callable(getattr(result_class, "_repr_html_", None)), name
+    for name in ("forms", "positional", "norms", "glossary"):
+        result = get_topic(name).run(lang="en")
+        html = self_contained(result._repr_html_())
+        assert all(claim.text.split()[0] in html for claim in result.claims), name

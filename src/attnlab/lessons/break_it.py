@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 
 from attnlab.i18n import t
+from attnlab.lessons import Shown
 from attnlab.lessons import break_runs as runs_
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 from attnlab.nn.ablations import ABLATIONS
@@ -67,7 +68,7 @@ class Line:
 
 
 @dataclass
-class BreakResult:
+class BreakResult(Shown):
     topic: str
     params: dict
     ablation: str

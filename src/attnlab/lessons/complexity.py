@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.cost_rows import ParamShare, RNNRow, param_share, rnn_row
 from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
@@ -64,7 +65,7 @@ class TimePoint:
 
 
 @dataclass
-class ComplexityResult:
+class ComplexityResult(Shown):
     topic: str
     params: dict
     terms: list[Term]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 from attnlab.lessons.weights import redraw
@@ -45,7 +46,7 @@ class LayerDiff:
 
 
 @dataclass
-class ContextVectorsResult:
+class ContextVectorsResult(Shown):
     topic: str
     params: dict
     word: str  # the shared prefix, e.g. 苹果

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, seeded
 from attnlab.threads import threads_for
@@ -90,7 +91,7 @@ class SeedCount:
 
 
 @dataclass
-class FirstStep:
+class FirstStep(Shown):
     context: str
     target: str
     seed: int

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim
 from attnlab.lessons.pipeline import attention_step
@@ -46,7 +47,7 @@ class SeedFocus:
 
 
 @dataclass
-class Focus:
+class Focus(Shown):
     text: str
     tokens: list[str]  # the tokens the query can see, itself last
     query: str

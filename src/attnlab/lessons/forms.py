@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
@@ -56,7 +57,7 @@ class Form:
 
 
 @dataclass
-class FormsResult:
+class FormsResult(Shown):
     topic: str
     params: dict
     forms: list[Form]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
@@ -79,7 +80,7 @@ class Quiz:
 
 
 @dataclass
-class GlossaryResult:
+class GlossaryResult(Shown):
     topic: str
     params: dict
     stages: list[Stage]

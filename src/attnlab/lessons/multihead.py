@@ -26,6 +26,7 @@ from functools import lru_cache
 import torch
 from torch import nn
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
@@ -69,7 +70,7 @@ class HeadsRun:
 
 
 @dataclass
-class MultiheadResult:
+class MultiheadResult(Shown):
     topic: str
     params: dict
     one_head: Variant

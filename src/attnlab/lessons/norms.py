@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
@@ -25,7 +26,7 @@ PARAMS = (
 
 
 @dataclass
-class NormsResult:
+class NormsResult(Shown):
     topic: str
     params: dict
     sample: list[float]  # x, (d,): the one sample followed through

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 from attnlab.lessons.weights import redraw
@@ -58,7 +59,7 @@ class Query:
 
 
 @dataclass
-class OneHotResult:
+class OneHotResult(Shown):
     topic: str
     params: dict
     corpus: str  # "静夜思 (built-in)" or the file's name

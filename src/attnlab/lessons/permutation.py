@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
 
@@ -38,7 +39,7 @@ class Case:
 
 
 @dataclass
-class PermutationResult:
+class PermutationResult(Shown):
     topic: str
     params: dict
     tokens: list[str]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch.autograd.functional import jacobian
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, check, lesson, seeded
 
@@ -39,7 +40,7 @@ class LayerJacobian:
 
 
 @dataclass
-class PositionWiseResult:
+class PositionWiseResult(Shown):
     topic: str
     params: dict
     layers: list[LayerJacobian]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 
@@ -36,7 +37,7 @@ class Rotation:
 
 
 @dataclass
-class PositionalResult:
+class PositionalResult(Shown):
     topic: str
     params: dict
     table: list[list[float]]  # (n_positions, d_model) heatmap: position x dimension

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.bad_input import BadInput, shown
 from attnlab.lessons.params import Claim
@@ -241,7 +242,7 @@ class CorefCase:
 
 
 @dataclass
-class Coreference:
+class Coreference(Shown):
     cases: list[CorefCase]
     claims: list[Claim]
     caveat: str
@@ -306,7 +307,7 @@ class Neighbour:
 
 
 @dataclass
-class Embeddings:
+class Embeddings(Shown):
     word: str
     word_id: int
     d_model: int

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, check, lesson
 
@@ -63,7 +64,7 @@ class LinearCurve:
 
 
 @dataclass
-class RNNGradientsResult:
+class RNNGradientsResult(Shown):
     topic: str
     params: dict
     chosen: RNNCurve

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons import Shown
 from attnlab.lessons import seq2seq_task as task_
 from attnlab.lessons.seq2seq_models import KINDS, build
 from attnlab.train import progress
@@ -66,7 +67,7 @@ class Example:
 
 
 @dataclass
-class Seq2SeqResult:
+class Seq2SeqResult(Shown):
     topic: str
     params: dict
     lengths: list[int]

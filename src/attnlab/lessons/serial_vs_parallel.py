@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
@@ -49,7 +50,7 @@ class Point:
 
 
 @dataclass
-class SerialVsParallelResult:
+class SerialVsParallelResult(Shown):
     topic: str
     params: dict
     points: list[Point]

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import torch
 
+from attnlab.lessons import Shown
 from attnlab.i18n import t
 from attnlab.lessons.params import Claim, Param, check, lesson, memory_guard
 
@@ -54,7 +55,7 @@ class SoftmaxStats:
 
 
 @dataclass
-class SqrtDkResult:
+class SqrtDkResult(Shown):
     topic: str
     params: dict
     sweep: list[DotStats]  # d_k = 1 .. 512, and the chosen d_k
