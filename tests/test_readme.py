@@ -10,7 +10,7 @@ def test_readme_starts_with_the_two_setup_commands():
     blocks = re.findall(r"<!-- setup: (\w+) -->\n```bash\n(.*?)\n```", README)
     assert [name for name, _ in blocks] == ["lab", "tests"]
     assert blocks[0][1].endswith("attnlab serve")
-    assert blocks[1][1].endswith("python -m pytest -q")
+    assert blocks[1][1].endswith("python -m pytest -q -n 2")
 
 
 def test_python_example_runs_and_prints_the_hand_calculation(capsys):
