@@ -33,10 +33,12 @@ def residual_gradients() -> tuple[float, float]:
     norm <= lambda, so the product is <= lambda^L; with, each is I + diag(tanh') W, and the identity carries the
     gradient through."""
 
-    with seeded(0):
-        W = torch.randn(RESIDUAL_WIDTH, RESIDUAL_WIDTH, dtype=torch.float64)
-        W = W * (RESIDUAL_LAM / torch.linalg.matrix_norm(W, ord=2))  # largest singular value = lambda
-        x0 = torch.randn(RESIDUAL_WIDTH, dtype=torch.float64)
+    # A generator of its own (the same draws as torch.manual_seed(0)): a server thread drawing from torch's global
+    # generator at the same moment cannot change these numbers between a page and its API.
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(RESIDUAL_WIDTH, RESIDUAL_WIDTH, dtype=torch.float64, generator=g)
+    W = W * (RESIDUAL_LAM / torch.linalg.matrix_norm(W, ord=2))  # largest singular value = lambda
+    x0 = torch.randn(RESIDUAL_WIDTH, dtype=torch.float64, generator=g)
 
     def deep(x, residual: bool):
         for _ in range(RESIDUAL_DEPTH):
