@@ -26,6 +26,7 @@ SMALL = {
     "context-vectors": ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜", "--d-model", "16", "--n-layers", "2"],
     "one-hot": ["--chars", "月光", "--d-model", "8", "--train-steps", "20", "--top-k", "3"],
     "seq2seq": ["--steps", "100", "--n-test", "5", "--text", "2026"],
+    "mlm": ["--steps", "20", "--d-model", "8"],
     "break": ["--ablate", "ffn-only", "--train-steps", "40", "--seeds", "3"],
 }
 

@@ -22,7 +22,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from attnlab.i18n import t
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
-HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break"})
+HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm"})
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
 SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a learner can see on one page
 # On /toy a learner commits one prediction at a time in the copy: answering one question shows that verdict

@@ -407,5 +407,5 @@ def plot_seq2seq(r, fig, tr: Labels) -> None:
 
 
 # The figures of the topics added for the texts' missing claims live in their own module.
-from attnlab.plots_claims import plot_context_vectors, plot_norms, plot_one_hot  # noqa: E402,F401
+from attnlab.plots_claims import plot_context_vectors, plot_mlm, plot_norms, plot_one_hot  # noqa: E402,F401
 from attnlab.plots_break import plot_break_it  # noqa: E402,F401

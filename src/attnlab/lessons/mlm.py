@@ -1,0 +1,446 @@
+"""Bidirectional against causal (course chapter 1 §1.5): guess a hidden character from both sides or from the left.
+
+An encoder (BERT-style, attnlab.models.Encoder) is trained on masked-character prediction: some characters of
+a window are replaced by [MASK] and its token head guesses them from every other position, left and right.
+A GPT of the same size (attnlab.models.GPT) is trained as usual to guess the next character, so it predicts a
+character from the ones on its left only. Both train the same steps on the same windows; then every character
+(punctuation aside) of texts neither ever saw is hidden, one at a time, and each model guesses it, choosing
+among the characters (punctuation, <eot> and [MASK] are never a guess).
+
+The text is the generated couplets of mlm_task (the page's default: the answer to a 上联 character lies on its
+right, in the 下联) or real poems from a path (CLI and Python: e.g. 全唐诗 from the chinese-poetry collection).
+The split is by text: every 5th one is held out whole; no training window ever contains a held-out character.
+Accuracies are counted per verse too: the first verse of each couplet (出句, 上联) and the second (对句, 下联).
+Which model comes out ahead is read off the numbers, not assumed. That the causal model cannot see the right
+side is structural and checked exactly: changing every character after position i leaves its output at i
+unchanged (difference 0).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.i18n import t
+from attnlab.lessons import mlm_task
+from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.weights import redraw
+from attnlab.train import progress
+
+COUPLETS = "couplets"  # the corpus name of the built-in text
+BATCH, LR = 16, 3e-3
+N_LAYERS, N_HEADS = 2, 2
+POSITIONS = "rope"  # both models: q.k depends on the offset i - j, so "read my pair 6 places away" is one pattern
+MASK_GROUPS = 4  # each window is read 4 times, a different quarter of its characters hidden each time (below)
+HOLD_EVERY = 5  # text k is held out when k % 5 == 4
+N_EXAMPLES = 2  # held-out texts shown character by character
+CHUNK = 64  # targets guessed at once: (64, T, |V|) logits stay small even for a |V| of thousands
+TOP = 5  # guesses listed for the learner's own blank
+HOLES = ("[?]", "［?］", "[？]", "［？］", "?", "？")  # how a learner marks the blank: 床前?月光
+POEM_EXAMPLE = "床前?月光，疑是地上霜。"
+
+
+def context_of(corpus_name: str) -> int:
+    """Window length: a couplet is 12 characters with its marks, so 16 sees any character's pair; a poem's
+    couplet can be 16 (七言), so real poems get 32."""
+    return 16 if corpus_name == COUPLETS else 32
+
+
+PARAMS = (
+    Param("corpus", "str", "", max_len=4096, cli_only=True,
+          help="poems from a path (CLI and Python only): a chinese-poetry folder or glob, a .json file, or a .txt "
+               "with one poem a line; empty: the built-in generated couplets"),
+    Param("text", "str", "", max_len=31,
+          help="a line with one blank marked ? (床前?月光): both models' guesses for it; empty: the corpus's example"),
+    Param("steps", "int", 600, 20, 1500, step=10, help="training steps of each model"),
+    Param("d_model", "int", 32, 8, 128, step=8, help="model width of both models (2 heads, 2 layers)"),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
+)
+
+
+@dataclass
+class Guess:
+    char: str  # the hidden character
+    bidirectional: str  # the encoder's guess
+    causal: str  # the GPT's guess
+
+
+@dataclass
+class Example:
+    poem: str
+    guesses: list[Guess]  # one per masked character, in order
+
+
+@dataclass
+class Candidate:
+    char: str
+    p: float  # the model's probability for it, among the characters (punctuation, <eot>, [MASK] excluded)
+
+
+@dataclass
+class Fill:
+    text: str  # the learner's line, the blank shown as [?]
+    position: int  # the blank's index in the line (from 0)
+    bidirectional: list[Candidate]  # the encoder's TOP guesses, most probable first
+    causal: list[Candidate]  # the GPT's, from the characters left of the blank only
+
+
+@dataclass
+class MlmResult:
+    topic: str
+    params: dict
+    corpus: str  # "couplets" or the file or folder's name
+    n_poems: int
+    n_train_poems: int
+    n_test_poems: int  # held out whole: never inside a training window
+    n_train_chars: int
+    vocab_size: int  # characters + the end-of-text mark + [MASK]
+    context: int  # window length of both models
+    n_params: dict  # model -> parameters used (the encoder's unused classification head left out)
+    n_masked: int  # held-out characters hidden one at a time (punctuation is not)
+    n_unseen: int  # of them, characters that never occur in the training texts: no model can get them
+    correct: dict  # model -> how many it guessed right
+    accuracy: dict  # model -> correct / n_masked; "baseline": always the most frequent training character
+    n_by_verse: dict  # "first" (出句 / 上联) and "second" (对句 / 下联) -> hidden characters in such verses
+    by_verse: dict  # model -> {"first": accuracy, "second": accuracy}
+    chance: float | None  # couplets: 1 / 40, a guess among the pairs' characters; None for real poems
+    baseline_char: str
+    final_loss: dict  # model -> last training batch's loss
+    causal_right_change: float  # max |Δ logits| at positions <= i when every character after i changes: GPT
+    encoder_right_change: float  # the same for the encoder
+    fill: Fill
+    examples: list[Example]
+    claims: list[Claim]
+
+
+def read_poems(corpus: str) -> tuple[list[str], str]:
+    """The texts to split: the generated couplets (mlm_task), or poems from a path: a chinese-poetry folder or
+    glob (simplified script), a chinese-poetry .json file, or a .txt file with one poem a line."""
+    from pathlib import Path
+
+    from attnlab.text import read_corpus
+    from attnlab.text.poetry import is_poetry_collection, read_poetry
+
+    spec = corpus.strip()
+    if not spec:
+        return mlm_task.couplets(), COUPLETS
+    try:
+        texts = read_poetry(spec).poems if is_poetry_collection(spec) else read_corpus(spec)
+    except (ValueError, OSError) as err:  # OSError: a name too long, no permission ...
+        raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None
+    if len(texts) == 1:  # a .txt file: one poem a line
+        texts = [line.strip() for line in texts[0].splitlines() if line.strip()]
+    texts = list(dict.fromkeys(texts))  # a poem printed twice (唐诗三百首 has 14) must not sit on both sides of the split
+    if len(texts) < HOLD_EVERY:
+        raise ParamError(f"corpus needs at least {HOLD_EVERY} poems to hold one out, got {len(texts)}", "corpus",
+                         "explain.mlm.error.few_poems", n=len(texts), need=HOLD_EVERY)
+    return texts, Path(spec).name
+
+
+def split(poems: list[str]) -> tuple[list[str], list[str]]:
+    """(train, held-out): by whole text, every HOLD_EVERY-th one held out."""
+    return ([p for k, p in enumerate(poems) if k % HOLD_EVERY != HOLD_EVERY - 1],
+            [p for k, p in enumerate(poems) if k % HOLD_EVERY == HOLD_EVERY - 1])
+
+
+def maskable(ch: str) -> bool:
+    """A character worth guessing: not punctuation, not a space or line break."""
+    return not (ch.isspace() or unicodedata.category(ch).startswith("P"))
+
+
+def verse_parity(poem: str) -> list[int]:
+    """For each maskable character: 0 in a couplet's first verse (出句, 上联), 1 in its second (对句, 下联).
+    A verse ends at punctuation or a line break."""
+    out, verse, in_verse = [], 0, False
+    for ch in poem:
+        if maskable(ch):
+            out.append(verse % 2)
+            in_verse = True
+        elif in_verse:
+            verse, in_verse = verse + 1, False
+    return out
+
+
+def build(kind: str, vocab: int, d: int, context: int, seed: int):
+    """The two models, the same size: N_LAYERS blocks of width d, N_HEADS heads, weights drawn from the seed
+    alone (weights.redraw).
+
+    The encoder normalizes its summed embeddings (BERT's embedding LayerNorm, `embed_norm`): without it the
+    first attention layer reads vectors of size ~0.02 (the tables' initial scale), its scores q.k stay ~0, every
+    position averages the whole window, and the gradient that would sharpen them is ~|x|^2 as small. A GPT does
+    not need attention to start learning (the character it reads is the one before its target, on its own
+    position); a [MASK] position has nothing of its own. The norm adds 2d parameters (counted in n_params)."""
+    from attnlab.models import GPT, Encoder, EncoderConfig, GPTConfig
+
+    if kind == "causal":
+        model = GPT(GPTConfig(vocab_size=vocab, n_layers=N_LAYERS, d_model=d, n_heads=N_HEADS, context_length=context,
+                              positions=POSITIONS))
+    else:
+        model = Encoder(EncoderConfig(vocab_size=vocab, n_layers=N_LAYERS, d_model=d, n_heads=N_HEADS,
+                                      context_length=context, positions=POSITIONS, embed_norm=True))
+    return redraw(model, seed)
+
+
+def mask_groups(x: torch.Tensor, mask_id: int, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x (B, T) -> (inputs, hidden, targets), each (MASK_GROUPS * B, T): every character of every window is
+    hidden (replaced by [MASK]) in exactly one of MASK_GROUPS copies of it, so each step the encoder, like the
+    GPT, learns from every character of every window once; each copy hides a random ~1/MASK_GROUPS of them."""
+    group = torch.randint(MASK_GROUPS, x.shape, generator=g)  # (B, T): the copy that hides each character
+    hidden = (group[None] == torch.arange(MASK_GROUPS)[:, None, None]).flatten(0, 1)  # (K, B, T) -> (K*B, T)
+    targets = x.repeat(MASK_GROUPS, 1)  # (K*B, T): copy k is rows k*B .. k*B+B-1
+    return targets.masked_fill(hidden, mask_id), hidden, targets
+
+
+def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int, steps: int, seed: int):
+    """AdamW on random windows of the training stream: next-character loss (causal) or masked loss (encoder),
+    every character of every window a target once per step for both (mask_groups)."""
+    from attnlab.train.data import get_batch
+    from attnlab.train.loop import lm_loss
+
+    model = build(kind, vocab, d, context, seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR)
+    g = torch.Generator().manual_seed(seed)  # the same windows for both models
+    loss = torch.tensor(float("nan"))
+    for step in range(steps):
+        x, y = get_batch(stream, context, BATCH, g)  # (B, T) each
+        if kind == "causal":
+            loss = lm_loss(model, x, y)
+        else:
+            inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
+            h = model(inp)[hidden]  # (n, d): only the hidden positions go through the token head
+            loss = F.cross_entropy(model.token_head(h), targets[hidden])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        progress.report(kind, step + 1, steps)  # the page shows it while the models train
+    model.eval()
+    return model, float(loss.detach())
+
+
+def targets(poems: list[str], stream_start: int = 1) -> list[int]:
+    """Positions in token_stream(poems) (which starts with <eot>: see held_out_stream) of the maskable characters."""
+    out, at = [], stream_start
+    for poem in poems:
+        out += [at + i for i, ch in enumerate(poem) if maskable(ch)]
+        at += len(poem) + 1
+    return out
+
+
+def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, context: int) -> dict:
+    """Each model's logits (n, V) for stream[j], j in `where`: the encoder reads a window around j with [MASK]
+    at j, the GPT reads the (up to `context`) characters left of j and predicts the next one."""
+    N, T = len(stream), min(context, len(stream))
+    enc, gpt = models["bidirectional"], models["causal"]
+    out = {"bidirectional": [], "causal": [None] * len(where)}
+    with torch.no_grad():
+        for c in range(0, len(where), CHUNK):  # in chunks: a large corpus has tens of thousands of targets
+            js = where[c:c + CHUNK]
+            starts = [min(max(j - T // 2, 0), N - T) for j in js]
+            windows = torch.stack([stream[s:s + T] for s in starts])  # (n, T)
+            at = torch.tensor([j - s for j, s in zip(js, starts)])  # (n,)
+            rows = torch.arange(len(js))
+            windows[rows, at] = mask_id
+            out["bidirectional"].append(enc.token_head(enc(windows)[rows, at]))  # (n, V): the masked position only
+        by_len: dict[int, list[int]] = {}
+        for k, j in enumerate(where):
+            by_len.setdefault(min(j, context), []).append(k)
+        for n, ks in by_len.items():
+            for c in range(0, len(ks), CHUNK):
+                part = ks[c:c + CHUNK]
+                left = torch.stack([stream[where[k] - n:where[k]] for k in part])  # (m, n): the n characters left of j
+                for k, row in zip(part, gpt(left)[:, -1]):  # (m, V)
+                    out["causal"][k] = row
+    return {"bidirectional": torch.cat(out["bidirectional"]), "causal": torch.stack(out["causal"])}
+
+
+def predict(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, allowed: torch.Tensor,
+            context: int) -> dict:
+    """Each model's guess (n,) for stream[j], j in `where`, among the `allowed` ids (V,) bool: the maskable
+    characters, never punctuation, <eot> or [MASK]."""
+    off = torch.where(allowed, 0.0, float("-inf"))  # (V,)
+    if not where:
+        return {k: torch.empty(0, dtype=torch.long) for k in models}
+    return {k: (v + off).argmax(-1) for k, v in guess_logits(models, stream, where, mask_id, context).items()}
+
+
+def right_change(models: dict, stream: torch.Tensor, vocab_chars: int, context: int) -> dict:
+    """Change every token after position i of one window; the largest change of the outputs at positions <= i."""
+    T = min(context, len(stream))
+    x = stream[:T][None].clone()  # (1, T)
+    i = T // 2
+    y = x.clone()
+    y[0, i + 1:] = (x[0, i + 1:] + 1) % vocab_chars  # every later token a different character
+    out = {}
+    with torch.no_grad():
+        out["causal"] = float((models["causal"](y)[0, :i + 1] - models["causal"](x)[0, :i + 1]).abs().max())
+        enc = models["bidirectional"].token_logits
+        out["bidirectional"] = float((enc(y)[0, :i + 1] - enc(x)[0, :i + 1]).abs().max())
+    return out
+
+
+def parse_blank(text: str) -> tuple[str, int]:
+    """'床前?月光' -> ('床前月光' without the blank, 2): the line and where its one blank is."""
+    marks = [(text.find(h), h) for h in HOLES if h in text]
+    if not marks:
+        raise ParamError(f"text needs one blank marked ? (e.g. {POEM_EXAMPLE}), got {text!r}", "text",
+                         "explain.mlm.error.no_blank", example=POEM_EXAMPLE)
+    at, hole = min(marks, key=lambda m: (m[0], -len(m[1])))  # [?] before the ? inside it
+    rest = text[:at] + text[at + len(hole):]
+    if any(h in rest for h in HOLES):
+        raise ParamError(f"text has more than one blank: {text!r}", "text", "explain.mlm.error.two_blanks")
+    return rest, at
+
+
+@dataclass
+class Trained:
+    vocab_size: int
+    n_params: dict
+    n_train_chars: int
+    n_masked: int
+    n_unseen: int
+    correct: dict
+    n_by_verse: dict
+    correct_by_verse: dict
+    baseline_char: str
+    final_loss: dict
+    right: dict
+    examples: list
+    models: dict  # the trained models, for the learner's own blank
+    tokenizer: object
+    allowed: torch.Tensor
+
+
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=8)
+def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int) -> Trained:
+    """Train both models and guess every maskable held-out character; cached, so a second visit is instant."""
+    from attnlab.text import CharTokenizer
+    from attnlab.train.data import token_stream
+
+    train, test = split(list(poems))
+    tok = CharTokenizer.train(list(poems))  # every character has an id; a held-out-only one is never a training target
+    vocab = tok.vocab_size + 1  # + [MASK], the last id
+    mask_id = vocab - 1
+    train_stream = token_stream(train, tok)  # (N,) poem <eot> poem <eot> ...
+    test_stream = torch.cat([torch.tensor([tok.eot_id]), token_stream(test, tok)])  # <eot> first: every poem follows one
+    models, final_loss = {}, {}
+    for kind in ("bidirectional", "causal"):
+        progress.report(kind, 0, steps)  # both models listed from the start
+    for kind in ("bidirectional", "causal"):
+        models[kind], final_loss[kind] = train_one(kind, train_stream, vocab, d, context, steps, seed)
+    where = targets(test)
+    truth = test_stream[where]  # (n,)
+    allowed = torch.tensor([maskable(tok.token(i)) if i < len(tok.chars) else False for i in range(vocab)])  # (V,)
+    guesses = predict(models, test_stream, where, mask_id, allowed, context)
+    counts = torch.bincount(train_stream, minlength=vocab)
+    counts[~allowed] = 0  # the baseline guesses among the same characters
+    common = int(counts.argmax())
+    guesses["baseline"] = torch.full_like(truth, common)
+    right = {k: v == truth for k, v in guesses.items()}  # (n,) bool each
+    parity = torch.tensor([v for poem in test for v in verse_parity(poem)], dtype=torch.long)  # (n,)
+    n_by_verse = {name: int((parity == v).sum()) for v, name in enumerate(("first", "second"))}
+    correct_by_verse = {k: {name: int(r[parity == v].sum()) for v, name in enumerate(("first", "second"))}
+                        for k, r in right.items()}
+    seen = set(train_stream.tolist())
+    n_unseen = sum(int(j) not in seen for j in truth.tolist())
+    n_params = {"bidirectional": sum(p.numel() for n, p in models["bidirectional"].named_parameters() if not n.startswith("class_head")),
+                "causal": sum(p.numel() for p in models["causal"].parameters())}
+    examples, k = [], 0
+    for poem in test:
+        n = sum(maskable(ch) for ch in poem)
+        if len(examples) < N_EXAMPLES:
+            rows = range(k, k + n)
+            examples.append(Example(poem, [Guess(tok.token(int(truth[r])), tok.token(int(guesses["bidirectional"][r])),
+                                                 tok.token(int(guesses["causal"][r]))) for r in rows]))
+        k += n
+    return Trained(vocab, n_params, len(train_stream), len(where), n_unseen, {k: int(r.sum()) for k, r in right.items()},
+                   n_by_verse, correct_by_verse, tok.token(common), final_loss,
+                   right_change(models, test_stream, tok.vocab_size - 1, context), examples, models, tok, allowed)
+
+
+def fill_blank(tr: Trained, text: str, context: int) -> Fill:
+    """Both models' TOP guesses for the learner's blank; every other character must be one the models know."""
+    line, at = parse_blank(text)
+    unknown = tr.tokenizer.unknown(line)
+    if unknown:
+        raise ParamError(f"text has characters the models never saw: {''.join(unknown)}", "text",
+                         "explain.mlm.error.unknown_chars", chars="".join(unknown))
+    ids = [tr.tokenizer.eot_id] + tr.tokenizer.encode(line)  # <eot> first, as every training text follows one
+    j = at + 1  # the blank's place in ids
+    stream = torch.tensor(ids[:j] + [tr.vocab_size - 1] + ids[j:])  # (n + 2,): [MASK] where the blank is
+    logits = guess_logits(tr.models, stream, [j], tr.vocab_size - 1, context)  # each (1, V)
+    off = torch.where(tr.allowed, 0.0, float("-inf"))
+
+    def top(row: torch.Tensor) -> list[Candidate]:
+        p = torch.softmax(row + off, -1)  # (V,): among the characters only
+        vals, idx = p.topk(min(TOP, int(tr.allowed.sum())))
+        return [Candidate(tr.tokenizer.token(int(i)), float(v)) for v, i in zip(vals, idx)]
+
+    shown = line[:at] + "[?]" + line[at:]
+    return Fill(shown, at, top(logits["bidirectional"][0]), top(logits["causal"][0]))
+
+
+@lesson
+def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *,
+        lang: str = "zh") -> MlmResult:
+    """Train an encoder (masked characters) and a GPT (next character), then hide held-out characters one at a time."""
+    p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed))
+    if p["d_model"] % N_HEADS:
+        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
+                         width="d_model", d=p["d_model"], h=N_HEADS)
+    poems, name = read_poems(p["corpus"])
+    context = context_of(name)
+    blank = p["text"].strip() or (mlm_task.EXAMPLE if name == COUPLETS else POEM_EXAMPLE)
+    parse_blank(blank)  # a bad blank is refused before any training
+    with _lock:  # one computation at a time: two visits with the same settings share one cached answer
+        tr = trained(tuple(poems), p["steps"], p["d_model"], context, p["seed"])
+        fill = fill_blank(tr, blank, context)
+    train, test = split(poems)
+    n = tr.n_masked
+    accuracy = {k: (v / n if n else None) for k, v in tr.correct.items()}
+    by_verse = {k: {v: (c[v] / tr.n_by_verse[v] if tr.n_by_verse[v] else None) for v in c}
+                for k, c in tr.correct_by_verse.items()}
+    result = MlmResult("mlm", p, name, len(poems), len(train), len(test), tr.n_train_chars, tr.vocab_size, context,
+                       tr.n_params, n, tr.n_unseen, dict(tr.correct), accuracy, dict(tr.n_by_verse), by_verse,
+                       1 / len(mlm_task.CHARS) if name == COUPLETS else None, tr.baseline_char, tr.final_loss,
+                       tr.right["causal"], tr.right["bidirectional"], fill, tr.examples, [])
+    result.claims = claims_of(result, lang)
+    return result
+
+
+def chance_bound(p: float, n: int) -> float:
+    """Chance plus four standard deviations of a binomial share: a model at chance stays below it."""
+    return p + 4 * math.sqrt(p * (1 - p) / max(n, 1))
+
+
+def claims_of(r: MlmResult, lang: str) -> list[Claim]:
+    bi, causal = r.correct["bidirectional"], r.correct["causal"]
+    order = "ahead" if bi > causal else "behind" if bi < causal else "tie"
+    stated = {"ahead": bi > causal, "behind": bi < causal, "tie": bi == causal}[order]
+    acc = r.accuracy
+    claims = [
+        Claim("accuracy", t(f"explain.mlm.claim.{order}", lang, n=r.n_masked, poems=r.n_test_poems, bi=acc["bidirectional"],
+                            causal=acc["causal"], nb=bi, nc=causal, base=acc["baseline"], unseen=r.n_unseen),
+              acc["bidirectional"], acc["causal"], r.n_masked > 0 and stated),
+        Claim("causal_blind", t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
+              r.causal_right_change, 0.0, r.causal_right_change == 0.0 and r.encoder_right_change > 0.0),
+    ]
+    if r.chance is not None and r.n_by_verse["first"]:  # couplets: no left-only model can beat chance on a 上联
+        first = r.by_verse["causal"]["first"]
+        bound = chance_bound(r.chance, r.n_by_verse["first"])
+        claims.append(Claim("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=first, n=r.n_by_verse["first"],
+                                                     chance=r.chance, bound=bound, bi=r.by_verse["bidirectional"]["first"]),
+                            first, bound, first <= bound))
+    return claims
+
+
+__all__ = ["mlm", "MlmResult", "PARAMS", "split", "read_poems", "trained", "maskable", "verse_parity", "build",
+           "parse_blank", "COUPLETS"]
