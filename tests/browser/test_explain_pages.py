@@ -28,6 +28,7 @@ SMALL = {
     "one-hot": {"d_model": "8", "train_steps": "20"},
     "seq2seq": {"steps": "100", "n_test": "5", "text": "2026"},
     "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
+    "mlm": {"steps": "20", "d_model": "8"},
 }
 
 
@@ -242,7 +243,7 @@ def test_topics_load_with_javascript_and_switch_language(open_page):
 ROWS = """(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map(r => [...r.querySelectorAll('[data-value]')]
   .map(c => Number(c.dataset.value)))"""
 CHANGE = {"norms": ("seed", "3"), "context-vectors": ("sentence_b", "苹果手机"), "one-hot": ("seed", "1"),
-          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128")}
+          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128"), "mlm": ("text", "天山红日?，地水绿月低。")}
 
 
 def table_rows(topic: str, data: dict) -> dict[str, list]:
@@ -257,6 +258,10 @@ def table_rows(topic: str, data: dict) -> dict[str, list]:
         return {"#neighbour-tables": [[n["cos"], n["cos_init"], n["context"]] for q in data["queries"] for n in q["neighbours"]]}
     if topic == "rnn-gradients":
         return {"#gradient-table": data["linear"]["measured"]}
+    if topic == "mlm":
+        verse = [[data["by_verse"][k][v] for v in ("first", "second")] for k in ("bidirectional", "causal", "baseline")]
+        return {"#mlm-fill": [[c["p"]] for k in ("bidirectional", "causal") for c in data["fill"][k]],
+                "#mlm-verse": verse + [[data["chance"], data["chance"]]]}
     return {}
 
 

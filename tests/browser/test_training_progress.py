@@ -17,6 +17,7 @@ from attnlab.web.pages import explain as explain_pages
 CASES = [  # a seed no other test trains, so this visit is the first
     ("seq2seq", {"steps": "100", "n_test": "5", "text": "2026", "seed": "4343"}, ["no_attention", "bahdanau", "transformer"], "en", True),
     ("seq2seq", {"steps": "100", "n_test": "5", "text": "2026", "seed": "4344"}, ["no_attention", "bahdanau", "transformer"], "zh", False),
+    ("mlm", {"steps": "20", "d_model": "8", "seed": "4345"}, ["bidirectional", "causal"], "zh", True),
 ]
 
 
@@ -26,7 +27,7 @@ SHOWN = """() => ({title: document.getElementById('training-h').textContent,
   claims: document.querySelectorAll('#claims-h').length})"""
 
 
-@pytest.mark.parametrize("topic, params, models, lang, js", CASES, ids=["seq2seq-en-js-on", "seq2seq-zh-js-off"])
+@pytest.mark.parametrize("topic, params, models, lang, js", CASES, ids=["seq2seq-en-js-on", "seq2seq-zh-js-off", "mlm-zh-js-on"])
 def test_a_first_visit_shows_the_training_then_the_results(open_page, monkeypatch, topic, params, models, lang, js):
     gate, real = threading.Event(), progress.report
 

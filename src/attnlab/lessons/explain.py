@@ -81,8 +81,8 @@ TOPICS: dict[str, Topic] = {
         Topic("context-vectors", "context_vectors", "context_vectors"),
         Topic("one-hot", "one_hot", "one_hot"),
         Topic("seq2seq", "seq2seq", "seq2seq"),
-        Topic("mlm", "mlm", "mlm"),
         Topic("break", "break_it", "break_it"),
+        Topic("mlm", "mlm", "mlm"),
     )
 }
 

@@ -58,7 +58,7 @@ PARAMS = (
                "with one poem a line; empty: the built-in generated couplets"),
     Param("text", "str", "", max_len=31,
           help="a line with one blank marked ? (床前?月光): both models' guesses for it; empty: the corpus's example"),
-    Param("steps", "int", 600, 20, 1500, step=10, help="training steps of each model"),
+    Param("steps", "int", 600, 20, 1000, step=10, help="training steps of each model"),
     Param("d_model", "int", 32, 8, 128, step=8, help="model width of both models (2 heads, 2 layers)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
