@@ -232,31 +232,30 @@ def targets(poems: list[str], stream_start: int = 1) -> list[int]:
     return out
 
 
-def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, context: int) -> dict:
-    """Each model's logits (n, V) for stream[j], j in `where`: the encoder reads a window around j with [MASK]
-    at j, the GPT reads the (up to `context`) characters left of j and predicts the next one."""
+def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, context: int):
+    """Yield (model, ks, logits (m, V)) chunk by chunk: each model's logits for stream[where[k]], k in ks. The
+    encoder reads a window around the target with [MASK] on it, the GPT the (up to `context`) characters left of
+    it, predicting the next one. In chunks: a corpus has ~10^5 targets and ~10^4 characters, too many logits to
+    hold at once."""
     N, T = len(stream), min(context, len(stream))
     enc, gpt = models["bidirectional"], models["causal"]
-    out = {"bidirectional": [], "causal": [None] * len(where)}
     with torch.no_grad():
-        for c in range(0, len(where), CHUNK):  # in chunks: a large corpus has tens of thousands of targets
+        for c in range(0, len(where), CHUNK):
             js = where[c:c + CHUNK]
             starts = [min(max(j - T // 2, 0), N - T) for j in js]
-            windows = torch.stack([stream[s:s + T] for s in starts])  # (n, T)
-            at = torch.tensor([j - s for j, s in zip(js, starts)])  # (n,)
+            windows = torch.stack([stream[s:s + T] for s in starts])  # (m, T)
+            at = torch.tensor([j - s for j, s in zip(js, starts)])  # (m,)
             rows = torch.arange(len(js))
             windows[rows, at] = mask_id
-            out["bidirectional"].append(enc.token_head(enc(windows)[rows, at]))  # (n, V): the masked position only
+            yield "bidirectional", list(range(c, c + len(js))), enc.token_head(enc(windows)[rows, at])  # (m, V)
         by_len: dict[int, list[int]] = {}
         for k, j in enumerate(where):
             by_len.setdefault(min(j, context), []).append(k)
         for n, ks in by_len.items():
             for c in range(0, len(ks), CHUNK):
                 part = ks[c:c + CHUNK]
-                left = torch.stack([stream[where[k] - n:where[k]] for k in part])  # (m, n): the n characters left of j
-                for k, row in zip(part, gpt(left)[:, -1]):  # (m, V)
-                    out["causal"][k] = row
-    return {"bidirectional": torch.cat(out["bidirectional"]), "causal": torch.stack(out["causal"])}
+                left = torch.stack([stream[where[k] - n:where[k]] for k in part])  # (m, n): the n characters left
+                yield "causal", part, gpt(left)[:, -1]  # (m, V)
 
 
 def predict(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, allowed: torch.Tensor,
@@ -264,9 +263,10 @@ def predict(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, 
     """Each model's guess (n,) for stream[j], j in `where`, among the `allowed` ids (V,) bool: the maskable
     characters, never punctuation, <eot> or [MASK]."""
     off = torch.where(allowed, 0.0, float("-inf"))  # (V,)
-    if not where:
-        return {k: torch.empty(0, dtype=torch.long) for k in models}
-    return {k: (v + off).argmax(-1) for k, v in guess_logits(models, stream, where, mask_id, context).items()}
+    out = {k: torch.empty(len(where), dtype=torch.long) for k in models}
+    for kind, ks, logits in guess_logits(models, stream, where, mask_id, context):
+        out[kind][ks] = (logits + off).argmax(-1)
+    return out
 
 
 def right_change(models: dict, stream: torch.Tensor, vocab_chars: int, context: int) -> dict:
@@ -376,7 +376,7 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
     ids = [tr.tokenizer.eot_id] + tr.tokenizer.encode(line)  # <eot> first, as every training text follows one
     j = at + 1  # the blank's place in ids
     stream = torch.tensor(ids[:j] + [tr.vocab_size - 1] + ids[j:])  # (n + 2,): [MASK] where the blank is
-    logits = guess_logits(tr.models, stream, [j], tr.vocab_size - 1, context)  # each (1, V)
+    logits = {kind: row for kind, _, row in guess_logits(tr.models, stream, [j], tr.vocab_size - 1, context)}  # (1, V) each
     off = torch.where(tr.allowed, 0.0, float("-inf"))
 
     def top(row: torch.Tensor) -> list[Candidate]:
