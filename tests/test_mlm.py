@@ -23,6 +23,8 @@ from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.params import ParamError
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+
 SMALL = {"steps": 20, "d_model": 8}
 
 
@@ -122,18 +124,18 @@ def test_accuracies_are_the_counts_of_right_guesses():
     _, test = M.split(mlm_task.couplets())
     assert r.n_masked == sum(M.maskable(ch) for p in test for ch in p) == 10 * len(test)
     assert r.n_by_verse == {"first": 5 * len(test), "second": 5 * len(test)}
-    for k in ("bidirectional", "causal", "baseline"):
+    for k in (*M.MODELS, "baseline"):
         assert r.accuracy[k] == r.correct[k] / r.n_masked
         by = r.by_verse[k]
         assert round(by["first"] * r.n_by_verse["first"] + by["second"] * r.n_by_verse["second"]) == r.correct[k]
     assert [e.poem for e in r.examples] == test[: len(r.examples)]
     for e in r.examples:
         assert [g.char for g in e.guesses] == [ch for ch in e.poem if M.maskable(ch)]
-        assert all(M.maskable(g.bidirectional) and M.maskable(g.causal) for g in e.guesses)
-    for k in ("bidirectional", "causal"):
+        assert all(M.maskable(getattr(g, k)) for g in e.guesses for k in M.MODELS)
+    for k in M.MODELS:
         right = sum(getattr(g, k) == g.char for e in r.examples for g in e.guesses)
         assert right <= r.correct[k] and r.correct[k] - right <= r.n_masked - sum(len(e.guesses) for e in r.examples)
-    for kind in ("bidirectional", "causal"):  # the learner's blank: top guesses, most probable first, among characters
+    for kind in M.MODELS:  # the learner's blank: top guesses, most probable first, among characters
         ps = [c.p for c in getattr(r.fill, kind)]
         assert len(ps) == M.TOP and ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1 + 1e-6
         assert all(c.char in mlm_task.CHARS for c in getattr(r.fill, kind))
@@ -146,11 +148,13 @@ def test_at_the_defaults_both_sides_win_exactly_where_the_answer_is_on_the_right
     the GPT gets the 下联 (its pair is on the left) and is at chance on the 上联 (its pair is on the right)."""
     r = M.mlm(seed=seed, lang="en")
     assert all(c.holds for c in r.claims), [c.text for c in r.claims if not c.holds]
-    assert [c.id for c in r.claims] == ["accuracy", "causal_blind", "first_verse_chance"]
+    assert [c.id for c in r.claims] == ["accuracy", "causal_blind", "direction", "shortcut", "first_verse_chance"]
     assert r.by_verse["bidirectional"]["first"] >= 0.9 and r.by_verse["bidirectional"]["second"] >= 0.9
     assert r.by_verse["causal"]["second"] >= 0.9
     n, p = r.n_by_verse["first"], 1 / 40
-    assert r.by_verse["causal"]["first"] <= p + 4 * (p * (1 - p) / n) ** 0.5  # binomial: chance, not learning
+    for left_only in ("causal", "causal_fill"):
+        assert r.by_verse[left_only]["first"] <= p + 4 * (p * (1 - p) / n) ** 0.5  # binomial: chance, not learning
+    assert r.held_out_loss["bidirectional"] < r.held_out_loss["causal_fill"]  # the direction alone, on the same task
     assert r.accuracy["bidirectional"] > r.accuracy["causal"] and "ahead" in r.claims[0].text
     assert r.fill.bidirectional[0].char == "山"  # 天?…，地水…: only the 水 on the right says 山
 
@@ -174,7 +178,7 @@ def test_api_cli_and_python_give_the_same_numbers():
     out = CliRunner().invoke(app, ["explain", "mlm", "--steps", "20", "--d-model", "8", "--json", "--lang", "en"])
     assert out.exit_code == 0, out.output
     cli = json.loads(out.stdout)
-    for key in ("accuracy", "correct", "n_masked", "by_verse", "final_loss", "causal_right_change",
+    for key in ("accuracy", "correct", "n_masked", "by_verse", "held_out_loss", "final_loss", "causal_right_change",
                 "encoder_right_change", "fill", "claims"):
         assert py[key] == api[key] == cli[key], key
 
@@ -189,7 +193,7 @@ def test_a_txt_corpus_is_split_by_poem(tmp_path):
     txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = M.mlm(corpus=str(txt), **SMALL)
     assert (r.n_poems, r.n_train_poems, r.n_test_poems, r.corpus) == (10, 8, 2, "poems.txt")
-    assert r.chance is None and [c.id for c in r.claims] == ["accuracy", "causal_blind"]
+    assert r.chance is None and [c.id for c in r.claims] == ["accuracy", "causal_blind", "direction", "shortcut"]
     assert r.fill.text == "床前[?]月光，疑是地上霜。"  # a poem corpus's own example blank
     few = tmp_path / "few.txt"
     few.write_text("\n".join(lines[:3] * 2), encoding="utf-8")  # 3 poems, each twice: kept once
@@ -211,3 +215,25 @@ def test_real_poems_from_the_shared_data():
     assert r.n_by_verse["first"] + r.n_by_verse["second"] == r.n_masked == sum(M.maskable(c) for p in test for c in p) > 1000
     assert all(c.holds for c in r.claims), [c.text for c in r.claims if not c.holds]
     assert r.fill.text == "床前[?]月光，疑是地上霜。" and len(r.fill.causal) == M.TOP
+
+
+def test_the_held_out_loss_is_the_cross_entropy_of_each_guess():
+    """The GPT's mean -ln p over the held-out characters, redone one character at a time with F.cross_entropy."""
+    import torch.nn.functional as F
+
+    r = M.mlm(**SMALL)
+    poems = tuple(mlm_task.couplets())
+    tr = M.trained(poems, SMALL["steps"], SMALL["d_model"], r.context, 0)
+    _, test = M.split(list(poems))
+    ids = [tr.tokenizer.eot_id]
+    for poem in test:
+        ids += tr.tokenizer.encode(poem) + [tr.tokenizer.eot_id]
+    stream = torch.tensor(ids)
+    off = torch.where(tr.allowed, 0.0, float("-inf"))
+    losses = []
+    with torch.no_grad():
+        for j in M.targets(test):
+            logits = tr.models["causal"](stream[max(0, j - r.context):j][None])[0, -1]  # (V,)
+            losses.append(float(F.cross_entropy((logits + off)[None], stream[j][None])))
+    assert len(losses) == r.n_masked
+    assert r.held_out_loss["causal"] == pytest.approx(sum(losses) / len(losses), rel=1e-5)

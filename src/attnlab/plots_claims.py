@@ -70,19 +70,19 @@ def plot_one_hot(r, fig, tr: Labels) -> None:
 def plot_mlm(r, fig, tr: Labels) -> None:
     from attnlab.i18n import t
 
-    ax1, ax2, ax3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1, 2]})
-    kinds = ("bidirectional", "causal", "baseline")
-    colors = (RED, BLUE, GREY)
+    ax1, ax2, ax3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1.2, 2]})
+    kinds = ("bidirectional", "causal", "causal_fill", "baseline")
+    colors = (RED, BLUE, "#8e44ad", GREY)
     acc = [r.accuracy[k] or 0.0 for k in kinds]
-    bars = ax1.bar(range(3), acc, color=colors)
+    bars = ax1.bar(range(4), acc, color=colors)
     for bar, k in zip(bars, kinds):
         ax1.annotate(f"{r.correct[k]}/{r.n_masked}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                      ha="center", va="bottom", fontsize=8, color=INK)
-    ax1.set_xticks(range(3), [t(f"explain.mlm.model.{k}", tr.lang) for k in kinds], fontsize=7, rotation=20)
+    ax1.set_xticks(range(4), [t(f"explain.mlm.model.{k}", tr.lang) for k in kinds], fontsize=6, rotation=25)
     ax1.set(ylabel=tr("mlm.acc"), ylim=(0, 1.1))
-    for i, (k, color) in enumerate(zip(kinds[:2], colors[:2])):  # by verse: first and second, side by side
+    for i, (k, color) in enumerate(zip(kinds[:3], colors[:3])):  # by verse: first and second, side by side
         vals = [r.by_verse[k][v] or 0.0 for v in ("first", "second")]
-        ax2.bar(np.arange(2) + (i - 0.5) * 0.38, vals, 0.38, color=color, label=t(f"explain.mlm.model.{k}", tr.lang))
+        ax2.bar(np.arange(2) + (i - 1) * 0.27, vals, 0.27, color=color, label=t(f"explain.mlm.model.{k}", tr.lang))
     if r.chance is not None:
         ax2.axhline(r.chance, color=GREY, ls="--", lw=1, label=t("explain.mlm.chance", tr.lang))
     ax2.set_xticks(range(2), [t(f"explain.mlm.verse.{v}", tr.lang) for v in ("first", "second")], fontsize=7)
@@ -91,7 +91,7 @@ def plot_mlm(r, fig, tr: Labels) -> None:
     ax3.axis("off")
     ax3.set_title(tr("mlm.example"), fontsize=10)
     guesses = [g for ex in r.examples for g in ex.guesses][:20]
-    rows = (("char", INK), ("bidirectional", RED), ("causal", BLUE))
+    rows = (("char", INK), ("bidirectional", RED), ("causal", BLUE), ("causal_fill", "#8e44ad"))
     for i, (name, color) in enumerate(rows):
         label = t("explain.mlm.char", tr.lang) if name == "char" else t(f"explain.mlm.model.{name}", tr.lang)
         ax3.text(-0.02, 1 - (i + 1) * 0.12, label, ha="right", va="center", fontsize=8, color=color, transform=ax3.transAxes)

@@ -259,8 +259,9 @@ def table_rows(topic: str, data: dict) -> dict[str, list]:
     if topic == "rnn-gradients":
         return {"#gradient-table": data["linear"]["measured"]}
     if topic == "mlm":
-        verse = [[data["by_verse"][k][v] for v in ("first", "second")] for k in ("bidirectional", "causal", "baseline")]
-        return {"#mlm-fill": [[c["p"]] for k in ("bidirectional", "causal") for c in data["fill"][k]],
+        models = ("bidirectional", "causal", "causal_fill")
+        verse = [[data["by_verse"][k][v] for v in ("first", "second")] for k in (*models, "baseline")]
+        return {"#mlm-fill": [[c["p"]] for k in models for c in data["fill"][k]],
                 "#mlm-verse": verse + [[data["chance"], data["chance"]]]}
     return {}
 

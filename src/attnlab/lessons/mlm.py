@@ -3,7 +3,11 @@
 An encoder (BERT-style, attnlab.models.Encoder) is trained on masked-character prediction: some characters of
 a window are replaced by [MASK] and its token head guesses them from every other position, left and right.
 A GPT of the same size (attnlab.models.GPT) is trained as usual to guess the next character, so it predicts a
-character from the ones on its left only. Both train the same steps on the same windows; then every character
+character from the ones on its left only. A third model, the same GPT, is trained on the encoder's own task (fill
+the [MASK]) with its causal mask: left only, like the GPT, but like the encoder it must fetch every clue through
+attention, since the [MASK] on its own position says nothing. So bidirectional against causal_fill changes the
+direction alone; causal against causal_fill shows what reading the previous character on one's own position is
+worth. All three train the same steps on the same windows; then every character
 (punctuation aside) of texts neither ever saw is hidden, one at a time, and each model guesses it, choosing
 among the characters (punctuation, <eot> and [MASK] are never a guess).
 
@@ -34,6 +38,7 @@ from attnlab.lessons.weights import redraw
 from attnlab.train import progress
 
 COUPLETS = "couplets"  # the corpus name of the built-in text
+MODELS = ("bidirectional", "causal", "causal_fill")  # encoder (fill the blank), GPT (next character), GPT (fill the blank)
 BATCH, LR = 16, 3e-3
 N_LAYERS, N_HEADS = 2, 2
 POSITIONS = "rope"  # both models: q.k depends on the offset i - j, so "read my pair 6 places away" is one pattern
@@ -69,6 +74,7 @@ class Guess:
     char: str  # the hidden character
     bidirectional: str  # the encoder's guess
     causal: str  # the GPT's guess
+    causal_fill: str  # the guess of the GPT trained to fill the blank from the left
 
 
 @dataclass
@@ -89,6 +95,7 @@ class Fill:
     position: int  # the blank's index in the line (from 0)
     bidirectional: list[Candidate]  # the encoder's TOP guesses, most probable first
     causal: list[Candidate]  # the GPT's, from the characters left of the blank only
+    causal_fill: list[Candidate]  # the fill-the-blank GPT's, from the same characters
 
 
 @dataclass
@@ -107,6 +114,7 @@ class MlmResult:
     n_unseen: int  # of them, characters that never occur in the training texts: no model can get them
     correct: dict  # model -> how many it guessed right
     accuracy: dict  # model -> correct / n_masked; "baseline": always the most frequent training character
+    held_out_loss: dict  # model -> mean -ln p(the hidden character) over the held-out characters (p among characters)
     n_by_verse: dict  # "first" (出句 / 上联) and "second" (对句 / 下联) -> hidden characters in such verses
     by_verse: dict  # model -> {"first": accuracy, "second": accuracy}
     chance: float | None  # couplets: 1 / 40, a guess among the pairs' characters; None for real poems
@@ -178,7 +186,7 @@ def build(kind: str, vocab: int, d: int, context: int, seed: int):
     position); a [MASK] position has nothing of its own. The norm adds 2d parameters (counted in n_params)."""
     from attnlab.models import GPT, Encoder, EncoderConfig, GPTConfig
 
-    if kind == "causal":
+    if kind in ("causal", "causal_fill"):
         model = GPT(GPTConfig(vocab_size=vocab, n_layers=N_LAYERS, d_model=d, n_heads=N_HEADS, context_length=context,
                               positions=POSITIONS))
     else:
@@ -198,8 +206,8 @@ def mask_groups(x: torch.Tensor, mask_id: int, g: torch.Generator) -> tuple[torc
 
 
 def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int, steps: int, seed: int):
-    """AdamW on random windows of the training stream: next-character loss (causal) or masked loss (encoder),
-    every character of every window a target once per step for both (mask_groups)."""
+    """AdamW on random windows of the training stream: next-character loss (causal) or masked loss (the encoder and
+    causal_fill), every character of every window a target once per step for each (mask_groups)."""
     from attnlab.train.data import get_batch
     from attnlab.train.loop import lm_loss
 
@@ -211,6 +219,9 @@ def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int,
         x, y = get_batch(stream, context, BATCH, g)  # (B, T) each
         if kind == "causal":
             loss = lm_loss(model, x, y)
+        elif kind == "causal_fill":  # the GPT's logits at each [MASK], which it reads with the characters on its left
+            inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
+            loss = F.cross_entropy(model(inp)[hidden], targets[hidden])
         else:
             inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
             h = model(inp)[hidden]  # (n, d): only the hidden positions go through the token head
@@ -238,7 +249,7 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
     it, predicting the next one. In chunks: a corpus has ~10^5 targets and ~10^4 characters, too many logits to
     hold at once."""
     N, T = len(stream), min(context, len(stream))
-    enc, gpt = models["bidirectional"], models["causal"]
+    enc, gpt, fill = models["bidirectional"], models["causal"], models["causal_fill"]
     with torch.no_grad():
         for c in range(0, len(where), CHUNK):
             js = where[c:c + CHUNK]
@@ -256,17 +267,29 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
                 part = ks[c:c + CHUNK]
                 left = torch.stack([stream[where[k] - n:where[k]] for k in part])  # (m, n): the n characters left
                 yield "causal", part, gpt(left)[:, -1]  # (m, V)
+        by_len = {}
+        for k, j in enumerate(where):  # causal_fill reads up to context - 1 characters and the [MASK]
+            by_len.setdefault(min(j, context - 1), []).append(k)
+        for n, ks in by_len.items():
+            for c in range(0, len(ks), CHUNK):
+                part = ks[c:c + CHUNK]
+                left = torch.stack([torch.cat([stream[where[k] - n:where[k]], torch.tensor([mask_id])]) for k in part])
+                yield "causal_fill", part, fill(left)[:, -1]  # (m, V): the output at the [MASK]
 
 
 def predict(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, allowed: torch.Tensor,
-            context: int) -> dict:
-    """Each model's guess (n,) for stream[j], j in `where`, among the `allowed` ids (V,) bool: the maskable
-    characters, never punctuation, <eot> or [MASK]."""
+            context: int) -> tuple[dict, dict]:
+    """Each model's guess (n,) for stream[j], j in `where`, among the `allowed` ids (V,) bool (the maskable
+    characters, never punctuation, <eot> or [MASK]), and its -ln p of the true stream[j] (n,), p among the same."""
     off = torch.where(allowed, 0.0, float("-inf"))  # (V,)
-    out = {k: torch.empty(len(where), dtype=torch.long) for k in models}
+    truth = stream[where]  # (n,)
+    guess = {k: torch.empty(len(where), dtype=torch.long) for k in models}
+    nll = {k: torch.empty(len(where), dtype=torch.float64) for k in models}
     for kind, ks, logits in guess_logits(models, stream, where, mask_id, context):
-        out[kind][ks] = (logits + off).argmax(-1)
-    return out
+        logp = torch.log_softmax(logits + off, -1)  # (m, V)
+        guess[kind][ks] = logp.argmax(-1)
+        nll[kind][ks] = -logp.gather(1, truth[ks][:, None])[:, 0].double()
+    return guess, nll
 
 
 def right_change(models: dict, stream: torch.Tensor, vocab_chars: int, context: int) -> dict:
@@ -305,6 +328,7 @@ class Trained:
     n_masked: int
     n_unseen: int
     correct: dict
+    held_out_loss: dict
     n_by_verse: dict
     correct_by_verse: dict
     baseline_char: str
@@ -321,7 +345,7 @@ _lock = threading.Lock()
 
 @lru_cache(maxsize=8)
 def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int) -> Trained:
-    """Train both models and guess every maskable held-out character; cached, so a second visit is instant."""
+    """Train the three models and guess every maskable held-out character; cached, so a second visit is instant."""
     from attnlab.text import CharTokenizer
     from attnlab.train.data import token_stream
 
@@ -332,14 +356,14 @@ def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int)
     train_stream = token_stream(train, tok)  # (N,) poem <eot> poem <eot> ...
     test_stream = torch.cat([torch.tensor([tok.eot_id]), token_stream(test, tok)])  # <eot> first: every poem follows one
     models, final_loss = {}, {}
-    for kind in ("bidirectional", "causal"):
-        progress.report(kind, 0, steps)  # both models listed from the start
-    for kind in ("bidirectional", "causal"):
+    for kind in MODELS:
+        progress.report(kind, 0, steps)  # every model listed from the start
+    for kind in MODELS:
         models[kind], final_loss[kind] = train_one(kind, train_stream, vocab, d, context, steps, seed)
     where = targets(test)
     truth = test_stream[where]  # (n,)
     allowed = torch.tensor([maskable(tok.token(i)) if i < len(tok.chars) else False for i in range(vocab)])  # (V,)
-    guesses = predict(models, test_stream, where, mask_id, allowed, context)
+    guesses, nll = predict(models, test_stream, where, mask_id, allowed, context)
     counts = torch.bincount(train_stream, minlength=vocab)
     counts[~allowed] = 0  # the baseline guesses among the same characters
     common = int(counts.argmax())
@@ -351,23 +375,23 @@ def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int)
                         for k, r in right.items()}
     seen = set(train_stream.tolist())
     n_unseen = sum(int(j) not in seen for j in truth.tolist())
-    n_params = {"bidirectional": sum(p.numel() for n, p in models["bidirectional"].named_parameters() if not n.startswith("class_head")),
-                "causal": sum(p.numel() for p in models["causal"].parameters())}
+    n_params = {k: sum(p.numel() for n, p in m.named_parameters() if not n.startswith("class_head")) for k, m in models.items()}
     examples, k = [], 0
     for poem in test:
         n = sum(maskable(ch) for ch in poem)
         if len(examples) < N_EXAMPLES:
             rows = range(k, k + n)
-            examples.append(Example(poem, [Guess(tok.token(int(truth[r])), tok.token(int(guesses["bidirectional"][r])),
-                                                 tok.token(int(guesses["causal"][r]))) for r in rows]))
+            examples.append(Example(poem, [Guess(tok.token(int(truth[r])), *[tok.token(int(guesses[k][r])) for k in MODELS])
+                                           for r in rows]))
         k += n
+    held_out_loss = {k: float(v.mean()) if len(v) else None for k, v in nll.items()}
     return Trained(vocab, n_params, len(train_stream), len(where), n_unseen, {k: int(r.sum()) for k, r in right.items()},
-                   n_by_verse, correct_by_verse, tok.token(common), final_loss,
+                   held_out_loss, n_by_verse, correct_by_verse, tok.token(common), final_loss,
                    right_change(models, test_stream, tok.vocab_size - 1, context), examples, models, tok, allowed)
 
 
 def fill_blank(tr: Trained, text: str, context: int) -> Fill:
-    """Both models' TOP guesses for the learner's blank; every other character must be one the models know."""
+    """Each model's TOP guesses for the learner's blank; every other character must be one the models know."""
     line, at = parse_blank(text)
     unknown = tr.tokenizer.unknown(line)
     if unknown:
@@ -385,13 +409,14 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
         return [Candidate(tr.tokenizer.token(int(i)), float(v)) for v, i in zip(vals, idx)]
 
     shown = line[:at] + "[?]" + line[at:]
-    return Fill(shown, at, top(logits["bidirectional"][0]), top(logits["causal"][0]))
+    return Fill(shown, at, *[top(logits[k][0]) for k in MODELS])
 
 
 @lesson
 def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *,
         lang: str = "zh") -> MlmResult:
-    """Train an encoder (masked characters) and a GPT (next character), then hide held-out characters one at a time."""
+    """Train an encoder (masked characters), a GPT (next character) and a GPT filling masked characters from the
+    left, then hide held-out characters one at a time."""
     p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed))
     if p["d_model"] % N_HEADS:
         raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
@@ -409,7 +434,8 @@ def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, s
     by_verse = {k: {v: (c[v] / tr.n_by_verse[v] if tr.n_by_verse[v] else None) for v in c}
                 for k, c in tr.correct_by_verse.items()}
     result = MlmResult("mlm", p, name, len(poems), len(train), len(test), tr.n_train_chars, tr.vocab_size, context,
-                       tr.n_params, n, tr.n_unseen, dict(tr.correct), accuracy, dict(tr.n_by_verse), by_verse,
+                       tr.n_params, n, tr.n_unseen, dict(tr.correct), accuracy, dict(tr.held_out_loss),
+                       dict(tr.n_by_verse), by_verse,
                        1 / len(mlm_task.CHARS) if name == COUPLETS else None, tr.baseline_char, tr.final_loss,
                        tr.right["causal"], tr.right["bidirectional"], fill, tr.examples, [])
     result.claims = claims_of(result, lang)
@@ -421,26 +447,36 @@ def chance_bound(p: float, n: int) -> float:
     return p + 4 * math.sqrt(p * (1 - p) / max(n, 1))
 
 
+def order(a: float, b: float) -> str:
+    """How a compares with b, as measured: the claim's wording follows the numbers, never the other way round."""
+    return "ahead" if a > b else "behind" if a < b else "tie"
+
+
 def claims_of(r: MlmResult, lang: str) -> list[Claim]:
     bi, causal = r.correct["bidirectional"], r.correct["causal"]
-    order = "ahead" if bi > causal else "behind" if bi < causal else "tie"
-    stated = {"ahead": bi > causal, "behind": bi < causal, "tie": bi == causal}[order]
-    acc = r.accuracy
+    acc, loss = r.accuracy, r.held_out_loss
+    said = order(bi, causal)
     claims = [
-        Claim("accuracy", t(f"explain.mlm.claim.{order}", lang, n=r.n_masked, poems=r.n_test_poems, bi=acc["bidirectional"],
+        Claim("accuracy", t(f"explain.mlm.claim.{said}", lang, n=r.n_masked, poems=r.n_test_poems, bi=acc["bidirectional"],
                             causal=acc["causal"], nb=bi, nc=causal, base=acc["baseline"], unseen=r.n_unseen),
-              acc["bidirectional"], acc["causal"], r.n_masked > 0 and stated),
+              acc["bidirectional"], acc["causal"], r.n_masked > 0 and order(bi, causal) == said),
         Claim("causal_blind", t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
               r.causal_right_change, 0.0, r.causal_right_change == 0.0 and r.encoder_right_change > 0.0),
     ]
+    if r.n_masked:  # lower held-out loss is better: -loss orders the models like accuracy does
+        for cid, a, b in (("direction", "bidirectional", "causal_fill"), ("shortcut", "causal", "causal_fill")):
+            said = order(-loss[a], -loss[b])
+            claims.append(Claim(cid, t(f"explain.mlm.claim.{cid}.{said}", lang, la=loss[a], lb=loss[b], aa=acc[a], ab=acc[b]),
+                                loss[a], loss[b], order(-loss[a], -loss[b]) == said))
     if r.chance is not None and r.n_by_verse["first"]:  # couplets: no left-only model can beat chance on a 上联
-        first = r.by_verse["causal"]["first"]
+        first = max(r.by_verse["causal"]["first"], r.by_verse["causal_fill"]["first"])
         bound = chance_bound(r.chance, r.n_by_verse["first"])
-        claims.append(Claim("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=first, n=r.n_by_verse["first"],
+        claims.append(Claim("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=r.by_verse["causal"]["first"],
+                                                     fill=r.by_verse["causal_fill"]["first"], n=r.n_by_verse["first"],
                                                      chance=r.chance, bound=bound, bi=r.by_verse["bidirectional"]["first"]),
                             first, bound, first <= bound))
     return claims
 
 
-__all__ = ["mlm", "MlmResult", "PARAMS", "split", "read_poems", "trained", "maskable", "verse_parity", "build",
+__all__ = ["mlm", "MlmResult", "MODELS", "PARAMS", "split", "read_poems", "trained", "maskable", "verse_parity", "build",
            "parse_blank", "COUPLETS"]
