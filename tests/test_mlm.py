@@ -237,3 +237,10 @@ def test_the_held_out_loss_is_the_cross_entropy_of_each_guess():
             losses.append(float(F.cross_entropy((logits + off)[None], stream[j][None])))
     assert len(losses) == r.n_masked
     assert r.held_out_loss["causal"] == pytest.approx(sum(losses) / len(losses), rel=1e-5)
+
+
+def test_the_result_shows_in_a_notebook():
+    r = M.mlm(**SMALL, lang="en")
+    html = r._repr_html_()
+    assert "<script" not in html.lower() and "http" not in html.lower()
+    assert all(c.text.split()[0] in html for c in r.claims) and r.fill.text in html

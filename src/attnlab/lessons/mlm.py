@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.i18n import t
-from attnlab.lessons import mlm_task
+from attnlab.lessons import Shown, mlm_task
 from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
 from attnlab.lessons.weights import redraw
 from attnlab.train import progress
@@ -99,7 +99,7 @@ class Fill:
 
 
 @dataclass
-class MlmResult:
+class MlmResult(Shown):
     topic: str
     params: dict
     corpus: str  # "couplets" or the file or folder's name
