@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -22,20 +21,14 @@ from attnlab.lessons import mlm_task
 from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.params import ParamError
 from attnlab.web.app import create_app
+from shared_data import data_dir
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
 SMALL = {"steps": 20, "d_model": 8}
 
 
-def _data_dir() -> Path:
-    here = Path(__file__).resolve()
-    candidates = [Path(os.environ["ATTNLAB_DATA"])] if os.environ.get("ATTNLAB_DATA") else []
-    candidates += [p / "shared" / "data" for p in here.parents[1:4]]  # a worktree sits one folder deeper
-    return next((c for c in candidates if c.is_dir()), candidates[0])
-
-
-TSS = _data_dir() / "chinese-poetry" / "全唐诗" / "唐诗三百首.simplified.json"
+TSS = data_dir() / "chinese-poetry" / "全唐诗" / "唐诗三百首.simplified.json"
 
 
 # --- the built-in text --------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ budget, the best validation weights, early stopping, and generation that stops a
 from __future__ import annotations
 
 import json
-import os
 from itertools import count
 from pathlib import Path
 
@@ -21,18 +20,12 @@ from attnlab.text.forms import (FORMS, classify, complete_verses, copied_verses,
 from attnlab.text.poetry import read_poetry
 from attnlab.train import TokenData, TrainConfig, Trainer, load_checkpoint, load_train_state, new_run, resume_run
 from attnlab.train.data import get_batch, split_texts
+from shared_data import data_dir
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
 
 
-def _data_dir() -> Path:
-    here = Path(__file__).resolve()
-    candidates = [Path(os.environ["ATTNLAB_DATA"])] if os.environ.get("ATTNLAB_DATA") else []
-    candidates += [p / "shared" / "data" for p in here.parents[1:4]]  # a worktree sits one folder deeper
-    return next((c for c in candidates if c.is_dir()), candidates[0])
-
-
-TANG = _data_dir() / "chinese-poetry" / "全唐诗"
+TANG = data_dir() / "chinese-poetry" / "全唐诗"
 needs_data = pytest.mark.skipif(not TANG.is_dir(), reason=f"全唐诗 not found at {TANG}")
 
 # Typed here (school readings), as poems of a tiny collection: two 五绝 and one 七绝.

@@ -8,16 +8,10 @@ from urllib.parse import urlencode
 import pytest
 
 from attnlab.i18n import t
+from browser_support import explain_update
 
 # Test-sized, as the other tests of the topic (their runs are cached in this process and shared).
 SMALL = {"train_steps": "40", "seeds": "3"}
-
-
-def explain_update(page, action) -> None:
-    page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
-                  "() => { window.__explained = true; }, {once: true}); }")
-    action()
-    page.wait_for_function("() => window.__explained === true")
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -11,6 +11,7 @@ import pytest
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, explain
 from attnlab.lessons.params import ParamError
+from browser_support import explain_update
 
 SMALL = {
     "sqrt-dk": {"n_samples": "1000", "n_keys": "8"},
@@ -62,14 +63,6 @@ def assert_binds_match(page, api_data) -> int:
             formatted = page.evaluate("(x) => window.attnlabExplain.sig(x)", expected)
             assert text.startswith(formatted), (path, text, formatted)
     return len(binds)
-
-
-def explain_update(page, action) -> None:
-    """Run action() and wait until explain.js has written the API's answer into the page."""
-    page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
-                  "() => { window.__explained = true; }, {once: true}); }")
-    action()
-    page.wait_for_function("() => window.__explained === true")
 
 
 def current_params(page) -> dict:

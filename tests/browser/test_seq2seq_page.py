@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from attnlab.i18n import t
+from browser_support import explain_update
 
 SMALL = {"steps": "100", "n_test": "5", "text": "2026"}  # as the other explain tests: one training, cached
 
@@ -28,13 +29,6 @@ def check_maps(page, data) -> None:
     for name in ("no_attention", "bahdanau", "transformer"):
         assert page.locator(f'#prediction-{name} [data-bind="example.prediction.{name}"]').inner_text() == ex["prediction"][name]
     assert page.locator('[data-bind="example.source"]').inner_text() == ex["source"]
-
-
-def explain_update(page, action) -> None:
-    page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
-                  "() => { window.__explained = true; }, {once: true}); }")
-    action()
-    page.wait_for_function("() => window.__explained === true")
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
