@@ -25,7 +25,7 @@ import torch
 
 from attnlab.models import GPT, preset
 from attnlab.text import read_corpus, train_tokenizer
-from attnlab.threads import threads_for
+from attnlab.io.threads import threads_for
 from attnlab.train import TokenData, Trainer, TrainConfig, pick_device
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"

@@ -66,7 +66,7 @@ def main() -> None:
 
     import torch
 
-    from attnlab.lessons import real
+    from attnlab.lessons.real import lesson as real
 
     model, tok = real.real_model()
     text = sentence_of(tok, 32)

@@ -2,11 +2,11 @@
 
 import pytest
 
-from attnlab.threads import one_thread as _one_thread
+from attnlab.io.threads import one_thread as _one_thread
 
 
 @pytest.fixture(scope="module")
 def one_thread():
-    """Run a module's tiny models on one CPU thread, as the lab itself does (attnlab.threads)."""
+    """Run a module's tiny models on one CPU thread, as the lab itself does (attnlab.io.threads)."""
     with _one_thread():
         yield

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from attnlab import atomic
-from attnlab.atomic import atomic_dir
+from attnlab.io.atomic import atomic_dir
 
 
 def test_replaces_the_folder_and_leaves_nothing_beside_it(tmp_path):

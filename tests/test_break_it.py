@@ -227,7 +227,7 @@ def test_the_api_the_page_and_the_pipeline_link(one_thread):
 
 
 def test_a_corpus_file_holds_out_its_end(tmp_path, one_thread):
-    from attnlab.lessons.break_runs import corpus_data, paired
+    from attnlab.lessons.break_it.runs import corpus_data, paired
 
     text = "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。" * 6
     path = tmp_path / "poems.txt"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from attnlab.lessons.explain import TOPICS, get_topic
-from attnlab.lessons.params import Param, ParamError
+from attnlab.lessons.common.params import Param, ParamError
 
 # Settings whose purpose is to break an invariant: there the lesson must print the claim as false.
 BREAK_IT = {("position-wise", "bug", True)}

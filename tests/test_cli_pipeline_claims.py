@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.lessons.first_step import first_step
-from attnlab.lessons.focus import focus
+from attnlab.lessons.pipeline.first_step import first_step
+from attnlab.lessons.pipeline.focus import focus
 from attnlab.train import load_checkpoint, new_run
 
 pytestmark = pytest.mark.usefixtures("one_thread")

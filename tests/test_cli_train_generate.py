@@ -17,7 +17,7 @@ from attnlab.text import JINGYESI
 runner = CliRunner()
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 
 def attnlab(*args: str):

@@ -257,7 +257,7 @@ def error_box(html: str) -> str:
 @pytest.mark.parametrize("topic, params, name", REFUSALS)
 def test_page_errors_come_from_the_catalog_in_the_page_language(client, topic, params, name):
     from attnlab.i18n import t
-    from attnlab.lessons.params import ParamError
+    from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError) as refused:
         explain(topic, **params)

@@ -13,7 +13,7 @@ import time
 from fastapi.testclient import TestClient
 
 from attnlab.i18n import t
-from attnlab.lessons.seq2seq_models import KINDS
+from attnlab.lessons.seq2seq.models import KINDS
 from attnlab.train import progress
 from attnlab.web.app import create_app
 from attnlab.web.pages import explain as explain_pages

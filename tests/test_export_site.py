@@ -22,7 +22,7 @@ from attnlab import export
 from attnlab.cli import app
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, as_dict
-from attnlab.lessons.toy import toy_lab
+from attnlab.lessons.toy.lesson import toy_lab
 from attnlab.web.app import create_app
 from attnlab.web.nav import LESSONS
 
@@ -113,7 +113,7 @@ def pages(site: Path) -> list[Path]:
 
 
 def live_url(site: Path, file: Path) -> str:
-    """The lab URL an exported page was rendered from (the inverse of the layout in attnlab.export)."""
+    """The lab URL an exported page was rendered from (the inverse of the layout in attnlab.web.export.site)."""
     rel = file.relative_to(site).as_posix()
     lang = "zh"
     if rel.startswith("en/"):

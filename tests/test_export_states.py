@@ -1,4 +1,4 @@
-"""The static site's states (attnlab.export_states): the pages a learner reaches by clicking what the lab's
+"""The static site's states (attnlab.web.export.states): the pages a learner reaches by clicking what the lab's
 forms offer are rendered ahead of time and linked, each one what the live lab answers for that URL; what
 needs the live lab says so. Uses the test-sized export of tests/export_states_support.py."""
 

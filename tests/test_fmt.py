@@ -1,4 +1,4 @@
-"""Honest rounding (attnlab.fmt.fixed, the pages' `num`, the explain pages' `sig`, sampling's `prob_text`):
+"""Honest rounding (attnlab.display.fmt.fixed, the pages' `num`, the explain pages' `sig`, sampling's `prob_text`):
 a number that is not exactly whole never reads as whole."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.fmt import fixed
+from attnlab.display.fmt import fixed
 from attnlab.sampling import prob_text
 from attnlab.web.pages.explain import sig
 from attnlab.web.render import num

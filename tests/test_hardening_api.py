@@ -14,14 +14,14 @@ from attnlab.train import new_run
 from attnlab.train.background import BackgroundRun
 from attnlab.web import budget as limits
 from attnlab.web.app import create_app
-from attnlab.web.pages import pipeline as page_module
+from attnlab.web import runs as runs_service
 
 
 @pytest.fixture(scope="module")
 def client():
     with TestClient(create_app()) as c:
         yield c
-    for bg in list(page_module.RUNS._runs.values()):
+    for bg in list(runs_service.RUNS._runs.values()):
         bg.stop()
         bg.wait(10)
 
@@ -198,7 +198,7 @@ def test_a_run_stops_itself_after_its_time_limit():
 @pytest.fixture
 def counted_lesson(monkeypatch):
     """The forms lesson, counting its calls (a cheap topic stands in for the heavy ones)."""
-    import attnlab.lessons.forms as forms_module
+    import attnlab.lessons.forms.lesson as forms_module
 
     calls = []
     real = forms_module.forms
@@ -246,7 +246,7 @@ def test_busy_lessons_get_503_with_retry_after(client, counted_lesson, monkeypat
 
 
 def test_a_long_lesson_does_not_hold_up_other_requests(client, monkeypatch):
-    import attnlab.lessons.forms as forms_module
+    import attnlab.lessons.forms.lesson as forms_module
 
     release, entered = threading.Event(), threading.Event()
     real = forms_module.forms

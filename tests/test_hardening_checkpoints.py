@@ -23,7 +23,7 @@ from attnlab.train import CheckpointError, load_checkpoint, new_run, resume_run
 from attnlab.train import checkpoint as checkpoint_module
 from attnlab.train.integrity import sha256_file
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 runner = CliRunner()
 

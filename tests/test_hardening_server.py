@@ -19,7 +19,7 @@ from attnlab.train.background import Busy, Registry
 from attnlab.web import server as server_module
 from attnlab.web.app import create_app
 from attnlab.web.limits import MAX_BODY, HostPolicy
-from attnlab.web.pages import pipeline as page_module
+from attnlab.web import runs as runs_service
 from attnlab.web.server import background
 
 HANG = 300  # seconds: only turns a hang into a failure; nothing here is timed
@@ -74,8 +74,8 @@ def test_registry_hands_out_at_most_max_training_slots_to_racing_threads():
 
 
 def test_concurrent_form_posts_beyond_the_limit_are_refused_before_any_model_is_built(monkeypatch):
-    monkeypatch.setattr(page_module, "RUNS", Registry(max_runs=8, max_training=2))
-    real_new_run, builds, release = page_module.new_run, [], threading.Event()
+    monkeypatch.setattr(runs_service, "RUNS", Registry(max_runs=8, max_training=2))
+    real_new_run, builds, release = runs_service.new_run, [], threading.Event()
     both_building = threading.Semaphore(0)
 
     def slow_new_run(*args, **kwargs):  # the first builds hold their slots until the test lets them go
@@ -84,7 +84,7 @@ def test_concurrent_form_posts_beyond_the_limit_are_refused_before_any_model_is_
         assert release.wait(HANG)
         return real_new_run(*args, **kwargs)
 
-    monkeypatch.setattr(page_module, "new_run", slow_new_run)
+    monkeypatch.setattr(runs_service, "new_run", slow_new_run)
     with background() as url, ThreadPoolExecutor(12) as pool:
         form = b"corpus=poem&steps=3&lang=en"
         kind = "application/x-www-form-urlencoded"
@@ -102,7 +102,7 @@ def test_concurrent_form_posts_beyond_the_limit_are_refused_before_any_model_is_
         finished = {}  # wait inside the block: a server that stops ends its runs (web/budget.stop_everything)
         for _, headers, _ in accepted:
             run_id = parse_qs(urlsplit(headers["location"]).query)["run"][0]
-            bg = page_module.RUNS.get(run_id)
+            bg = runs_service.RUNS.get(run_id)
             finished[run_id] = (bg.wait(HANG), bg.status, bg.run.trainer.step)
 
     assert len(builds) == 2  # no model was built for a refused run
@@ -117,7 +117,7 @@ def test_concurrent_form_posts_beyond_the_limit_are_refused_before_any_model_is_
 
 
 def test_a_refused_form_post_is_in_chinese_by_default(client, monkeypatch):
-    monkeypatch.setattr(page_module, "RUNS", Registry(max_training=0))
+    monkeypatch.setattr(runs_service, "RUNS", Registry(max_training=0))
     response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "3"}, follow_redirects=False)
     assert response.status_code == 429 and int(response.headers["retry-after"]) > 0
     assert "实验室同时最多训练 0 次" in response.text
@@ -173,11 +173,11 @@ def test_a_cross_site_post_is_refused(client, headers):
 
 
 def test_a_cross_site_form_post_starts_no_run(client, monkeypatch):
-    monkeypatch.setattr(page_module, "RUNS", Registry())
+    monkeypatch.setattr(runs_service, "RUNS", Registry())
     response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "3"},
                            headers={"origin": "http://evil.example"}, follow_redirects=False)
     assert response.status_code == 403 and "这个请求来自别的网站" in response.text
-    assert not page_module.RUNS._runs
+    assert not runs_service.RUNS._runs
 
 
 @pytest.mark.parametrize("headers", [

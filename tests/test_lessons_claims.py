@@ -10,16 +10,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.lessons.complexity import analytic_terms, complexity, counted
-from attnlab.lessons.forms import forms
-from attnlab.lessons.multihead import INPUTS, TARGETS, AttentionOnly, count, hand_built, multihead
-from attnlab.lessons.params import ParamError
-from attnlab.lessons.permutation import permutation
-from attnlab.lessons.position_wise import build, position_wise
-from attnlab.lessons.positional import pe_table, positional
-from attnlab.lessons.rnn_gradients import jacobians_to_last, rnn_gradients, spectral_norms
-from attnlab.lessons.serial_vs_parallel import serial_vs_parallel
-from attnlab.lessons.sqrt_dk import jacobian_bound, softmax_jacobian_norm, sqrt_dk
+from attnlab.lessons.complexity.lesson import analytic_terms, complexity, counted
+from attnlab.lessons.forms.lesson import forms
+from attnlab.lessons.multihead.lesson import INPUTS, TARGETS, AttentionOnly, count, hand_built, multihead
+from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.permutation.lesson import permutation
+from attnlab.lessons.position_wise.lesson import build, position_wise
+from attnlab.lessons.positional.lesson import pe_table, positional
+from attnlab.lessons.rnn_gradients.lesson import jacobians_to_last, rnn_gradients, spectral_norms
+from attnlab.lessons.serial_vs_parallel.lesson import serial_vs_parallel
+from attnlab.lessons.sqrt_dk.lesson import jacobian_bound, softmax_jacobian_norm, sqrt_dk
 
 
 def claims(result) -> dict:
@@ -342,7 +342,7 @@ def test_bad_parameters_raise_clear_value_errors(call, match):
 def test_the_stated_memory_limit_is_the_real_one(module):
     from importlib import import_module
 
-    from attnlab.lessons.params import MEMORY_LIMIT, largest_square
+    from attnlab.lessons.common.params import MEMORY_LIMIT, largest_square
 
     lesson = import_module(f"attnlab.lessons.{module}")
     for h in (1, 4, 8, 10, 11, 16):

@@ -22,7 +22,7 @@ def claims(r) -> dict:
 # ------------------------------------------------------------------------------------- exploding gradients
 @pytest.mark.parametrize("lam", [0.5, 1.0, 1.5])
 def test_linear_rnn_gradient_is_exactly_lambda_to_the_t(lam):
-    from attnlab.lessons.rnn_gradients import make_rnn
+    from attnlab.lessons.rnn_gradients.lesson import make_rnn
 
     T = 30
     r = explain("rnn-gradients", lam=lam, steps=T, hidden=6, seed=3)
@@ -93,7 +93,7 @@ def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
 # ------------------------------------------------------------------------------- one word, two contexts
 @pytest.mark.parametrize("a,b,d,layers,seed", [("苹果发布会", "苹果真甜", 32, 2, 0), ("苹", "苹果", 4, 6, 7), ("我爱北京", "我爱", 16, 1, 3)])
 def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layers, seed):
-    from attnlab.lessons.context_vectors import shared_prefix
+    from attnlab.lessons.context_vectors.lesson import shared_prefix
 
     r = explain("context-vectors", sentence_a=a, sentence_b=b, d_model=d, n_layers=layers, seed=seed)
     assert r.word == a[:shared_prefix(a, b)] and len(r.layers) == layers + 1 and r.same_weights
@@ -105,7 +105,7 @@ def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layer
 
 def test_the_causal_prefix_is_the_prefix_read_alone():
     # an independent route: the GPT run on the shared word alone gives the same last hidden state
-    from attnlab.lessons.params import seeded
+    from attnlab.lessons.common.params import seeded
     from attnlab.models import GPT, GPTConfig
 
     r = explain("context-vectors", d_model=16, n_layers=2, seed=5)
@@ -124,7 +124,7 @@ def test_the_causal_prefix_is_the_prefix_read_alone():
 
 @pytest.mark.parametrize("a,b", [("苹果", "苹果"), ("苹果", "香蕉")])
 def test_sentences_must_share_a_word_and_differ(a, b):
-    from attnlab.lessons.params import ParamError
+    from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError, match="start with the same word"):
         explain("context-vectors", sentence_a=a, sentence_b=b)
@@ -153,7 +153,7 @@ def test_one_hot_cosines_are_exactly_zero_and_dense_ones_are_not():
 
 
 def test_spearman_ranks_ties_by_their_average():
-    from attnlab.lessons.one_hot import ranks, spearman
+    from attnlab.lessons.one_hot.lesson import ranks, spearman
 
     np.testing.assert_array_equal(ranks(np.array([3.0, 1.0, 3.0, 2.0])), [2.5, 0.0, 2.5, 1.0])
     x = np.array([0.1, 0.5, 0.2, 0.9, 0.7])
@@ -162,7 +162,7 @@ def test_spearman_ranks_ties_by_their_average():
 
 
 def test_characters_outside_the_corpus_are_refused():
-    from attnlab.lessons.params import ParamError
+    from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError, match="not in it: 猫"):
         explain("one-hot", chars="月猫", train_steps=0)
@@ -203,8 +203,8 @@ def test_flop_counts_on_concurrent_threads_do_not_mix():
     # the web app serves the page, its figure and the API on threads: each count must see only its own modules
     from concurrent.futures import ThreadPoolExecutor
 
-    from attnlab.lessons.complexity import counted
-    from attnlab.lessons.cost_rows import rnn_step_flops
+    from attnlab.lessons.complexity.lesson import counted
+    from attnlab.lessons.complexity.cost_rows import rnn_step_flops
 
     jobs = [(lambda n=n: counted(n, 32, 4, 128)) for n in (16, 64)] * 3 + [(lambda: {"rnn": rnn_step_flops(32)})] * 3
     serial = [job() for job in jobs]

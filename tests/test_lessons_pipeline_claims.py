@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from attnlab.lessons.first_step import first_step, neg_log
-from attnlab.lessons.focus import focus, focus_over_seeds
-from attnlab.lessons.pipeline import attention_step
+from attnlab.lessons.pipeline.first_step import first_step, neg_log
+from attnlab.lessons.pipeline.focus import focus, focus_over_seeds
+from attnlab.lessons.pipeline.lesson import attention_step
 from attnlab.text import POEM
 from attnlab.train import new_run
 

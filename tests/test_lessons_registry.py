@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnlab.lessons.explain import TOPICS, as_dict, explain, get_topic
-from attnlab.lessons.params import Param, ParamError
+from attnlab.lessons.common.params import Param, ParamError
 
 ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-wise", "rnn-gradients",
                 "serial-vs-parallel", "complexity", "forms", "glossary", "norms", "context-vectors", "one-hot", "seq2seq",
@@ -18,11 +18,9 @@ ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-w
 
 
 def test_every_topic_of_the_issue_is_registered_with_specs_and_a_figure():
-    from attnlab import plots
-
     assert list(TOPICS) == ISSUE_TOPICS
     for topic in TOPICS.values():
-        assert callable(topic.lesson) and callable(getattr(plots, f"plot_{topic.slug}"))
+        assert callable(topic.lesson) and callable(topic.piece("figure").plot) and callable(topic.view)
         names = [p.name for p in topic.params]
         assert len(names) == len(set(names))
         for p in topic.params:

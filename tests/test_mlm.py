@@ -16,14 +16,15 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.lessons import mlm as M
-from attnlab.lessons import mlm_task
+from attnlab.lessons.mlm import lesson as M
+from attnlab.lessons.mlm import models as MM
+from attnlab.lessons.mlm import task as mlm_task
 from attnlab.lessons.explain import as_dict, explain
-from attnlab.lessons.params import ParamError
+from attnlab.lessons.common.params import ParamError
 from attnlab.web.app import create_app
 from shared_data import data_dir
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 SMALL = {"steps": 20, "d_model": 8}
 
@@ -75,7 +76,7 @@ def test_a_blank_is_marked_once():
 # --- the models -----------------------------------------------------------------------------------------------
 def test_the_causal_model_cannot_see_the_right_side():
     torch.manual_seed(0)
-    gpt, enc = M.build("causal", 20, 16, 16, 3), M.build("bidirectional", 20, 16, 16, 3)
+    gpt, enc = MM.build("causal", 20, 16, 16, 3), MM.build("bidirectional", 20, 16, 16, 3)
     x = torch.randint(19, (1, 12))
     y = x.clone()
     i = 5
@@ -91,8 +92,8 @@ def test_the_causal_model_cannot_see_the_right_side():
 def test_every_character_of_a_window_is_hidden_in_exactly_one_copy():
     g = torch.Generator().manual_seed(0)
     x = torch.randint(30, (5, 12))  # (B, T)
-    inp, hidden, targets = M.mask_groups(x, 31, g)
-    K = M.MASK_GROUPS
+    inp, hidden, targets = MM.mask_groups(x, 31, g)
+    K = MM.MASK_GROUPS
     assert inp.shape == hidden.shape == targets.shape == (K * 5, 12)
     assert torch.equal(targets, x.repeat(K, 1))
     assert torch.equal(hidden.view(K, 5, 12).sum(0), torch.ones(5, 12, dtype=torch.long))  # once, in one copy
@@ -100,10 +101,10 @@ def test_every_character_of_a_window_is_hidden_in_exactly_one_copy():
 
 
 def test_both_models_have_the_same_shape_and_the_encoder_normalizes_its_embeddings():
-    gpt, enc = M.build("causal", 40, 16, 16, 0), M.build("bidirectional", 40, 16, 16, 0)
+    gpt, enc = MM.build("causal", 40, 16, 16, 0), MM.build("bidirectional", 40, 16, 16, 0)
     for key in ("n_layers", "d_model", "n_heads", "context_length", "positions", "d_ff", "norm_first"):
         assert getattr(gpt.config, key) == getattr(enc.config, key), key
-    assert enc.config.embed_norm  # BERT's embedding LayerNorm: see M.build
+    assert enc.config.embed_norm  # BERT's embedding LayerNorm: see MM.build
     x = torch.randint(39, (2, 10))
     with torch.no_grad():
         normed = enc.embed(x)  # (2, 10, 16): what the first attention layer reads, unit scale, not ~0.02
@@ -225,7 +226,7 @@ def test_the_held_out_loss_is_the_cross_entropy_of_each_guess():
     off = torch.where(tr.allowed, 0.0, float("-inf"))
     losses = []
     with torch.no_grad():
-        for j in M.targets(test):
+        for j in MM.targets(test):
             logits = tr.models["causal"](stream[max(0, j - r.context):j][None])[0, -1]  # (V,)
             losses.append(float(F.cross_entropy((logits + off)[None], stream[j][None])))
     assert len(losses) == r.n_masked

@@ -17,8 +17,8 @@ from nbclient import NotebookClient
 
 import attnlab
 from attnlab.display import Weights, _num
-from attnlab.lessons.hand_calc import hand_calc
-from attnlab.lessons.toy import check_prediction, toy_lab
+from attnlab.lessons.toy.hand_calc import hand_calc
+from attnlab.lessons.toy.lesson import check_prediction, toy_lab
 from attnlab.models import GPT, GPTConfig
 from attnlab.nn import attention
 from attnlab.trace import trace

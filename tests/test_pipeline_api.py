@@ -10,19 +10,19 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.lessons.pipeline import pipeline
+from attnlab.lessons.pipeline.lesson import pipeline
 from attnlab.sampling import generate, prob_text
 from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web.app import create_app
-from attnlab.web.pages import pipeline as page_module
+from attnlab.web import runs as runs_service
 
 
 @pytest.fixture(scope="module")
 def client():
     with TestClient(create_app()) as c:
         yield c
-    for bg in list(page_module.RUNS._runs.values()):
+    for bg in list(runs_service.RUNS._runs.values()):
         bg.stop()
         bg.wait(10)
 
@@ -113,7 +113,7 @@ def test_generation_through_the_api(client):
         assert sum(c["filtered_prob"] for c in kept) == pytest.approx(1.0, abs=1e-5)
 
     # the same model through Python gives the same steps
-    model = page_module.RUNS.get(run_id).run
+    model = runs_service.RUNS.get(run_id).run
     direct = generate(model.model, model.tokenizer, "举头", temperature=1.5, top_k=3, seed=4, max_new_tokens=10)
     assert direct.new_ids == a["new_ids"]
 
@@ -195,7 +195,7 @@ def test_no_javascript_form_post_trains_and_shows_the_result(client):
     response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "60", "seed": "1"}, follow_redirects=False)
     assert response.status_code == 303  # at once: the run trains in the background, like the API's
     run_id = re.search(r"run=([\w-]+)", response.headers["location"]).group(1)
-    page_module.RUNS.get(run_id).wait()
+    runs_service.RUNS.get(run_id).wait()
     page = client.get(response.headers["location"])
     assert 'data-status="done"' in page.text and data_values(page.text, "p-target") > 0.9
     generated = client.get("/pipeline", params={"run": run_id, "prompt": "床前", "greedy": "1"}).text
@@ -289,7 +289,7 @@ def test_the_page_of_a_run_still_training_renders(client):
     r = client.post("/api/train", json={"corpus": "poem", "steps": 5000, "pace_ms": 200})
     run_id = r.json()["id"]
     try:
-        assert not page_module.RUNS.get(run_id).finished  # 5000 paced steps: a minute at the least
+        assert not runs_service.RUNS.get(run_id).finished  # 5000 paced steps: a minute at the least
         page = client.get("/pipeline", params={"run": run_id})
         assert page.status_code == 200 and 'data-status="training"' in page.text
     finally:

@@ -10,12 +10,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.lessons.explain import as_dict
-from attnlab.lessons.first_step import first_step
-from attnlab.lessons.focus import focus
+from attnlab.lessons.pipeline.first_step import first_step
+from attnlab.lessons.pipeline.focus import focus
 from attnlab.text import POEM
 from attnlab.train import new_run
 from attnlab.web.app import create_app
-from attnlab.web.pages import pipeline as page_module
+from attnlab.web import runs as runs_service
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_a_runs_first_step_is_its_untrained_model_and_focus_is_its_trained_one(c
     assert api["adamw"]["p_after"] == pytest.approx(status["history"][0]["p_probe"], rel=1e-5)
 
     got = client.get("/api/pipeline/focus", params={"run": run_id, "seeds": 2, "lang": "zh"}).json()
-    bg = page_module.RUNS.get(run_id)
+    bg = runs_service.RUNS.get(run_id)
     direct = as_dict(focus(bg.run.model, bg.run.tokenizer, POEM, lang="zh"))
     assert got["heads"] == direct["heads"] and got["expected_top"] == direct["expected_top"]
     assert got["over_seeds"]["seeds"] == 2 and got["over_seeds"]["heads"] == 4

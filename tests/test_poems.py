@@ -22,7 +22,7 @@ from attnlab.train import TokenData, TrainConfig, Trainer, load_checkpoint, load
 from attnlab.train.data import get_batch, split_texts
 from shared_data import data_dir
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 
 TANG = data_dir() / "chinese-poetry" / "全唐诗"

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from attnlab.lessons.bad_input import BadInput
-from attnlab.lessons.real_patterns import PATTERNS, is_sep_or_punct, pattern_scores
+from attnlab.lessons.common.bad_input import BadInput
+from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
 from real_support import need_minilm
 
 
@@ -50,7 +50,7 @@ def test_sep_and_punctuation_marks():
 @pytest.fixture(scope="module")
 def real():
     need_minilm()
-    from attnlab.lessons import real
+    from attnlab.lessons.real import lesson as real
 
     real.real_model()
     return real

@@ -17,14 +17,14 @@ from real_support import need_minilm
 @pytest.fixture(scope="module")
 def client(one_thread):
     need_minilm()
-    from attnlab.lessons import real
+    from attnlab.lessons.real import lesson as real
 
     real.real_model()
     return TestClient(create_app())
 
 
 def test_api_real_is_the_lesson(client):
-    from attnlab.lessons.real import analyse
+    from attnlab.lessons.real.lesson import analyse
 
     r = client.get("/api/real", params={"text": "A cat chases a mouse.", "layer": 2, "head": 7})
     assert r.status_code == 200
@@ -54,7 +54,7 @@ def test_api_embeddings_and_coreference(client):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_page_shows_grid_head_and_measured_numbers(client, lang):
-    from attnlab.lessons.real import analyse, coreference
+    from attnlab.lessons.real.lesson import analyse, coreference
 
     r = client.get("/real", params={"text": "The cat sat on the mat.", "layer": 1, "head": 3, "lang": lang})
     assert r.status_code == 200
@@ -85,7 +85,7 @@ def test_page_reports_bad_input_and_keeps_going(client):
 
 
 def test_without_the_weights_page_api_and_cli_say_how_to_install(client, monkeypatch):
-    from attnlab.lessons import real
+    from attnlab.lessons.real import lesson as real
 
     monkeypatch.setattr(real, "model_available", lambda: False)
     monkeypatch.setattr(real, "installed", lambda: False)
@@ -102,7 +102,7 @@ def test_without_the_weights_page_api_and_cli_say_how_to_install(client, monkeyp
 def test_cli_json_is_the_lesson(client):
     from dataclasses import asdict
 
-    from attnlab.lessons.real import analyse, embeddings
+    from attnlab.lessons.real.lesson import analyse, embeddings
 
     out = CliRunner().invoke(cli, ["real", "--text", "A cat.", "--layer", "1", "--head", "1", "--json"])
     assert out.exit_code == 0, out.output

@@ -16,12 +16,12 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from attnlab.cli import app as cli
-from attnlab.lessons.open_model import MAX_TEXT
+from attnlab.lessons.pipeline.open_model import MAX_TEXT
 from attnlab.sampling import generate
 from attnlab.train.checkpoint import load_checkpoint
 from attnlab.web.app import create_app
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 TEXT = "明月光床"
 
 

@@ -17,7 +17,7 @@ from attnlab.text import JINGYESI, CharTokenizer
 NEG_INF = float("-inf")
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 
 def softmax64(x) -> np.ndarray:

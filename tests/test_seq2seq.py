@@ -9,11 +9,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnlab.lessons import seq2seq_task as task_
+from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.explain import as_dict, explain
-from attnlab.lessons.params import ParamError
-from attnlab.lessons.seq2seq import LENGTHS, TRAIN_LENGTHS, trained, typed_example
-from attnlab.lessons.seq2seq_models import build
+from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.seq2seq.lesson import LENGTHS, TRAIN_LENGTHS, trained, typed_example
+from attnlab.lessons.seq2seq.models import build
 
 SMALL = {"steps": 100, "n_test": 5, "text": "2026"}  # the other explain tests use the same: one training, cached
 

@@ -14,7 +14,7 @@ import torch
 from attnlab.models import GPT, preset
 from attnlab.sampling import generate
 from attnlab.text import POEM, CharTokenizer
-from attnlab.threads import SMALL_MODEL
+from attnlab.io.threads import SMALL_MODEL
 from attnlab.train import TokenData, Trainer, TrainConfig, make_optimizer, new_run, token_stream
 from attnlab.train import speed, token_cache
 

@@ -30,7 +30,7 @@ from attnlab.train import (
 from attnlab.train import checkpoint as checkpoint_module
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.threads
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 
 def weights_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:
@@ -272,7 +272,7 @@ def test_resume_continues_from_the_saved_step_exactly(tmp_path):
 # --- the pipeline lesson (steps ① to ④) ----------------------------------------------------------------
 
 def test_pipeline_lesson_numbers_match_the_model():
-    from attnlab.lessons.pipeline import pipeline
+    from attnlab.lessons.pipeline.lesson import pipeline
 
     run = new_run("poem", seed=0, device="cpu")
     model, tok = run.model.eval(), run.tokenizer
@@ -309,7 +309,7 @@ def test_pipeline_lesson_numbers_match_the_model():
 
 
 def test_pipeline_lesson_refuses_and_crops():
-    from attnlab.lessons.pipeline import pipeline
+    from attnlab.lessons.pipeline.lesson import pipeline
 
     run = new_run("poem", seed=0, device="cpu")
     with pytest.raises(ValueError, match="春"):

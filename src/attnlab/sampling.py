@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import Tensor
 
-from attnlab.threads import threads_for
+from attnlab.io.threads import threads_for
 
 
 def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
@@ -165,7 +165,7 @@ def _cut_by(logits: Tensor, temperature: float, top_k: int | None, top_p: float 
 
 def prob_text(p: float) -> str:
     """A probability for a learner's eye: 4 decimals, tiny ones as 3.2e-5, never a rounded 0 or 1 that is not one."""
-    from attnlab.fmt import fixed
+    from attnlab.display.fmt import fixed
 
     if p == 0:
         return "0"

@@ -10,7 +10,7 @@ import pytest
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, explain
-from attnlab.lessons.params import ParamError
+from attnlab.lessons.common.params import ParamError
 from browser_support import explain_update
 
 SMALL = {

@@ -13,7 +13,7 @@ SENTENCE = "The cat sat on the mat because it was tired."
 def warm():
     """Load the model and measure the head patterns before the first page asks (the server shares this process)."""
     need_minilm()
-    from attnlab.lessons import real
+    from attnlab.lessons.real import lesson as real
 
     real.real_model()
     real.head_patterns()

@@ -1,4 +1,4 @@
-"""`attnlab export-site DIR [--lang zh|en|both] [--force]`: the lab as a static site (see attnlab.export)."""
+"""`attnlab export-site DIR [--lang zh|en|both] [--force]`: the lab as a static site (see attnlab.web.export.site)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def register(app: typer.Typer) -> None:
             TimeElapsedColumn,
         )
 
-        from attnlab.export import ExportError, check_destination
-        from attnlab.export import export_site as run
+        from attnlab.web.export.site import ExportError, check_destination
+        from attnlab.web.export.site import export_site as run
 
         langs = ("zh", "en") if lang is Lang.both else (lang.value,)
         console = Console(stderr=True)

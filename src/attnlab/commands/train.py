@@ -110,11 +110,11 @@ def register(app: typer.Typer) -> None:
 
 def _first_update(run, console) -> None:
     """Step ⑤'s first update before training starts: the text's plain gradient step on −log p(target) beside
-    the real first AdamW step, each on a copy of the untrained model (attnlab.lessons.first_step)."""
+    the real first AdamW step, each on a copy of the untrained model (attnlab.lessons.pipeline.first_step)."""
     from rich.markup import escape
 
     from attnlab.i18n import t
-    from attnlab.lessons.first_step import first_step, neg_log
+    from attnlab.lessons.pipeline.first_step import first_step, neg_log
 
     r = first_step(run, seeds=0, lang="en")
     text = neg_log(0.12)

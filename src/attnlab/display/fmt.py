@@ -37,3 +37,19 @@ def fixed(x: float, digits: int = 3) -> str:
         if "." in text:
             return text
     return text
+
+
+MINUS = "\u2212"
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    """0.87157 -> '0.872', 2.0 -> '2', -0.5 -> '−0.5', 0.99998 -> '0.99998', 2e-5 -> '2e−5',
+    None (a masked score) -> '−∞' (`fixed` with a typographic minus; the pages' lab.js attnlabNum is the same
+    rule, and the terminal views use it too, so terminal and page read alike)."""
+    if x is None or x == float("-inf"):
+        return f"{MINUS}∞"
+    if x == float("inf"):
+        return "∞"
+    if math.isnan(x):
+        return "NaN"
+    return fixed(x, digits).replace("-", MINUS)  # honest: 0.99998 is never '1', 2e-5 never '0'

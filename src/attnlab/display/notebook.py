@@ -4,7 +4,7 @@ Offline like the lab: no script, no stylesheet link, no URL; a matrix is an inli
 print their numbers. A view only: it shows what a lesson, a trace or attention returned and computes
 nothing but the layout (weights are shown as given, never recomputed).
 
-    from attnlab.lessons.toy import toy_lab
+    from attnlab.lessons.toy.lesson import toy_lab
     toy_lab("它")                       # a notebook cell shows the lesson as HTML
     Weights(weights, tokens)             # attnlab.nn.attention's weights, (T_q, T_k) or (B, H, T_q, T_k)
     trace(model, idx)                    # every recorded tensor's shape, and each layer's attention heatmaps

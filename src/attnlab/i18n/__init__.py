@@ -1,16 +1,20 @@
 """The one catalog of UI strings (zh first, en second).
 
-Strings live in `attnlab/i18n/*.json`, one file per area of the lab (`common.json`, `toy.json`, ...), each
-mapping a key to {"zh": ..., "en": ...}. They are merged into a single catalog; a key defined twice or
-missing a language is an error at load time, so a gap is found by the tests, not by a learner.
+Strings live beside what uses them: each lesson's `attnlab/lessons/<topic>/strings.json` (and the shared
+`lessons/common/strings.json`), and the web lab's own in `attnlab/i18n/*.json` (`common.json`, `web.json`, ...).
+Each maps a key to {"zh": ..., "en": ...}. They are merged into a single catalog; a key defined twice or
+missing a language is an error at load time, so a gap is found by the tests, not by a learner. The lesson
+files are found by their path, not imported: this module sits below every other layer.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
+HERE = Path(__file__).parent
+LESSONS = HERE.parent / "lessons"
 LANGS = ("zh", "en")
 DEFAULT_LANG = "zh"
 
@@ -19,18 +23,22 @@ DEFAULT_LANG = "zh"
 def catalog() -> dict[str, dict[str, str]]:
     """Every UI string, merged from the package's JSON files: {key: {"zh": ..., "en": ...}}."""
     merged: dict[str, dict[str, str]] = {}
-    for entry in sorted(resources.files(__package__).iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".json"):
-            continue
+    for entry in catalog_files():
+        name = entry.relative_to(HERE.parent).as_posix()
         strings = json.loads(entry.read_text(encoding="utf-8"))
         for key, texts in strings.items():
             if key in merged:
-                raise ValueError(f"UI string {key!r} is defined twice (second time in {entry.name})")
+                raise ValueError(f"UI string {key!r} is defined twice (second time in {name})")
             missing = [lang for lang in LANGS if not texts.get(lang)]
             if missing:
-                raise ValueError(f"UI string {key!r} in {entry.name} has no text for {missing}")
+                raise ValueError(f"UI string {key!r} in {name} has no text for {missing}")
             merged[key] = texts
     return merged
+
+
+def catalog_files() -> list[Path]:
+    """The catalog's files: attnlab/i18n/*.json, then every lesson's strings.json, in name order."""
+    return sorted(HERE.glob("*.json")) + sorted(LESSONS.glob("*/strings.json"))
 
 
 def normalize_lang(lang: str | None) -> str:

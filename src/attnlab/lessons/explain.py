@@ -4,9 +4,12 @@
     result = explain("sqrt-dk", d_k=64)          # the lesson's dataclass; raw strings are parsed too
     as_dict(result)["chosen"]["var"]             # plain JSON-able data
 
-Each topic is one lesson function (in attnlab/lessons/<module>.py) with its parameter specs (`PARAMS`),
-which the CLI turns into options (--d-k), the API into query parameters (d_k, or d-k) and the page into
-sliders, and one figure function in attnlab/plots.py. Modules load on first use, so listing the topics
+Each topic is one folder, attnlab/lessons/<slug>/, found through this registry by every view:
+- `lesson.py`: the lesson function and its parameter specs (`PARAMS`), which the CLI turns into options
+  (--d-k), the API into query parameters (d_k, or d-k) and the page into sliders;
+- `figure.py`: `plot(result, fig, tr)`; `view.py`: `show(console, result, lang, t)`, the terminal view;
+- `page.html`: the topic's part of /explain/<topic>; `strings.json`: its zh/en strings; `static/`: any script.
+Adding a topic is one folder and one line in TOPICS. Modules load on first use, so listing the topics
 imports no torch.
 """
 
@@ -16,28 +19,47 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
-from attnlab.lessons.params import Param, ParamError
+from attnlab.lessons.common.params import Param, ParamError
+
+
+FOLDER = Path(__file__).parent  # attnlab/lessons/
+PIECES = ("lesson.py", "figure.py", "view.py", "page.html", "strings.json")  # what every topic's folder holds
 
 
 @dataclass(frozen=True)
 class Topic:
     name: str  # the TOPIC value: "sqrt-dk"
-    module: str  # attnlab.lessons.<module>
-    function: str  # the lesson function in it
+    slug: str  # its folder, attnlab/lessons/<slug>/, and its i18n keys explain.<slug>.*
+    function: str  # the lesson function in its lesson.py
+
+    def piece(self, name: str):
+        """The module attnlab.lessons.<slug>.<name> (lesson, figure or view), imported on first use."""
+        return import_module(f"attnlab.lessons.{self.slug}.{name}")
 
     @property
-    def slug(self) -> str:
-        return self.module  # sqrt_dk: i18n keys explain.<slug>.*, figure plots.plot_<slug>
+    def folder(self) -> Path:
+        return FOLDER / self.slug
+
+    @property
+    def template(self) -> str:
+        """The topic's part of its page, for the web's template loader (which looks in attnlab/lessons/)."""
+        return f"{self.slug}/page.html"
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return import_module(f"attnlab.lessons.{self.module}").PARAMS
+        return self.piece("lesson").PARAMS
 
     @property
     def lesson(self):
-        return getattr(import_module(f"attnlab.lessons.{self.module}"), self.function)
+        return getattr(self.piece("lesson"), self.function)
+
+    @property
+    def view(self):
+        """The terminal view: view(console, result, lang, t)."""
+        return self.piece("view").show
 
     def run(self, *, lang: str = "zh", **raw: Any):
         """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
@@ -59,9 +81,9 @@ class Topic:
 
     def plot(self, result, path, *, lang: str = "zh") -> None:
         """Write the topic's figure for `result` to `path` (.png or .svg)."""
-        from attnlab import plots
+        from attnlab.lessons.common.figure import save
 
-        plots.save(getattr(plots, f"plot_{self.slug}"), result, path, lang=lang)
+        save(self.piece("figure").plot, result, path, lang=lang)
 
 
 TOPICS: dict[str, Topic] = {

@@ -1,6 +1,6 @@
 """Checkpoints: a directory with config.json, model.safetensors, tokenizer.json (+ the state to resume).
 
-Written atomically (attnlab.atomic): a crash at any moment leaves the old checkpoint or the new one, whole.
+Written atomically (attnlab.io.atomic): a crash at any moment leaves the old checkpoint or the new one, whole.
 config.json records the sha256 of every other file; loading checks the config (types and size, before any
 weight is allocated), the files' checksums and the weights' shapes, and says what is wrong in one line.
 Files of the user's own in the directory (notes, samples) are kept when it is saved again.
@@ -21,7 +21,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, load_model, save_file, save_model
 
-from attnlab.atomic import atomic_dir, recover
+from attnlab.io.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import load_tokenizer, save_tokenizer
 from attnlab.train.integrity import changed_files, is_sha256, sha256_file, stored_numbers

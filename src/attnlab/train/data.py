@@ -11,14 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-
-def token_stream(texts: list[str], tokenizer) -> Tensor:
-    """[text_1, <eot>, text_2, <eot>, ...] as one (N,) int64 tensor."""
-    ids: list[int] = []
-    for text in texts:
-        ids += tokenizer.encode(text)
-        ids.append(tokenizer.eot_id)
-    return torch.tensor(ids, dtype=torch.long)
+from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream, token_stream  # noqa: F401 (token_stream: re-exported)
 
 
 @dataclass
@@ -37,8 +30,6 @@ class TokenData:
         file (attnlab.train.token_cache) that later runs read instead of tokenizing again."""
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
-        from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream
-
         large = cache and sum(len(text) for text in texts) >= MIN_CACHED_CHARS
         stream = cached_token_stream(texts, tokenizer) if large else token_stream(texts, tokenizer)
         n_val = int(len(stream) * val_fraction)

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from attnlab.train import distributed as ddp
 from attnlab.train import speed
 from attnlab.train.data import TokenData, get_batch
-from attnlab.threads import threads_for
+from attnlab.io.threads import threads_for
 
 SCHEDULES = ("constant", "cosine")
 

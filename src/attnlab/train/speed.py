@@ -53,7 +53,7 @@ def adamw_kernel(device: torch.device | str, n_params: int) -> dict:
     models use foreach instead (one call per operation for all parameters, bitwise the reference loop's
     result, 2.5x faster than it): their seeded runs stay exactly what they were.
     """
-    from attnlab.threads import SMALL_MODEL
+    from attnlab.io.threads import SMALL_MODEL
 
     kind = torch.device(device).type
     if kind == "cuda" or (kind == "cpu" and n_params >= SMALL_MODEL and _fused_on_cpu()):

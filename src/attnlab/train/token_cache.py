@@ -41,11 +41,18 @@ def cache_key(texts: list[str], tokenizer) -> str:
     return h.hexdigest()
 
 
-def cached_token_stream(texts: list[str], tokenizer, directory: str | Path | None = None) -> Tensor:
-    """The same (N,) int64 stream as data.token_stream(texts, tokenizer), read from the cache when it is there,
-    else computed and saved there."""
-    from attnlab.train.data import token_stream
+def token_stream(texts: list[str], tokenizer) -> Tensor:
+    """[text_1, <eot>, text_2, <eot>, ...] as one (N,) int64 tensor."""
+    ids: list[int] = []
+    for text in texts:
+        ids += tokenizer.encode(text)
+        ids.append(tokenizer.eot_id)
+    return torch.tensor(ids, dtype=torch.long)
 
+
+def cached_token_stream(texts: list[str], tokenizer, directory: str | Path | None = None) -> Tensor:
+    """The same (N,) int64 stream as token_stream(texts, tokenizer), read from the cache when it is there,
+    else computed and saved there."""
     if tokenizer.vocab_size > UINT16_VOCAB:
         return token_stream(texts, tokenizer)
     folder = Path(directory) if directory is not None else cache_dir()

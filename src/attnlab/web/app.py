@@ -6,17 +6,19 @@ Adding a page (a lesson called `demo`):
    `/api/demo...` returning the same lesson dataclass. Numbers come from a lesson function; never compute in
    the page or the template. Bad input: `raise unprocessable(loc, err, value)` (from `attnlab.web.errors`)
    on the API; on the page, show the message in the page.
-2. `web/templates/demo.html` starts with `{% extends "base.html" %}` and fills `{% block content %}`. Every
-   string is `{{ t("demo.key") }}` with the key in `attnlab/i18n/demo.json`; links are `url("/demo", x=1)`
-   so the language is kept. `_macros.html` has `matrix`, `heatmap`, `keep` (hidden state fields) and
-   `vector_sum` (an SVG of a weighted sum). Templates and static files stay flat (no sub-folders).
+2. The lesson's folder `attnlab/lessons/demo/` holds its page, `page.html` (rendered as "demo/page.html"),
+   which starts with `{% extends "base.html" %}` and fills `{% block content %}`. Every string is
+   `{{ t("demo.key") }}` with the key in the folder's `strings.json`; links are `url("/demo", x=1)` so the
+   language is kept. `lessons/common/macros.html` has `matrix`, `heatmap`, `keep` (hidden state fields) and
+   `vector_sum` (an SVG of a weighted sum). A page's own script or style goes in the folder's `static/` and
+   is served at /static/NAME, beside the shared ones in web/static/ (names are unique across folders).
 3. `web/nav.py`: one `Lesson("demo", "demo.nav.title", "demo.nav.summary")` line.
 4. Below: one line `"attnlab.web.pages.demo",` in PAGES.
 The page must be complete without JavaScript: plain GET forms. To update it without a reload, mark a
 form `data-live` (and an input `data-auto` to send it on change; `data-announce="#id"` on the form to have
 a screen reader read that element after an update): `static/lab.js` fetches the same page and swaps the
 elements that carry `data-region` (the whole <main> by default), then fires `lab:updated`.
-Scripts and styles are files under web/static/ (the Content-Security-Policy refuses inline scripts and
+Scripts and styles are files, never inline (the Content-Security-Policy refuses inline scripts and
 every request that leaves this server). Browser tests: add `tests/browser/test_demo.py` using the
 fixtures in `tests/browser/conftest.py`.
 """
@@ -36,7 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from attnlab import __version__
 from attnlab.web import errors, options
 from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
-from attnlab.web.render import STATIC_DIR
+from attnlab.web.render import LESSONS_DIR, STATIC_DIR
 
 # One line per page module; each module exposes `router`.
 PAGES = (
@@ -44,6 +46,7 @@ PAGES = (
     "attnlab.web.pages.toy",
     "attnlab.web.pages.lookup",
     "attnlab.web.pages.ledger",
+    "attnlab.web.pages.train_api",
     "attnlab.web.pages.pipeline",
     "attnlab.web.pages.explain",
     "attnlab.web.pages.real",
@@ -86,6 +89,11 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def lesson_statics() -> list[tuple[str, str]]:
+    """The lessons' own static folders (lessons/<topic>/static/), served at /static/ after web/static/."""
+    return [(f"attnlab.lessons.{d.parent.name}", "static") for d in sorted(LESSONS_DIR.glob("*/static")) if d.is_dir()]
+
+
 def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
                runs_dir: str | Path | None = None) -> FastAPI:
     """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
@@ -102,7 +110,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_B
     options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
     app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, packages=lesson_statics()), name="static")
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> FileResponse:

@@ -31,9 +31,9 @@ def closing(app) -> threading.Event:
 def stop_everything(app) -> None:
     """Shutting down: end the event streams and ask every training run to stop after its current step."""
     closing(app).set()
-    from attnlab.web.pages.pipeline import RUNS  # the runs of this server process
+    from attnlab.web import runs  # the runs of this server process (a module below the pages)
 
-    for bg in list(RUNS.training()):
+    for bg in list(runs.RUNS.training()):
         bg.stop()
 
 

@@ -18,29 +18,16 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from attnlab import __version__
-from attnlab.fmt import fixed
+from attnlab.display.fmt import MINUS, num
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.web import plots
 from attnlab.web.nav import LESSONS
 
 HERE = Path(__file__).parent
-TEMPLATES_DIR = HERE / "templates"
+TEMPLATES_DIR = HERE / "templates"  # the lab's frame: base, home, explain, runs, error
+LESSONS_DIR = HERE.parent / "lessons"  # each lesson's page: "toy/page.html", "sqrt_dk/page.html", "common/macros.html"
 STATIC_DIR = HERE / "static"
-MINUS = "\u2212"
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def num(x: float | None, digits: int = 3) -> str:
-    """0.87157 -> '0.872', 2.0 -> '2', -0.5 -> '−0.5', 0.99998 -> '0.99998', 2e-5 -> '2e−5',
-    None (a masked score) -> '−∞' (attnlab.fmt.fixed; static/lab.js's attnlabNum is the same rule)."""
-    if x is None or x == float("-inf"):
-        return f"{MINUS}∞"
-    if x == float("inf"):
-        return "∞"
-    if math.isnan(x):
-        return "NaN"
-    return fixed(x, digits).replace("-", MINUS)  # honest: 0.99998 is never '1', 2e-5 never '0'
-
 
 
 def frac(text: str | None) -> str:
@@ -64,7 +51,7 @@ def heat(a: float | None) -> str:
 
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        loader=jinja2.FileSystemLoader([TEMPLATES_DIR, LESSONS_DIR]),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -123,5 +110,5 @@ def helpers(request: Request) -> dict:
 
 
 def render(request: Request, template: str, status_code: int = 200, **context):
-    """Render `template` (in web/templates/) with the shared helpers plus `context`."""
+    """Render `template` (in web/templates/ or a lesson's folder) with the shared helpers plus `context`."""
     return templates.TemplateResponse(request, template, {**helpers(request), **context}, status_code=status_code)

@@ -60,9 +60,9 @@ def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...
     # Reached when the server was told to exit; after a signal uvicorn raises it again once it has shut
     # down (exit status 128 + signal), and handle_exit has already stopped the runs.
     stop_everything(app)
-    from attnlab.web.pages.pipeline import RUNS
+    from attnlab.web import runs
 
-    wait_all(RUNS, timeout=GRACE_S)
+    wait_all(runs.RUNS, timeout=GRACE_S)
 
 
 @contextmanager

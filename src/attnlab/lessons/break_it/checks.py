@@ -11,11 +11,11 @@ import math
 
 import torch
 
-from attnlab.lessons.params import seeded
+from attnlab.lessons.common.params import seeded
 
 
 def _models(ablation: str, data):
-    from attnlab.lessons.break_runs import setup_of
+    from attnlab.lessons.break_it.runs import setup_of
     from attnlab.models.gpt import GPT, GPTConfig
 
     out = []

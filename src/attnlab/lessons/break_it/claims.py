@@ -15,7 +15,7 @@ import math
 from collections import Counter
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim
+from attnlab.lessons.common.params import Claim
 
 TINY = 1e-9  # a formula met in float64
 LEARNS = 0.5  # "still learns": its causal loss falls at least this share of the way the intact model's falls
@@ -25,7 +25,7 @@ def bigram_entropy(data) -> float:
     """H(next | current token, its place in the window) over the windows the causal loss is measured on: a
     model whose positions never read one another (ffn-only) sees only these two, so no such model can have a
     lower cross-entropy there."""
-    from attnlab.lessons.break_runs import BASE, windows
+    from attnlab.lessons.break_it.runs import BASE, windows
 
     x, y = windows(data.val, BASE["context_length"])  # (W, T), (W, T)
     place = [(int(a), i) for row in x for i, a in enumerate(row)]
@@ -36,7 +36,7 @@ def bigram_entropy(data) -> float:
 
 
 def claims(r, lang: str) -> list[Claim]:
-    from attnlab.lessons import break_runs as runs_
+    from attnlab.lessons.break_it import runs as runs_
 
     a = r.ablation
     intact = {x.seed: x for x in r.runs if x.model == "intact"}
@@ -67,7 +67,7 @@ def claims(r, lang: str) -> list[Claim]:
         out.append(Claim("worse", t("explain.break_it.claim.worse", lang, k=k, n=n, a=r.table[1].causal_mean,
                                     i=r.table[0].causal_mean), k, n, k == n))
         if a == "ffn-only":
-            from attnlab.lessons.break_runs import corpus_data
+            from attnlab.lessons.break_it.runs import corpus_data
 
             bound = bigram_entropy(corpus_data(r.corpus))
             low = min(x.final_causal for x in ablated.values())

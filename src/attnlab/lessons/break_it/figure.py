@@ -1,12 +1,12 @@
 """The figure of `attnlab explain break`: the intact and the ablated model's loss curves on one chart, every
-seed a thin line, the mean a thick one; train loss solid, causal loss dashed. Same conventions as attnlab.plots."""
+seed a thin line, the mean a thick one; train loss solid, causal loss dashed. Same conventions as attnlab.lessons.common.figure."""
 
 from __future__ import annotations
 
-from attnlab.plots import BLUE, RED, Labels
+from attnlab.lessons.common.figure import BLUE, RED, Labels
 
 
-def plot_break_it(r, fig, tr: Labels) -> None:
+def plot(r, fig, tr: Labels) -> None:
     ax = fig.subplots(1, 1)
     for model, color in (("intact", BLUE), ("ablated", RED)):
         rs = [x for x in r.runs if x.model == model]

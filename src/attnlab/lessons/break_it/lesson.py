@@ -18,9 +18,10 @@ import threading
 from dataclasses import dataclass
 
 from attnlab.i18n import t
-from attnlab.lessons import Shown
-from attnlab.lessons import break_runs as runs_
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.result import Shown
+from attnlab.lessons.break_it import checks
+from attnlab.lessons.break_it import runs as runs_
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
 from attnlab.nn.ablations import ABLATIONS
 
 PARAMS = (
@@ -106,7 +107,7 @@ def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = 
     with _lock:  # one training at a time: two visits with the same settings share the cached runs
         for seed in range(p["seeds"]):
             pairs.append(runs_.paired(p["ablate"], data.name, p["train_steps"], seed))
-    check_ = runs_.structural_check(p["ablate"], data)
+    check_ = checks.check(p["ablate"], data)
     runs = [RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
             for pr in pairs for which in ("intact", "ablated")]
     table = [_row(m, [r for r in runs if r.model == m], lang) for m in ("intact", "ablated")]
@@ -155,7 +156,7 @@ def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
 
 
 def claims_of(r: BreakResult, lang: str) -> list[Claim]:
-    from attnlab.lessons.break_claims import claims
+    from attnlab.lessons.break_it.claims import claims
 
     return claims(r, lang)
 
@@ -166,7 +167,7 @@ NOTED = ("no-positions", "no-scale", "no-layernorm", "ffn-first", "one-head", "a
 
 
 def _finding(r: BreakResult, lang: str) -> str:
-    from attnlab.lessons.break_claims import measured
+    from attnlab.lessons.break_it.claims import measured
 
     intact, ablated = r.table
     out = t(f"explain.break_it.finding.{'worse' if ablated.causal_mean > intact.causal_mean else 'not_worse'}", lang,

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from attnlab.lessons.params import seeded
+from attnlab.lessons.common.params import seeded
 
 STEPS, MIN_STEPS, MAX_STEPS = 80, 40, 120  # training steps of each run: the default and the form's range
 N_POINTS = 11  # loss measurements along a run (step 0 included)
@@ -231,9 +231,3 @@ def same_start(a, b) -> float:
     sa, sb = a.state_dict(), b.state_dict()
     diffs = [float((sa[k] - sb[k]).abs().max()) for k in sa if k in sb and sa[k].shape == sb[k].shape]
     return max(diffs) if diffs else math.nan
-
-
-def structural_check(ablation: str, data: Data) -> dict:
-    from attnlab.lessons.break_checks import check
-
-    return check(ablation, data)

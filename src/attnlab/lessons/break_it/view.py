@@ -1,13 +1,13 @@
-"""Terminal view of `attnlab explain break`: the finding, the table over the seeds, what greedy wrote.
-The lesson computed every number; this only formats."""
+"""The terminal view of `attnlab explain break`: `show(console, r, lang, t)` prints the lesson's numbers; the
+lesson computed every number, this only formats."""
 
 from __future__ import annotations
 
+from attnlab.lessons.common.view import table
 
-def break_it(console, r, lang, t) -> None:
+
+def show(console, r, lang, t) -> None:
     from rich.markup import escape
-
-    from attnlab.commands.explain import _table
 
     k = "explain.break_it"
     console.print(escape(r.description), style="bold")
@@ -15,9 +15,9 @@ def break_it(console, r, lang, t) -> None:
     console.print(escape(t(f"{k}.causal_on.{r.causal_on}", lang)), style="dim")
     rows = [[x.label, f"{x.train_mean:.4f} ± {x.train_std:.4f}", f"{x.causal_mean:.4f} ± {x.causal_std:.4f}",
              f"{x.causal_min:.4f} – {x.causal_max:.4f}"] for x in r.table]
-    console.print(_table(t(f"{k}.h.table", lang, n=len(r.seeds)),
+    console.print(table(t(f"{k}.h.table", lang, n=len(r.seeds)),
                          [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")], rows))
     console.print(escape(t(f"{k}.prompt", lang, prompt=r.prompt, reference=r.reference)))
     rows = [[str(x.seed), x.label, x.greedy] for x in r.runs]
-    console.print(_table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))
+    console.print(table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))
     console.print(escape(r.finding))

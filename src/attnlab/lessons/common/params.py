@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from attnlab.threads import one_thread
+from attnlab.io.threads import one_thread
 
 
 class ParamError(ValueError):

@@ -1,10 +1,6 @@
-"""Lessons: each lesson's computation as a plain function returning plain data.
-
-A lesson function takes ordinary Python values, computes with `attnlab.nn` / torch / numpy, and returns a
-dataclass whose fields are lists of floats, ints, strings and bools, so `dataclasses.asdict(result)` is
-JSON. Views (the web pages, the CLI, notebooks) only show what a lesson returned; they never compute.
-Bad input raises ValueError naming what was expected and what came.
-"""
+"""What every lesson's result shares: plain-data types, `tolist` for tensors, and `Shown`, which makes a
+result show itself in a notebook. A result's fields are lists of floats, ints, strings and bools, so
+`dataclasses.asdict(result)` is JSON."""
 
 from __future__ import annotations
 

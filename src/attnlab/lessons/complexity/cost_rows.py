@@ -54,7 +54,7 @@ class ParamShare:
 
 def rnn_step_flops(d: int) -> int:
     """FLOPs of one step of our RNN (d_in = d), read by FlopCounterMode over RNN_COUNT_STEPS steps."""
-    from attnlab.lessons.flops import flop_counter
+    from attnlab.lessons.complexity.flops import flop_counter
     from attnlab.nn.recurrent import RNN
 
     with torch.device("meta"):

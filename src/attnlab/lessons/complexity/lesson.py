@@ -9,7 +9,7 @@ shapes only, so any n). The n^2 d terms overtake the n d^2 terms at n = 2 d + d_
 (n = 2 d inside the attention layer alone). Then the block is timed on this machine for growing n, and the
 slope of log(time) against log(n) says which term dominates at those sizes (1: linear, 2: quadratic).
 Beside the block: the RNN layer's row, 4 n d^2 FLOPs in n serial steps (equal to attention's n^2 d part at
-n = d), and the FFN's share of a block's parameters (lessons/cost_rows.py).
+n = d), and the FFN's share of a block's parameters (cost_rows.py beside it).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.cost_rows import ParamShare, RNNRow, param_share, rnn_row
-from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.complexity.cost_rows import ParamShare, RNNRow, param_share, rnn_row
+from attnlab.lessons.common.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
@@ -99,7 +99,7 @@ def counted(n: int, d: int, h: int, d_ff: int) -> dict[str, int]:
     and read as a total, or by op name (attention's bmm), never by FlopCounterMode's module attribution: that
     uses process-wide module hooks, which another thread's forward pass (the web app's figure, a training run)
     would mix in."""
-    from attnlab.lessons.flops import flop_counter
+    from attnlab.lessons.complexity.flops import flop_counter
     from attnlab.nn import Block
 
     with torch.device("meta"):

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
-from attnlab.lessons.weights import redraw
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.weights import redraw
 
 
 N_HEADS = 2

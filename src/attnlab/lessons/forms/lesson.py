@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("n_tgt", "int", 6, 2, 24, step=1, help="length of the sequence a decoder reads (and the encoder-only input)"),

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
 
 N_QUIZZES = 5
 PARAMS = (

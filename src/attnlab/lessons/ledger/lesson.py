@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.lessons.bad_input import BadInput, shown
+from attnlab.lessons.common.bad_input import BadInput, shown
 
 MAX_N = 10_000_000
 MAX_D = 1_000_000

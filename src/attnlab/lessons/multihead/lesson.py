@@ -26,9 +26,9 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
 
 PARAMS = (
     Param("d_model", "int", 512, 8, 4096, step=8, log=True, help="model width"),

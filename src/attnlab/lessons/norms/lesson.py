@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("batch", "int", 8, 3, 64, step=1, help="samples per batch (the sample plus batch-1 others)"),

@@ -23,10 +23,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
-from attnlab.lessons.weights import redraw
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.weights import redraw
 
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
 
 PARAMS = (
     Param("sentence", "str", "床前明月光", max_len=64, help="the tokens, one character each"),

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, seeded
-from attnlab.threads import threads_for
+from attnlab.lessons.common.params import Claim, seeded
+from attnlab.io.threads import threads_for
 from attnlab.train.data import get_batch
 from attnlab.train.loop import Trainer, lm_loss
 

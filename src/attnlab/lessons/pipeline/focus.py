@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim
-from attnlab.lessons.pipeline import attention_step
+from attnlab.lessons.common.params import Claim
+from attnlab.lessons.pipeline.lesson import attention_step
 
 DEFAULT_QUERY, DEFAULT_EXPECTED = "月", "明"
 COUNT_WORK_LIMIT = 200_000_000  # parameters × steps × seeds the count may train (静夜思's defaults: ~1.6e8)

@@ -1,6 +1,6 @@
 """Any trained model, opened: steps ① to ④ on a text the learner types, and where 月 looks in 床前明月光.
 
-The same lessons as the pipeline page (lessons/pipeline.py, lessons/focus.py), for a checkpoint the CLI
+The same lessons as the pipeline page (lesson.py and focus.py beside it), for a checkpoint the CLI
 wrote rather than a run trained in the page: ① the text's ids ② its embedding rows ③ every layer's and
 head's attention ④ the distribution of the token after the whole text. Step ⑥ is `attnlab.sampling.generate`
 on the same model. The 月 question needs 床, 前, 明, 月 in the model's vocabulary, each one token; when a
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.lessons.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, focus
-from attnlab.lessons.pipeline import DEFAULT_TEXT, PipelineView, pipeline
+from attnlab.lessons.pipeline.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, focus
+from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT, PipelineView, pipeline
 
 MAX_TEXT = 32  # characters of typed text (a 七绝 quatrain with its punctuation): every head's T × T map is drawn
 TOP = 20  # most probable next tokens listed first

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import torch
 from torch.autograd.functional import jacobian
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
 
 PARAMS = (
     Param("n", "int", 5, 2, 12, step=1, help="positions"),

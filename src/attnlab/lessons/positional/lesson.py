@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
 
 PARAMS = (
     Param("n_positions", "int", 64, 2, 512, step=1, help="positions in the table (rows)"),

@@ -14,13 +14,13 @@ from functools import lru_cache
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.bad_input import BadInput, shown
-from attnlab.lessons.params import Claim
-from attnlab.lessons.real_patterns import PATTERNS, is_sep_or_punct, pattern_scores
+from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.common.params import Claim
+from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
 from attnlab.pretrained import INSTALL, NotInstalled, installed, load
-from attnlab.threads import one_thread
+from attnlab.io.threads import one_thread
 from attnlab.trace import trace
 
 MODEL = "all-MiniLM-L6-v2"

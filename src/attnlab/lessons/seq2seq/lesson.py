@@ -1,6 +1,6 @@
 """From seq2seq to the Transformer, trained (lecture 06 §2): the bottleneck, Bahdanau's alignment, cross-attention.
 
-Three translators learn the same generated task (digits -> Chinese numerals, attnlab.lessons.seq2seq_task)
+Three translators learn the same generated task (digits -> Chinese numerals, attnlab.lessons.seq2seq.task)
 on the same batches: an LSTM seq2seq that hands the decoder only the encoder's last state, the same with
 Bahdanau's additive attention, and the library's Transformer encoder-decoder. Measured on held-out strings:
 exact-match accuracy at each source length (including lengths longer than any trained on), and how well each
@@ -19,10 +19,10 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, check, lesson, seeded
-from attnlab.lessons import Shown
-from attnlab.lessons import seq2seq_task as task_
-from attnlab.lessons.seq2seq_models import KINDS, build
+from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
+from attnlab.lessons.seq2seq import task as task_
+from attnlab.lessons.seq2seq.models import KINDS, build
 from attnlab.train import progress
 
 TRAIN_LENGTHS = tuple(range(2, 9))  # source lengths the models train on

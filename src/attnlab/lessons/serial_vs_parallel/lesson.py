@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.common.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32

@@ -18,9 +18,9 @@ from functools import lru_cache
 
 import torch
 
-from attnlab.lessons import Shown
+from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.params import Claim, Param, check, lesson, memory_guard
+from attnlab.lessons.common.params import Claim, Param, check, lesson, memory_guard
 
 PARAMS = (
     Param("d_k", "int", 64, 1, 1024, step=1, log=True, help="width of q and k"),

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons import Matrix, Vector, tolist
-from attnlab.lessons.bad_input import BadInput, shown
-from attnlab.lessons.toy import HEADS, TOKENS, toy_lab
+from attnlab.lessons.common.result import Matrix, Vector, tolist
+from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.toy.lesson import HEADS, TOKENS, toy_lab
 
 
 @dataclass

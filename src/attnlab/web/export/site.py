@@ -3,7 +3,7 @@
 Every page is rendered by the real app (FastAPI's TestClient, no server, no second copy of the templates),
 starting from the home page in each language and following every link the pages hold, so each lesson is
 there in its default state, plus the states the pages link to (the ledger's presets), plus (unless
-states=False) the states a learner reaches through the pages' forms, listed by attnlab.export_states: /toy's
+states=False) the states a learner reaches through the pages' forms, listed by attnlab.web.export.states: /toy's
 queries, mask, answers and presets, each explain topic at a few values, and a poem model trained for the
 export with a few generations. Then each page is post-processed, never the templates:
 - links become relative file paths (the site works from any folder, host or file://);
@@ -33,11 +33,11 @@ import posixpath
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
-from attnlab.atomic import atomic_dir
+from attnlab.io.atomic import atomic_dir
+from attnlab.web.export.tags import Tag, Tags
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 
 BANNER_ID = "static-copy"
@@ -74,7 +74,7 @@ class Report:
     pages: list[str] = field(default_factory=list)
     assets: list[str] = field(default_factory=list)
     api: list[str] = field(default_factory=list)
-    trained: object = None  # export_states.Trained: the model /pipeline shows, trained for the export
+    trained: object = None  # attnlab.web.export.states.Trained: the model /pipeline shows, trained for the export
 
     @property
     def files(self) -> int:
@@ -125,64 +125,9 @@ def relative(to_file: str, from_file: str) -> str:
 
 # ---- reading and rewriting a page ---------------------------------------------------------------------
 
-@dataclass
-class Tag:
-    name: str
-    attrs: list[tuple[str, str | None]]
-    start: int
-    end: int
-    closed: bool  # written as <x ... />
-
-
-class _Tags(HTMLParser):
-    """Every start tag with its place in the text, and the spans of <script> elements."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.lines = [0]
-        for line in text.splitlines(keepends=True):
-            self.lines.append(self.lines[-1] + len(line))
-        self.tags: list[Tag] = []
-        self.ends: list[tuple[str, int, int]] = []  # every end tag: (name, start, end)
-        self.closes: dict[int, tuple[int, int]] = {}  # a <button>/<label>'s start -> the span of its end tag
-        self._open: dict[str, list[int]] = {"button": [], "label": []}
-        self.scripts: list[tuple[int, int]] = []
-        self._script_at: int | None = None
-        self._text = text
-        self.feed(text)
-        self.close()
-
-    def _offset(self) -> int:
-        line, col = self.getpos()
-        return self.lines[line - 1] + col
-
-    def handle_starttag(self, tag, attrs):
-        raw = self.get_starttag_text() or ""
-        start = self._offset()
-        self.tags.append(Tag(tag, list(attrs), start, start + len(raw), raw.endswith("/>")))
-        if tag == "script":
-            self._script_at = start
-        if tag in self._open and not raw.endswith("/>"):
-            self._open[tag].append(start)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-
-    def handle_endtag(self, tag):
-        start = self._offset()
-        end = self._text.find(">", start) + 1
-        self.ends.append((tag, start, end))
-        if self._open.get(tag):
-            self.closes[self._open[tag].pop()] = (start, end)
-        if tag == "script" and self._script_at is not None:
-            end = self._text.index(">", self._offset()) + 1
-            self.scripts.append((self._script_at, end))
-            self._script_at = None
-
-
 def references(text: str) -> list[tuple[str, str, str]]:
     """(tag, attribute, value) of every attribute that names another file: href, src, srcset, action."""
-    return [(tag.name, k, v) for tag in _Tags(text).tags for k, v in tag.attrs
+    return [(tag.name, k, v) for tag in Tags(text).tags for k, v in tag.attrs
             if v is not None and k in ("href", "src", "srcset", "action", "formaction", "poster")]
 
 
@@ -194,10 +139,10 @@ def _write_tag(tag: Tag) -> str:
 def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | None], extras=None) -> str:
     """The page as the static copy serves it: see the module docstring. `here` is the page's own URL;
     `link(target)` is the relative href of an exported target, None when it is not exported. `extras`
-    (attnlab.export_states.Extras) names the controls that become links and the paragraphs to add."""
-    from attnlab.export_states import STYLE, paragraph
+    (attnlab.web.export.states.Extras) names the controls that become links and the paragraphs to add."""
+    from attnlab.web.export.states import STYLE, paragraph
 
-    parsed = _Tags(text)
+    parsed = Tags(text)
     edits: list[tuple[int, int, str]] = [(start, end, "") for start, end in parsed.scripts]
 
     def goto(url: str) -> str | None:
@@ -276,18 +221,18 @@ States = Callable[[Target], bool]  # which pages reached only through a form (a 
 def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
                 states: bool | States = True) -> tuple[dict[str, bytes], Report]:
     """Every file of the static site, {site-relative path: bytes}, rendered by the app (nothing written).
-    `states`: also the states the pages' forms reach (attnlab.export_states), all of them (True), none
+    `states`: also the states the pages' forms reach (attnlab.web.export.states), all of them (True), none
     (False), or those a predicate keeps (a smaller site, for tests)."""
     from fastapi.testclient import TestClient
 
-    from attnlab.export_states import extras as page_extras
+    from attnlab.web.export.states import extras as page_extras
     from attnlab.web.app import create_app
 
     langs = _langs(langs)
     keep_state = (lambda target: True) if states is True else (lambda target: False) if not states else states
     report = Report(Path())
     fetched: dict[Target, tuple[str, bytes]] = {}
-    added: dict[Target, object] = {}  # each page's export_states.Extras
+    added: dict[Target, object] = {}  # each page's attnlab.web.export.states.Extras
     moved: dict[Target, Target] = {}  # a form's URL the lab redirects (a preset) -> where it lands
     reached_by_form: set[Target] = set()
     seeds = [Target("/", (), lang) for lang in langs]
@@ -383,15 +328,16 @@ def _aliased(target: Target, alias: dict[str, str]) -> Target:
 def _train(client, report: Report):
     """Train the poem model with the lab's seeded defaults (POST /api/train, as the page does) and wait for
     it: /pipeline's steps ① to ⑥ in the copy show this model."""
-    from attnlab.export_states import Trained
-    from attnlab.web.pages.pipeline import PROMPTS, RUNS
+    from attnlab.web.export.states import Trained
+    from attnlab.web import runs
+    from attnlab.web.pages.pipeline import PROMPTS
 
     corpus = "poem"
     response = client.post("/api/train", json={"corpus": corpus})
     if response.status_code != 202:
         raise ExportError(f"POST /api/train answered {response.status_code}: {response.text[:200]}")
     started = response.json()
-    bg = RUNS.get(started["id"])
+    bg = runs.RUNS.get(started["id"])
     bg.wait()
     status = client.get(f"/api/train/{started['id']}").json()
     if status["status"] != "done":

@@ -1,4 +1,4 @@
-"""The states a learner reaches in the static copy (attnlab.export): what the pages' forms would ask the lab
+"""The states a learner reaches in the static copy (attnlab.web.export.site): what the pages' forms would ask the lab
 for, turned into links to pages rendered ahead of time.
 
 - A GET form's named submit buttons (/toy's four query words, the hand-calculation presets) and the radio
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from attnlab.i18n import t
+from attnlab.web.export.tags import Tags
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
 HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm"})
@@ -91,9 +92,7 @@ class _Form:
 
 def forms(text: str) -> list[_Form]:
     """Every <form> of the page with its submitted fields, named submit buttons and labelled toggles."""
-    from attnlab.export import _Tags
-
-    parsed = _Tags(text)
+    parsed = Tags(text)
     events = sorted([(tag.start, 0, tag) for tag in parsed.tags] + [(s, 1, name) for name, s, _ in parsed.ends],
                     key=lambda e: e[0])
     out: list[_Form] = []

@@ -20,10 +20,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from attnlab.fmt import fixed
+from attnlab.display.fmt import fixed
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
-from attnlab.lessons.params import ParamError, refuse_cli_only
+from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.web import budget
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers

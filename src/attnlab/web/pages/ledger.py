@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from attnlab.lessons.bad_input import BadInput
-from attnlab.lessons.ledger import MAX_D, MAX_N, Ledger, shape_ledger
+from attnlab.lessons.common.bad_input import BadInput
+from attnlab.lessons.ledger.lesson import MAX_D, MAX_N, Ledger, shape_ledger
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
 
@@ -42,7 +42,7 @@ def ledger_page(request: Request):
         bad, error = _message(err, lang, LESSON_NAMES)
         ledger = shape_ledger(DEFAULTS["n"], DEFAULTS["d"], DEFAULTS["h"])  # the form keeps what was typed
     kept = {k: v for k, v in raw.items() if v != DEFAULTS[k]}
-    return render(request, "ledger.html", ledger=ledger, toy=shape_ledger(4, 4, 2), raw=raw, state=kept,
+    return render(request, "ledger/page.html", ledger=ledger, toy=shape_ledger(4, 4, 2), raw=raw, state=kept,
                   error=error, bad=bad, defaults=DEFAULTS, presets=PRESETS, max_n=MAX_N, max_d=MAX_D)
 
 

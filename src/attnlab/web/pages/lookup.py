@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from attnlab.lessons.bad_input import BadInput, shown
-from attnlab.lessons.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
-from attnlab.lessons.toy import HEADS, parse_query, toy_lab
+from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.toy.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
+from attnlab.lessons.toy.lesson import HEADS, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
 from attnlab.web.pages.toy import say
 from attnlab.web.render import lang_of, render
@@ -33,7 +33,7 @@ def lookup_page(request: Request):
         state["head"] = DEFAULTS["head"]
     look = soft_lookup(state["query"], int(state["head"]))
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
-    return render(request, "lookup.html", look=look, lab=toy_lab(state["query"]), wvc=weights_vs_contributions(),
+    return render(request, "toy/lookup.html", look=look, lab=toy_lab(state["query"]), wvc=weights_vs_contributions(),
                   state=kept, problems=problems, heads=[h["name"] for h in HEADS])
 
 

@@ -1,7 +1,6 @@
 """The whole pipeline page (/pipeline): ① ids ② embeddings ③ attention ④ next-token probabilities, ⑤ train
-live, ⑥ generate token by token. And its API: POST /api/train, GET /api/train/{id}, GET
-/api/train/{id}/events (server-sent events), POST /api/train/{id}/stop (stop, keep the model), DELETE
-/api/train/{id} (stop and forget), POST /api/generate, GET /api/pipeline.
+live, ⑥ generate token by token; and the first-step and focus APIs (GET /api/pipeline/neg-log, first-step,
+focus). The training API is attnlab.web.pages.train_api, the runs the service attnlab.web.runs.
 
 Runs live in this server's memory (a few at a time) and train in a background thread; the page follows one
 by SSE. Without JavaScript the settings form posts to /pipeline/train, which starts the run the same way
@@ -10,267 +9,39 @@ by SSE. Without JavaScript the settings form posts to /pipeline/train, which sta
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import ValidationError
 
 from attnlab.i18n import t
-from attnlab.lessons.first_step import FirstStep, NegLog, can_count, first_step, neg_log
-from attnlab.lessons.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
+from attnlab.lessons.pipeline.first_step import FirstStep, NegLog, can_count, first_step, neg_log
+from attnlab.lessons.pipeline.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
                                    focus_over_seeds)
-from attnlab.lessons.pipeline import NextStep, PipelineView, next_step, pipeline
+from attnlab.lessons.pipeline.lesson import pipeline
 from attnlab.models import preset as model_preset
-from attnlab.sampling import Generation, generate, prob_text
+from attnlab.sampling import prob_text
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
-from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.train.run import corpus_defaults
 from attnlab.web.errors import describe, unprocessable
 from attnlab.web import budget
-from attnlab.web.budget import closing
 from attnlab.web.render import lang_of, make_url, render
-from attnlab.web.responses import SSE, answers
+from attnlab.web.responses import answers
+
+from attnlab.web import runs
+from attnlab.web.pages.train_api import GenerateRequest, TrainRequest, generate_for, model_for
+from attnlab.web.runs import run_or_404, start_run, status_of
 
 router = APIRouter()
-RUNS = Registry(max_runs=8, max_training=2)
 CORPORA = ("poem", "jingyesi")  # the web lab trains only on the built-in texts (it never reads files)
 PROMPTS = {"poem": "床前", "jingyesi": "床"}
 SHOWN_DIMS = 8  # embedding columns shown on the page (the API has them all)
-
-
-def _not_bool(value):
-    # JSON true/false would pass as 1/0; a number field takes numbers (and the page's digit strings) only.
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, got {str(value).lower()}")
-    return value
-
-
-Int = Annotated[int, BeforeValidator(_not_bool)]
-Num = Annotated[float, BeforeValidator(_not_bool)]
-
-
-class TrainRequest(BaseModel):
-    """A training run's settings; a field left out takes the corpus's default."""
-
-    model_config = ConfigDict(extra="forbid")
-    corpus: Literal["poem", "jingyesi"] = "poem"
-    layers: Int | None = Field(None, ge=1, le=8, description="Transformer blocks")
-    heads: Int | None = Field(None, ge=1, le=8, description="attention heads per block; must divide d_model")
-    d_model: Int | None = Field(None, ge=2, le=256, description="width of every token vector")
-    steps: Int | None = Field(None, ge=1, le=5000, description="optimizer steps")
-    lr: Num | None = Field(None, gt=0, le=1, description="peak learning rate")
-    seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
-    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); "
-                         "a run's pauses total at most 60 s, so long runs pause less")
-
-
-class GenerateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    run: str = Field(..., description="id of a training run (from POST /api/train)")
-    prompt: str = Field(..., min_length=1, max_length=200)
-    max_new_tokens: Int = Field(30, ge=1, le=300)
-    temperature: Num = Field(1.0, ge=0, le=10, description="0 = greedy")
-    top_k: Int | None = Field(None, ge=1)
-    top_p: Num | None = Field(None, gt=0, le=1)
-    greedy: bool = False
-    seed: Int | None = Field(None, ge=0, le=2**31 - 1)
-
-
-class TrainStarted(BaseModel):
-    id: str
-    status: str
-    steps: int
-    events: str  # URL of the event stream
-    page: str  # URL of the run's page
-
-
-@dataclass
-class RunStatus:
-    id: str
-    status: str  # training | stopping | stopped | done | failed
-    step: int
-    steps: int
-    settings: dict
-    history: list[dict]  # per step: loss, p_probe (p of the target after the context), val_loss
-    before: NextStep  # step ④ of the untrained model
-    error: str | None
-
-
-# ---- runs ---------------------------------------------------------------------------------------------
-
-async def _start(req: TrainRequest) -> BackgroundRun:
-    """Reserve a training slot, then build the seeded model and train it in a background thread. Every way to
-    start a run (the API, the no-JS form) comes here. The reservation is a lock and a count, done on the event
-    loop: a refusal (429 with Retry-After) costs no worker thread and no model. The build runs on a worker
-    thread, never on the event loop, and training on the run's own thread."""
-    try:
-        slot = RUNS.reserve()
-    except Busy as err:
-        raise HTTPException(429, str(err), headers={"Retry-After": str(err.retry_after)}) from None
-    try:
-        return await run_in_threadpool(_build, req, slot)
-    finally:
-        slot.release()  # if this request was cancelled before the build started; a no-op once a run holds it
-
-
-def _build(req: TrainRequest, slot: Slot) -> BackgroundRun:
-    with slot:  # given back if building fails
-        try:
-            run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
-                          lr=req.lr, seed=req.seed, device="auto")
-        except ValueError as err:
-            field = "heads" if "divisible" in str(err) else "corpus"
-            raise unprocessable(("body", field), err, getattr(req, field)) from None
-        before = next_step(run.model, run.tokenizer)  # p(光 | 床前明月) before any training
-        bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before,
-                           pace=req.pace_ms / 1000)
-        return RUNS.add(bg, slot=slot)
-
-
-def _run_or_404(run_id: str) -> BackgroundRun:
-    bg = RUNS.get(run_id)
-    if bg is None:
-        raise HTTPException(404, f"no training run {run_id!r} in this server (runs live in memory; train again)")
-    return bg
-
-
-def _status(bg: BackgroundRun) -> RunStatus:
-    t = bg.run.trainer
-    return RunStatus(id=bg.id, status=bg.status, step=t.step, steps=t.cfg.steps, settings=bg.settings,
-                     history=list(t.history), before=bg.before, error=bg.error)
-
-
-# ---- JSON API -----------------------------------------------------------------------------------------
-
-@router.post("/api/train", status_code=202, tags=["pipeline"], responses=answers(400, 429))
-async def api_train(body: TrainRequest, request: Request) -> TrainStarted:
-    """Start training a tiny GPT on a built-in poem in the background; follow it at `events`. A run stops
-    itself after 10 minutes (as if stopped: the model keeps what it learned)."""
-    bg = await _start(body)
-    return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
-                        page=make_url("/pipeline", lang_of(request), run=bg.id))
-
-
-@router.get("/api/train/{run_id}", tags=["pipeline"], responses=answers(404))
-def api_train_status(run_id: str) -> RunStatus:
-    """A run's status, settings and loss history so far."""
-    return _status(_run_or_404(run_id))
-
-
-@router.post("/api/train/{run_id}/stop", tags=["pipeline"], responses=answers(404))
-def api_train_stop(run_id: str) -> RunStatus:
-    """Stop a run after its current step; the model keeps what it has learned (generate with it)."""
-    bg = _run_or_404(run_id)
-    bg.stop()
-    bg.wait(timeout=5)
-    return _status(bg)
-
-
-@router.delete("/api/train/{run_id}", tags=["pipeline"], responses=answers(404))
-def api_train_delete(run_id: str) -> RunStatus:
-    """Stop a run and forget it: its last status is the answer; afterwards the run's URLs answer 404 (an
-    event stream already open still ends with `done`)."""
-    bg = _run_or_404(run_id)
-    bg.stop()
-    bg.wait(timeout=5)
-    RUNS.remove(run_id)
-    return _status(bg)
-
-
-def resume_index(last_event_id: str | None) -> int:
-    """The first event to send to a reader that saw up to Last-Event-ID (event ids count 0, 1, 2 ...):
-    anything that is not such an id (absent, negative, not a number) starts from the first event."""
-    text = (last_event_id or "").strip()
-    return int(text) + 1 if text.isascii() and text.isdigit() and len(text) <= 18 else 0
-
-
-def _sse(index: int, event: dict) -> str:
-    return f"id: {index}\nevent: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
-
-
-@router.get("/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse,
-            responses={**SSE, **answers(404)})
-async def api_train_events(run_id: str, request: Request):
-    """Server-sent events: `step` (step, loss, p_probe, val_loss, lr, seconds) for every step from the first,
-    then `done` (or `failed`, with a message). A reconnecting client sends Last-Event-ID and continues after it."""
-    bg = _run_or_404(run_id)
-    start = resume_index(request.headers.get("last-event-id"))
-    shutting_down = closing(request.app)
-
-    async def stream():
-        i, quiet = start, 0.0
-        yield "retry: 1000\n\n"
-        while True:
-            while i < len(bg.events):
-                yield _sse(i, bg.events[i])
-                i += 1
-                quiet = 0.0
-            if bg.finished and i >= len(bg.events):
-                return
-            if await request.is_disconnected() or shutting_down.is_set():
-                return  # the reader left, or the server is stopping (it stops the runs too)
-            await asyncio.sleep(0.05)
-            quiet += 0.05
-            if quiet >= 15:  # a comment line keeps proxies from closing an idle stream
-                yield ": still training\n\n"
-                quiet = 0.0
-
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-
-def _generate(req: GenerateRequest) -> Generation:
-    bg = _run_or_404(req.run)
-    if not bg.finished:
-        raise HTTPException(409, "this run is still training; wait for it to finish or stop it first")
-    try:
-        return generate(bg.run.model, bg.run.tokenizer, req.prompt, max_new_tokens=req.max_new_tokens,
-                        temperature=req.temperature, top_k=req.top_k, top_p=req.top_p, greedy=req.greedy,
-                        seed=req.seed, n_candidates=5)
-    except ValueError as err:
-        raise unprocessable(("body", "prompt"), err, req.prompt) from None
-
-
-@router.post("/api/generate", tags=["pipeline"], responses=answers(400, 404, 409))
-def api_generate(body: GenerateRequest) -> Generation:
-    """Continue a prompt with a trained run's model, one token at a time (KV cache); every step's top
-    candidates, whether each survived temperature / top-k / top-p, and the one chosen."""
-    return _generate(body)
-
-
-@router.get("/api/pipeline", tags=["pipeline"], responses=answers(404, 409))
-def api_pipeline(
-    run: Annotated[str | None, Query(description="a training run's id; none = an untrained model")] = None,
-    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
-    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description="the text for ① to ③ (default: the poem)")] = None,
-) -> PipelineView:
-    """Steps ① to ④ for a run's model (or the untrained model of `corpus` and `seed`)."""
-    model, tok, corpus = _model_for(run, corpus, seed)
-    try:
-        return pipeline(model, tok, text=text or BUILTIN_TEXTS[corpus])
-    except ValueError as err:
-        raise unprocessable(("query", "text"), err, text) from None
-
-
-def _model_for(run_id: str | None, corpus: str, seed: int):
-    if run_id:
-        bg = _run_or_404(run_id)
-        if not bg.finished:
-            raise HTTPException(409, "this run is still training; its model is changing")
-        return bg.run.model, bg.run.tokenizer, bg.run.corpus
-    fresh = new_run(corpus, seed=seed, device="cpu")  # untrained: building it is cheap and deterministic
-    return fresh.model, fresh.tokenizer, corpus
 
 
 # ---- the page -----------------------------------------------------------------------------------------
@@ -384,7 +155,7 @@ def pipeline_page(request: Request):
     problems = []
     gen_state = {k: (params.get(k) or v).strip() for k, v in GEN_FIELDS.items()}
     run_id = (params.get("run") or "").strip()
-    bg = RUNS.get(run_id) if run_id else None
+    bg = runs.RUNS.get(run_id) if run_id else None
     if run_id and bg is None:
         problems.append("pipeline.run.gone")
         run_id = ""
@@ -419,7 +190,7 @@ def pipeline_page(request: Request):
         emb = {"shown": k, "token": [r[:k] for r in e.token_rows], "sum": [r[:k] for r in e.sums],
                "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None}
     history = list(run.trainer.history)
-    status = _status(bg) if bg is not None else None
+    status = status_of(bg) if bg is not None else None
 
     generation, gen_problem = None, None
     asked = bg is not None and bg.finished and "prompt" in params  # the ⑥ form was sent
@@ -431,7 +202,7 @@ def pipeline_page(request: Request):
                         corpus=t("pipeline.corpus." + bg.run.corpus, lang))
     elif asked:
         try:
-            generation = _generate(GenerateRequest(
+            generation = generate_for(GenerateRequest(
                 run=bg.id, prompt=gen_state["prompt"], max_new_tokens=gen_state["max_new_tokens"] or 30,
                 temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
                 top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
@@ -454,7 +225,7 @@ def pipeline_page(request: Request):
                else dict.fromkeys(("first", "focus", "neglog", "neglog_problem", "first_countable", "focus_countable",
                                    "first_busy", "focus_busy")))
     return render(
-        request, "pipeline.html",
+        request, "pipeline/page.html",
         raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
         view=view, emb=emb, history=history, curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
         model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
@@ -484,7 +255,7 @@ async def pipeline_train_form(
     raw = {k: (v or "").strip() for k, v in raw.items()}
     lang = lang or lang_of(request)
     try:
-        bg = await _start(_request_from(raw))
+        bg = await start_run(_request_from(raw))
     except (ValidationError, RequestValidationError):
         # The page, given the same fields, finds and shows the same problem beside the form.
         kept = {k: v for k, v in raw.items() if v}
@@ -493,7 +264,7 @@ async def pipeline_train_form(
         if err.status_code != 429:
             raise
         in_lang = Request({**request.scope, "query_string": make_url("", lang).lstrip("?").encode()})
-        message = t("pipeline.busy", lang, n=RUNS.max_training)
+        message = t("pipeline.busy", lang, n=runs.RUNS.max_training)
         page = render(in_lang, "error.html", status_code=429, code=429, message=message)
         page.headers.update(err.headers or {})
         return page
@@ -530,7 +301,7 @@ def _busy(busy: budget.Busy) -> HTTPException:
 def _settings_of(run_id: str | None, corpus: str, seed: int, sizes: dict) -> tuple[str, tuple, int]:
     """(corpus, settings, seed) of a run, or of the query's settings; settings as a hashable tuple."""
     if run_id:
-        bg = _run_or_404(run_id)
+        bg = run_or_404(run_id)
         s = bg.settings
         return bg.run.corpus, tuple((k, s[k]) for k in SETTING_FIELDS if s.get(k) is not None), int(s["seed"])
     return corpus, tuple((k, v) for k, v in sizes.items() if v is not None), seed
@@ -581,7 +352,7 @@ def api_focus(
 ) -> Focus:
     """Step ③ checked: the weights from `query` (月) to every character it sees, per layer and head, and how
     many heads give `expected` (明) the largest; with `seeds`, the same count over freshly trained models."""
-    model, tok, corpus = _model_for(run, corpus, seed)
+    model, tok, corpus = model_for(run, corpus, seed)
     _, settings, _ = _settings_of(run, corpus, seed, {})
     text = text or BUILTIN_TEXTS[corpus]
     try:

@@ -1,6 +1,6 @@
 """The real-model page (/real) and its API (/api/real, /api/real/coreference, /api/real/embeddings).
 
-Every number comes from lessons/real.py; without the weights package the page says in one line how to
+Every number comes from lessons/real/lesson.py; without the weights package the page says in one line how to
 install it, and the API answers 503 with the same sentence.
 """
 
@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from attnlab.lessons import real as lesson
-from attnlab.lessons.bad_input import BadInput, shown
+from attnlab.lessons.real import lesson
+from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
@@ -49,7 +49,7 @@ def real_page(request: Request):
     text = q.get("text", lesson.DEFAULT_TEXT)
     word = q.get("word", "king")
     if not lesson.model_available():
-        return render(request, "real.html", missing=lesson.ModelMissing().text(lang), r=None, mini_paths=mini_paths, co=None, emb=None,
+        return render(request, "real/page.html", missing=lesson.ModelMissing().text(lang), r=None, mini_paths=mini_paths, co=None, emb=None,
                       state={}, problems=[], text=text, word=word)
     problems = []
     try:
@@ -72,7 +72,7 @@ def real_page(request: Request):
         word = "king"
         emb = lesson.embeddings(word, lang=lang)
     state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
-    return render(request, "real.html", missing=None, r=r, mini_paths=mini_paths, co=lesson.coreference(lang), emb=emb, state=state,
+    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=lesson.coreference(lang), emb=emb, state=state,
                   problems=problems, text=text, word=word)
 
 

@@ -20,13 +20,14 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
-from attnlab.lessons.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
-from attnlab.lessons.pipeline import DEFAULT_TEXT
+from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
+from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
 from attnlab.sampling import Generation, generate, prob_text
 from attnlab.train.checkpoint import CheckpointError
 from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run
 from attnlab.web.errors import describe, unprocessable
-from attnlab.web.pages.pipeline import GEN_FIELDS, SHOWN_DIMS, TRUE, Int, Num, page_problems
+from attnlab.web.pages.pipeline import GEN_FIELDS, SHOWN_DIMS, TRUE, page_problems
+from attnlab.web.pages.train_api import Int, Num
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
 

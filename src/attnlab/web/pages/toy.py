@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from attnlab.lessons.hand_calc import (
+from attnlab.lessons.toy.hand_calc import (
     MOVES, TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, how_far_o_moved, mix, parse_number, parse_score,
 )
 from attnlab.i18n import t
-from attnlab.lessons.bad_input import BadInput
-from attnlab.lessons.toy import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
+from attnlab.lessons.common.bad_input import BadInput
+from attnlab.lessons.toy.lesson import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import make_url, lang_of, render
 from attnlab.web.responses import answers
@@ -80,7 +80,7 @@ def toy_page(request: Request, preset: str = ""):
     v2_check = {"guess": guess, "answer": how_far_o_moved(hand)} if guess and hand is not None else None
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
     return render(
-        request, "toy.html", lab=lab, hand=hand, v2_check=v2_check, moves=MOVES, bad_fields=list(hand_problems), hand_problems=hand_problems,
+        request, "toy/page.html", lab=lab, hand=hand, v2_check=v2_check, moves=MOVES, bad_fields=list(hand_problems), hand_problems=hand_problems,
         verdicts=verdicts, questions=QUESTIONS,
         problems=problems, state=kept, raw=state, causal=causal,
         feature_labels=[t(f"toy.feature.{f}", lang) for f in lab.features],

@@ -2,7 +2,7 @@
 // the server). With it, moving a control asks GET /api/explain/{topic} for the lesson's numbers and writes
 // them into the page; nothing is computed here, numbers are only formatted (sig() matches the server's).
 //
-// Markup it understands (explain_macros.html writes the same markup on the server):
+// Markup it understands (lessons/common/explain_macros.html writes the same markup on the server):
 //   data-bind="path"      one value (its text, and data-value for numbers; arrays of strings are joined)
 //   data-each="path"      an array: its <template> child is cloned per element; inside, paths are relative
 //                         to the element, "$.x" starts from the top, "@i" is the index, "@n" the index + 1, "@item" the element

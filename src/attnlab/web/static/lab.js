@@ -9,7 +9,7 @@
   "use strict";
   document.documentElement.classList.add("js");
 
-  // Honest rounding (attnlab/fmt.py `fixed`, the server's `num`): up to `digits` decimals, but a number that
+  // Honest rounding (attnlab/display/fmt.py `fixed`, the server's `num`): up to `digits` decimals, but a number that
   // is not whole never shows as a whole one (0.99998 -> "0.99998"; 0.00002 -> "2e−5"); U+2212 minus.
   function strip(text) {
     if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");

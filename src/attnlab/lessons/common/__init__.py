@@ -1,0 +1,1 @@
+"""Pieces every lesson shares: parameter specs and the claim type (params), result helpers (result), bad-input messages (bad_input), seeded weights (weights), the figure style (figure), the terminal table (view), page macros and the explain page's strings."""

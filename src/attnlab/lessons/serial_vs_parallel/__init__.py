@@ -1,0 +1,1 @@
+"""The serial_vs_parallel lesson: computation and claims in lesson.py, and beside it its figure, terminal view, page and strings."""
