@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab import export, export_states
+from attnlab.web.export import site as export
+from attnlab.web.export import states as export_states
 from attnlab.lessons.explain import TOPICS
 
 SMALL_TOPICS = ("forms", "norms", "break")  # quick ones; norms stands in for a heavy topic (default only);

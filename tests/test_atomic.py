@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from attnlab import atomic
+from attnlab.io import atomic
 from attnlab.io.atomic import atomic_dir
 
 

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab import export
+from attnlab.web.export import site as export
 from attnlab.cli import app
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, as_dict

@@ -12,7 +12,8 @@ from urllib.parse import unquote, urlencode, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab import export, export_states
+from attnlab.web.export import site as export
+from attnlab.web.export import states as export_states
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
 from attnlab.web.app import create_app

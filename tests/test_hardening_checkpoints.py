@@ -17,7 +17,7 @@ import pytest
 from safetensors import SafetensorError
 from typer.testing import CliRunner
 
-from attnlab import atomic
+from attnlab.io import atomic
 from attnlab.cli import app
 from attnlab.train import CheckpointError, load_checkpoint, new_run, resume_run
 from attnlab.train import checkpoint as checkpoint_module
@@ -55,7 +55,7 @@ def two_checkpoints(tmp_path_factory) -> tuple[Path, Path]:
 CHILD = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from attnlab import atomic
+    from attnlab.io import atomic
 
     out, source, crash_at = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 

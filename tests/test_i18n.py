@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import re
 import string
-from importlib import resources
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.i18n import LANGS, catalog, normalize_lang, t
+from attnlab.i18n import LANGS, catalog, catalog_files, normalize_lang, t
 from attnlab.web.app import create_app
 from attnlab.web.nav import LESSONS
 
 WEB = Path(__file__).resolve().parents[1] / "src" / "attnlab" / "web"
+LESSONS_DIR = WEB.parent / "lessons"
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 DATA = ("猫", "追", "老鼠", "它", "中文", "注意力实验室")  # the tokens, the switch back to Chinese, the lab's name
 
@@ -33,9 +33,20 @@ def test_every_string_has_both_languages_and_the_same_placeholders():
 
 
 def test_my_areas_keep_their_prefixes():
-    for name, prefix in (("toy.json", "toy."), ("web.json", "web.")):
-        strings = json.loads((resources.files("attnlab.i18n") / name).read_text(encoding="utf-8"))
-        assert strings and all(k.startswith(prefix) for k in strings), name
+    for path, prefix in ((LESSONS_DIR / "toy" / "strings.json", "toy."), (LESSONS_DIR / "ledger" / "strings.json", "toy.ledger."),
+                         (WEB.parent / "i18n" / "web.json", "web.")):
+        strings = json.loads(path.read_text(encoding="utf-8"))
+        assert strings and all(k.startswith(prefix) for k in strings), path
+
+
+def test_a_topic_keeps_its_words_in_its_own_folder():
+    from attnlab.lessons.explain import TOPICS
+
+    for topic in TOPICS.values():
+        mine = f"explain.{topic.slug}."
+        elsewhere = [f.relative_to(WEB.parent).as_posix() for f in catalog_files() if f.parent.name != topic.slug
+                     and any(k.startswith(mine) for k in json.loads(f.read_text(encoding="utf-8")))]
+        assert not elsewhere, f"{mine}* keys outside lessons/{topic.slug}/: {elsewhere}"
 
 
 def test_t_fills_fields_and_falls_back_to_chinese():
@@ -49,13 +60,14 @@ def test_t_fills_fields_and_falls_back_to_chinese():
 def test_every_literal_key_in_templates_and_views_exists():
     keys = set(catalog())
     used = set()
-    for path in [*WEB.glob("templates/*.html"), *WEB.glob("*.py"), *WEB.glob("pages/*.py")]:
+    for path in [*WEB.glob("templates/*.html"), *WEB.glob("*.py"), *WEB.glob("pages/*.py"),
+                 *LESSONS_DIR.glob("*/*.html"), *LESSONS_DIR.glob("*/*.py")]:
         used |= set(re.findall(r"""\bt\(\s*["']([a-z0-9_.]+)["']""", path.read_text(encoding="utf-8")))
     for lesson in LESSONS:
         used |= {lesson.title_key, lesson.summary_key}
     assert used, "the scan found no keys"
     used.discard("demo.key")  # the how-to example in web/app.py
-    prefixes = {k for k in used if k.endswith(".")}  # t("toy.head." ~ name): some key must start so
+    prefixes = {k for k in used if k.endswith((".", "_"))}  # t("toy.head." ~ name): some key must start so
     assert all(any(key.startswith(p) for key in keys) for p in prefixes), prefixes
     assert used - prefixes <= keys, sorted(used - prefixes - keys)
 

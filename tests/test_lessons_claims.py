@@ -344,7 +344,7 @@ def test_the_stated_memory_limit_is_the_real_one(module):
 
     from attnlab.lessons.common.params import MEMORY_LIMIT, largest_square
 
-    lesson = import_module(f"attnlab.lessons.{module}")
+    lesson = import_module(f"attnlab.lessons.{module}.lesson")
     for h in (1, 4, 8, 10, 11, 16):
         n = largest_square(lesson.BYTES_PER_N2 * h)
         assert lesson.BYTES_PER_N2 * h * n * n <= MEMORY_LIMIT < lesson.BYTES_PER_N2 * h * (n + 1) ** 2

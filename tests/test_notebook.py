@@ -16,7 +16,8 @@ import torch
 from nbclient import NotebookClient
 
 import attnlab
-from attnlab.display import Weights, _num
+from attnlab.display import Weights
+from attnlab.display.notebook import _num
 from attnlab.lessons.toy.hand_calc import hand_calc
 from attnlab.lessons.toy.lesson import check_prediction, toy_lab
 from attnlab.models import GPT, GPTConfig

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from attnlab import export
+from attnlab.web.export import site as export
 from attnlab.i18n import t
 from attnlab.web.nav import LESSONS
 

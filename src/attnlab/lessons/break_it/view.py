@@ -16,7 +16,7 @@ def show(console, r, lang, t) -> None:
     rows = [[x.label, f"{x.train_mean:.4f} ± {x.train_std:.4f}", f"{x.causal_mean:.4f} ± {x.causal_std:.4f}",
              f"{x.causal_min:.4f} – {x.causal_max:.4f}"] for x in r.table]
     console.print(table(t(f"{k}.h.table", lang, n=len(r.seeds)),
-                         [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")], rows))
+                        [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")], rows))
     console.print(escape(t(f"{k}.prompt", lang, prompt=r.prompt, reference=r.reference)))
     rows = [[str(x.seed), x.label, x.greedy] for x in r.runs]
     console.print(table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))

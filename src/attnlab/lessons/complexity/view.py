@@ -9,7 +9,7 @@ from attnlab.lessons.common.view import table
 def show(console, r, lang, t) -> None:
     rows = [[t(f"explain.plot.cx.{x.name}", lang), x.order, x.flops, x.flops / r.total_flops] for x in r.terms]
     console.print(table(t("explain.complexity.table", lang, n=r.params["n"], d=r.params["d_model"]),
-                         ["", "O(·)", "FLOPs", t("explain.ui.share", lang)], rows))
+                        ["", "O(·)", "FLOPs", t("explain.ui.share", lang)], rows))
     rows = [[t(f"explain.plot.cx.{c.part}", lang), c.analytic, c.counted, c.analytic == c.counted] for c in r.checks]
     console.print(table("FlopCounterMode", ["", t("explain.plot.cx.analytic", lang), "counted", ""], rows))
     console.print(t("explain.complexity.summary_line", lang, block=r.crossover_block, attn=r.crossover_attention,
@@ -24,7 +24,7 @@ def show(console, r, lang, t) -> None:
     ]))
     s = r.params_share
     console.print(table(t("explain.complexity.params_table", lang, d=s.d, d_ff=s.d_ff),
-                         ["", t("explain.complexity.with_bias", lang), t("explain.complexity.weights_only", lang)], [
+                        ["", t("explain.complexity.with_bias", lang), t("explain.complexity.weights_only", lang)], [
         [t("explain.complexity.attention", lang), s.attention, s.weights_attention], ["FFN", s.ffn, s.weights_ffn],
         [t("explain.complexity.norms", lang), s.norms, ""], [t("explain.complexity.ffn_share", lang), s.ffn_share, s.weights_share],
     ]))

@@ -23,7 +23,7 @@ def show(console, r, lang, t) -> None:
     rows = [[k + 1, *[v for c in cands for v in (c.char, c.p)]]
             for k, cands in enumerate(zip(*[getattr(f, m) for m in models]))]
     console.print(table(f"{t('explain.mlm.h.fill', lang)}: {f.text}",
-                         ["#", *[h for m in models for h in (t(f"explain.mlm.model.{m}", lang), "p")]], rows))
+                        ["#", *[h for m in models for h in (t(f"explain.mlm.model.{m}", lang), "p")]], rows))
     for ex in r.examples:
         rows = [[x.char, *[getattr(x, m) for m in models]] for x in ex.guesses]
         console.print(table(ex.poem, [t("explain.mlm.char", lang), *[t(f"explain.mlm.model.{m}", lang) for m in models]], rows))

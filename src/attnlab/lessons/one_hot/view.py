@@ -13,5 +13,5 @@ def show(console, r, lang, t) -> None:
     for q in r.queries:
         rows = [[n.char, n.cos, n.cos_init, n.context] for n in q.neighbours]
         console.print(table(f"{q.char} ({t('explain.one_hot.count', lang)} {q.count})",
-                             [t(f"explain.one_hot.{k}", lang) for k in ("neighbour", "cos", "cos_init", "context")], rows))
+                            [t(f"explain.one_hot.{k}", lang) for k in ("neighbour", "cos", "cos_init", "context")], rows))
     console.print(r.note, style="yellow")

@@ -13,4 +13,4 @@ def show(console, r, lang, t) -> None:
         rows = [[a, ", ".join(g(v, 3) for v in out_a), b, ", ".join(g(v, 3) for v in out_b)]
                 for a, out_a, b, out_b in zip(r.tokens, case.outputs, r.shuffled, case.outputs_shuffled)]
         console.print(table(t(key, lang, diff=f"{case.max_diff:.2e}"),
-                             ["", t("explain.ui.out_original", lang), "", t("explain.ui.out_shuffled", lang)], rows))
+                            ["", t("explain.ui.out_original", lang), "", t("explain.ui.out_shuffled", lang)], rows))

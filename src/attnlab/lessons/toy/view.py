@@ -23,7 +23,7 @@ def show(lab, lang: str) -> None:
         for i, row in enumerate(m):
             style = "bold red" if i == sel else None
             label = ("▸ " if i == sel else "") + str(rows[i])
-            cells = [heat(x) if heat else num(x) for x in row]
+            cells = [shaded(x) if heat else num(x) for x in row]
             table.add_row(label, *cells, style=style)
         return table
 
@@ -47,7 +47,7 @@ def show(lab, lang: str) -> None:
     console.print(t("toy.lab.concat.note", lang), style="dim")
 
 
-def heat(a: float) -> str:
+def shaded(a: float) -> str:
     from attnlab.display.fmt import num
 
     # The number is always printed; the shade only repeats it.
