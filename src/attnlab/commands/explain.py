@@ -131,6 +131,7 @@ def show(topic, result, lang: str) -> None:
     from rich.table import Table
 
     from attnlab.i18n import t
+    from attnlab.lessons.common.view import claim_mark, claim_text
 
     console = Console()
     console.rule(f"[bold]{t(f'explain.{topic.slug}.title', lang)}")
@@ -141,5 +142,5 @@ def show(topic, result, lang: str) -> None:
     claims.add_column("", no_wrap=True)
     claims.add_column("")
     for c in result.claims:
-        claims.add_row("[green]✓[/]" if c.holds else "[red]✗[/]", c.text)
+        claims.add_row(claim_mark(c), claim_text(c))
     console.print(claims)

@@ -114,14 +114,14 @@ def _first_update(run, console) -> None:
     from rich.markup import escape
 
     from attnlab.i18n import t
+    from attnlab.lessons.common.view import print_claims
     from attnlab.lessons.pipeline.first_step import first_step, neg_log
 
     r = first_step(run, seeds=0, lang="en")
     text = neg_log(0.12)
     console.print(f"⑤ first update, on copies of the untrained model · −log p({escape(r.target)}) = "
                   f"−log {r.arithmetic.p:.4f} = {r.arithmetic.neg_log:.4f} (the text's −log {text.p} = {text.neg_log:.4f})")
-    for c in r.claims:
-        console.print(("✓ " if c.holds else "✗ ") + escape(c.text), style="dim", highlight=False)
+    print_claims(console, r.claims)
     console.print(escape(t("pipeline.step5.first.why", "en", target=r.target)), style="dim", highlight=False)
 
 

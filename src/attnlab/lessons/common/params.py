@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnlab.io.threads import one_thread
+from attnlab.lessons.common.claims import Claim  # noqa: F401  (re-exported: lessons import it from here)
 
 
 class ParamError(ValueError):
@@ -147,17 +148,6 @@ def refuse_cli_only(params: tuple[Param, ...], raw: dict[str, Any]) -> None:
             raise ParamError(f"{p.name} names a file on this machine: only the CLI (attnlab explain ... {p.option}) "
                              f"and Python take it, not the web", p.name, "explain.error.cli_only", option=p.option)
 
-
-
-@dataclass
-class Claim:
-    """One quantitative statement of the course, checked on numbers the lesson just computed."""
-
-    id: str
-    text: str  # in the requested language
-    measured: float | None
-    bound: float | None  # the threshold or the value it is compared with
-    holds: bool
 
 
 def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:

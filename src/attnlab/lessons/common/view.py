@@ -23,3 +23,24 @@ def table(title: str, columns: list[str], rows: list[list], **kw):
     for row in rows:
         table.add_row(*[r if isinstance(r, str) else g(r) for r in row])
     return table
+
+
+CLAIM_MARKS = {"shown": "[green]✓[/]", "not_shown": "[yellow]○[/]", "contradicted": "[red]✗[/]"}
+
+
+def claim_mark(c) -> str:
+    """A claim's mark in rich markup: ✓ shown, ○ not shown at these settings, ✗ contradicted."""
+    return CLAIM_MARKS.get(c.status, CLAIM_MARKS["not_shown"])
+
+
+def claim_text(c) -> str:
+    """A claim's sentence and, dimmed below it, its comparison (control, margin, measured), in rich markup."""
+    from rich.markup import escape
+
+    return escape(c.text) + (f"\n[dim]{escape(c.versus)}[/]" if c.versus else "")
+
+
+def print_claims(console, claims) -> None:
+    """Claims one per line, for views that list them without a table."""
+    for c in claims:
+        console.print(claim_mark(c) + " " + claim_text(c), highlight=False)

@@ -70,6 +70,7 @@ def show_focus(console, ckpt, tokens: list[str], lang: str) -> None:
     from rich.table import Table
 
     from attnlab.i18n import t
+    from attnlab.lessons.common.view import print_claims
     from attnlab.lessons.pipeline.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, focus
 
     query = DEFAULT_QUERY if DEFAULT_QUERY in tokens else tokens[-1]
@@ -84,8 +85,7 @@ def show_focus(console, ckpt, tokens: list[str], lang: str) -> None:
     for h in f.heads:
         table.add_row(f"{h.layer + 1} / {h.head + 1}", *[f"{w:.4f}" for w in h.weights], escape(h.top_token))
     console.print(table)
-    for c in f.claims:
-        console.print(("✓ " if c.holds else "✗ ") + escape(c.text), highlight=False)
+    print_claims(console, f.claims)
     console.print(t("pipeline.focus.honest", lang), style="dim")
 
 

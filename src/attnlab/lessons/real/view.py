@@ -40,6 +40,7 @@ def show_coref(co, lang: str) -> None:
     from rich.console import Console
 
     from attnlab.i18n import t
+    from attnlab.lessons.common.view import print_claims
 
     console = Console(highlight=False)
     console.rule(f"[bold]{t('real.coref.h', lang)}")
@@ -48,8 +49,7 @@ def show_coref(co, lang: str) -> None:
         console.print("  " + t("real.coref.count", lang, n=case.n_prefer_implied, of=case.n_heads, implied=case.implied,
                                 last=case.last_layer_prefer_implied, heads=case.n_heads // 6))
         console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {w:.3f}" for c, w in case.mean_weight.items()), markup=False)
-    for c in co.claims:
-        console.print(("✓ " if c.holds else "✗ ") + c.text, markup=False)
+    print_claims(console, co.claims)
     console.print(co.caveat, style="dim", markup=False)
 
 
@@ -57,14 +57,14 @@ def show_embeddings(e, lang: str) -> None:
     from rich.console import Console
 
     from attnlab.i18n import t
+    from attnlab.lessons.common.view import print_claims
 
     console = Console(highlight=False)
     console.rule(f"[bold]{t('real.emb.h', lang)}")
     console.print(t("real.emb.near", lang, word=e.word) + ": " + ", ".join(f"{n.token} {n.cosine:.3f}" for n in e.neighbours), markup=False)
     console.print(t("real.emb.analogy", lang) + ": " + t("real.emb.analogy.rank", lang, rank=e.analogy_rank, cos=f"{e.analogy_cosine:.3f}"), markup=False)
     console.print(t("real.emb.onehot.text", lang, onehot=f"{e.onehot_cosine:g}", dense=f"{e.dense_cosine:.3f}"), markup=False)
-    for c in e.claims:
-        console.print(("✓ " if c.holds else "✗ ") + c.text, markup=False)
+    print_claims(console, e.claims)
 
 
 def num(x: float, digits: int = 3) -> str:

@@ -12,6 +12,7 @@ measures that threshold instead of asserting a fixed one.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +21,8 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, check, lesson, memory_guard
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, check, lesson, memory_guard
 
 PARAMS = (
     Param("d_k", "int", 64, 1, 1024, step=1, log=True, help="width of q and k"),
@@ -31,6 +33,8 @@ PARAMS = (
 
 SWEEP = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
 N_ROWS = 64  # softmax rows averaged per d_k
+SHARPER = 0.05  # "sharper" means the mean largest weight leads by 5 points: at d_k = 1 the two softmaxes tie
+FADES = 0.10  # "the gradient fades" means at least 10% below the scaled softmax's
 
 
 @dataclass
@@ -158,6 +162,10 @@ def _softmax_rows(d_k: int, n_keys: int, seed: int) -> tuple[SoftmaxStats, list[
     return stats, scores[0].tolist()
 
 
+def _control(lang: str, name: str, **fields) -> str:
+    return t(f"explain.sqrt_dk.control.{name}", lang, **fields)
+
+
 @lesson
 def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int = 0, *, lang: str = "zh") -> SqrtDkResult:
     """Measure Var(q.k) against d_k and the softmax with and without the 1/sqrt(d_k) scale."""
@@ -185,34 +193,45 @@ def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int =
     uniform = math.sqrt(1 / n_keys - 1 / n_keys**2)
     example_p = torch.softmax(torch.tensor(example, dtype=torch.float64), -1)
     autograd_diff = (autograd_jacobian(torch.tensor(example, dtype=torch.float64)) - softmax_jacobian(example_p[None])[0]).abs().max().item()
+    violations = sum(not s.bound_holds for s in softmax_sweep)
+    c = functools.partial(_control, lang)
     claims = [
-        Claim("mean_zero", t("explain.sqrt_dk.claim.mean", lang, mean=chosen.mean, bound=mean_bound),
-              chosen.mean, mean_bound, abs(chosen.mean) < mean_bound),
-        Claim("variance", t("explain.sqrt_dk.claim.variance", lang, d_k=d_k, var=chosen.var, rel=rel, bound=var_bound),
-              chosen.var, float(d_k), rel < var_bound),
-        Claim("scaled_variance", t("explain.sqrt_dk.claim.scaled", lang, var=chosen.scaled_var, bound=var_bound),
-              chosen.scaled_var, 1.0, abs(chosen.scaled_var - 1) < var_bound),
-        # softmax(beta s) sharpens as beta grows (d/d beta of log max p = s_max - E_p[s] >= 0): never the other way.
-        Claim("saturation", t("explain.sqrt_dk.claim.saturation", lang, d_k=d_k, un=soft.max_weight_unscaled, sc=soft.max_weight_scaled),
-              soft.max_weight_unscaled, soft.max_weight_scaled,
-              soft.max_weight_unscaled >= soft.max_weight_scaled - 1e-12 and soft.entropy_unscaled <= soft.entropy_scaled + 1e-12),
-        Claim("saturation_grows", t("explain.sqrt_dk.claim.saturation_grows", lang, lo=first.max_weight_unscaled, far=far.d_k,
-                                    hi=far.max_weight_unscaled, sc=far.max_weight_scaled),
-              far.max_weight_unscaled, first.max_weight_unscaled, far.max_weight_unscaled > first.max_weight_unscaled),
-        Claim("gradient_bound", t("explain.sqrt_dk.claim.gradient_bound", lang, far=far.d_k, m=far.max_weight_unscaled,
-                                  b=far.grad_bound_unscaled, g=far.grad_norm_unscaled),
-              far.grad_norm_unscaled, far.grad_bound_unscaled, all(s.bound_holds for s in softmax_sweep)),
-        Claim("autograd", t("explain.sqrt_dk.claim.autograd", lang, diff=autograd_diff), autograd_diff, 1e-12, autograd_diff < 1e-12),
+        within("mean_zero", t("explain.sqrt_dk.claim.mean", lang, mean=chosen.mean, bound=mean_bound), lang,
+               measured=chosen.mean, expected=0.0, tol=mean_bound, control=c("mean"), values={"mean": chosen.mean}),
+        within("variance", t("explain.sqrt_dk.claim.variance", lang, d_k=d_k, var=chosen.var, rel=rel, bound=var_bound), lang,
+               measured=chosen.var, expected=float(d_k), tol=var_bound * d_k, control=c("variance"),
+               values={"var": chosen.var, "rel": rel, "d_k": d_k}),
+        within("scaled_variance", t("explain.sqrt_dk.claim.scaled", lang, var=chosen.scaled_var, bound=var_bound), lang,
+               measured=chosen.scaled_var, expected=1.0, tol=var_bound, control=c("scaled"), values={"var": chosen.scaled_var}),
+        # softmax(beta s) sharpens as beta grows, so the unscaled softmax is never flatter; at d_k = 1 the two are the
+        # same softmax, a tie, and the claim is not shown there.
+        lead("saturation", t("explain.sqrt_dk.claim.saturation", lang, d_k=d_k, un=soft.max_weight_unscaled,
+                             sc=soft.max_weight_scaled, margin=SHARPER), lang,
+             measured=soft.max_weight_unscaled, baseline=soft.max_weight_scaled, margin=SHARPER, control=c("scaled_softmax"),
+             values={"unscaled": soft.max_weight_unscaled, "scaled": soft.max_weight_scaled,
+                     "entropy_unscaled": soft.entropy_unscaled, "entropy_scaled": soft.entropy_scaled}),
+        lead("saturation_grows", t("explain.sqrt_dk.claim.saturation_grows", lang, lo=first.max_weight_unscaled, far=far.d_k,
+                                   hi=far.max_weight_unscaled, sc=far.max_weight_scaled, margin=SHARPER), lang,
+             measured=far.max_weight_unscaled, baseline=first.max_weight_unscaled, margin=SHARPER, control=c("d_k_1"),
+             values={"d_k_1": first.max_weight_unscaled, "far": far.max_weight_unscaled, "far_d_k": far.d_k}),
+        within("gradient_bound", t("explain.sqrt_dk.claim.gradient_bound", lang, far=far.d_k, m=far.max_weight_unscaled,
+                                   b=far.grad_bound_unscaled, g=far.grad_norm_unscaled), lang,
+               measured=violations, expected=0, tol=0, control=c("bound"),
+               values={"rows_over_bound": violations, "bound": far.grad_bound_unscaled, "norm": far.grad_norm_unscaled}),
+        within("autograd", t("explain.sqrt_dk.claim.autograd", lang, diff=autograd_diff), lang,
+               measured=autograd_diff, expected=0.0, tol=1e-12, control=c("autograd"), values={"diff": autograd_diff}),
     ]
-    # Which softmax passes more gradient depends on n_keys: the threshold is measured, not assumed.
+    # The course: without the scale "the gradient fades". True at the chosen d_k only past a threshold that grows
+    # with n_keys (a near-uniform softmax over many keys passes little gradient too): measured, not assumed, and
+    # said as contradicted where the unscaled gradient is the larger one.
     regime = dict(n=n_keys, far=far.d_k, un=far.grad_norm_unscaled, sc=far.grad_norm_scaled, d_k=d_k,
-                  un_k=soft.grad_norm_unscaled, sc_k=soft.grad_norm_scaled, u=uniform)
-    if threshold is not None:
-        text = t("explain.sqrt_dk.claim.gradient_below", lang, threshold=threshold, **regime)
-    else:
-        text = t("explain.sqrt_dk.claim.gradient_not_below", lang, **regime)
-    claims.append(Claim("gradient_regime", text, far.grad_norm_unscaled, far.grad_norm_scaled,
-                        below[-1] if threshold is not None else not below[-1]))  # the sentence chosen matches the numbers
+                  un_k=soft.grad_norm_unscaled, sc_k=soft.grad_norm_scaled, u=uniform, threshold=threshold or "—")
+    claims.append(lead("gradient_fades", t("explain.sqrt_dk.claim.gradient_fades", lang, **regime), lang,
+                       measured=soft.grad_norm_unscaled, baseline=soft.grad_norm_scaled, lower=True,
+                       margin=FADES * soft.grad_norm_scaled, control=c("scaled_gradient"),
+                       values={"unscaled": soft.grad_norm_unscaled, "scaled": soft.grad_norm_scaled,
+                               "threshold": threshold, "uniform": uniform},
+                       hint=t("explain.sqrt_dk.hint.fades", lang, threshold=threshold or "—", n=n_keys)))
     return SqrtDkResult(
         topic="sqrt-dk", params=p, sweep=sweep, chosen=chosen, softmax_sweep=softmax_sweep, softmax=soft,
         max_entropy=math.log(n_keys), example_scores=example,

@@ -112,21 +112,32 @@
     table.querySelector("tbody")?.replaceWith(body);
   }
 
+  // One claim as macros.html's claim_item draws it: ✓ shown, ○ not shown at these settings, ✗ contradicted.
+  const CLAIM = { shown: ["holds", "✓"], not_shown: ["not-shown", "○"], contradicted: ["fails", "✗"] };
+
   function renderClaims(list, ctx) {
     const claims = get(ctx, list.dataset.claims) || [];
     list.replaceChildren(...claims.map((c) => {
+      const [cls, sign] = CLAIM[c.status] || CLAIM.not_shown;
       const li = document.createElement("li");
-      li.className = `claim ${c.holds ? "holds" : "fails"}`;
+      li.className = `claim ${cls}`;
       li.dataset.id = c.id;
       li.dataset.holds = String(c.holds);
+      li.dataset.status = c.status;
       const mark = document.createElement("span");
       mark.className = "claim-mark";
       mark.setAttribute("aria-hidden", "true");
-      mark.textContent = c.holds ? "✓" : "✗";
+      mark.textContent = sign;
       const text = document.createElement("span");
       text.className = "text";
       text.textContent = c.text;
       li.append(mark, text);
+      if (c.versus) {
+        const versus = document.createElement("span");
+        versus.className = "versus";
+        versus.textContent = c.versus;
+        li.append(" ", versus);
+      }
       return li;
     }));
   }
