@@ -225,13 +225,14 @@ def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int =
     # with n_keys (a near-uniform softmax over many keys passes little gradient too): measured, not assumed, and
     # said as contradicted where the unscaled gradient is the larger one.
     regime = dict(n=n_keys, far=far.d_k, un=far.grad_norm_unscaled, sc=far.grad_norm_scaled, d_k=d_k,
-                  un_k=soft.grad_norm_unscaled, sc_k=soft.grad_norm_scaled, u=uniform, threshold=threshold or "—")
-    claims.append(lead("gradient_fades", t("explain.sqrt_dk.claim.gradient_fades", lang, **regime), lang,
+                  un_k=soft.grad_norm_unscaled, sc_k=soft.grad_norm_scaled, u=uniform)
+    where = t("explain.sqrt_dk.fades." + ("never" if threshold is None else "from"), lang, threshold=threshold, **regime)
+    claims.append(lead("gradient_fades", t("explain.sqrt_dk.claim.gradient_fades", lang, where=where, **regime), lang,
                        measured=soft.grad_norm_unscaled, baseline=soft.grad_norm_scaled, lower=True,
                        margin=FADES * soft.grad_norm_scaled, control=c("scaled_gradient"),
                        values={"unscaled": soft.grad_norm_unscaled, "scaled": soft.grad_norm_scaled,
                                "threshold": threshold, "uniform": uniform},
-                       hint=t("explain.sqrt_dk.hint.fades", lang, threshold=threshold or "—", n=n_keys)))
+                       hint=None if threshold is None else t("explain.sqrt_dk.hint.fades", lang, threshold=threshold, n=n_keys)))
     return SqrtDkResult(
         topic="sqrt-dk", params=p, sweep=sweep, chosen=chosen, softmax_sweep=softmax_sweep, softmax=soft,
         max_entropy=math.log(n_keys), example_scores=example,
