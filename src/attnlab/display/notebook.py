@@ -76,7 +76,19 @@ def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str] | None
     return "".join(parts)
 
 
+CLAIM_MARKS = {"shown": ("✓", "#2f7d4f"), "not_shown": ("○", "#6b7283"), "contradicted": ("✗", "#b3261e")}
+
+
+def _claim(c) -> str:
+    """A lesson's claim as one line: its mark, its sentence, and its comparison (control, margin) below."""
+    mark, color = CLAIM_MARKS.get(c.status, CLAIM_MARKS["not_shown"])
+    return (f'<span style="color:{color};font-weight:700">{mark}</span> {_esc(c.text)}'
+            f'<br><small style="color:#4a5266">{_esc(c.versus)}</small>')
+
+
 def _value(x, depth: int) -> str:
+    if dataclasses.is_dataclass(x) and hasattr(x, "status") and hasattr(x, "versus"):
+        return _claim(x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return html_of(x, depth + 1) if depth < 2 else f"<code>{_esc(type(x).__name__)}</code>"
     if _is_matrix(x):
