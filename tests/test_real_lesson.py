@@ -102,17 +102,30 @@ def test_refusals_name_the_input(real):
         real.embeddings("unaffable")
 
 
-def test_coreference_counts_are_the_per_head_weights(real):
+def test_coreference_counts_are_the_unrounded_per_head_weights(real):
+    from attnlab.lessons.real.coref import TIE
+
     co = real.coreference("en")
-    assert [c.id for c in co.cases] == ["tired", "wide", "heavy"]
+    assert [c.id for c in co.cases] == ["tired", "wide", "heavy", "sturdy", "big", "small"]
+    assert [p.id for p in co.pairs] == ["tired_wide", "heavy_sturdy", "big_small"]
     for case in co.cases:
         assert case.tokens[case.pronoun_index] == "it" and case.n_heads == 72
-        assert case.n_prefer_implied == sum(max(h.weights, key=h.weights.get) == case.implied for h in case.heads)
+        first, second = case.candidates
+        ties = [h for h in case.heads if abs(h.weights[first] - h.weights[second]) < TIE]
+        assert case.n_ties == len(ties) and all(h.prefers is None for h in ties)
+        untied = [h for h in case.heads if h not in ties]
+        assert case.n_prefer_implied == sum(max(h.weights, key=h.weights.get) == case.implied for h in untied)
+        assert case.n_prefer_implied + case.n_prefer_other + case.n_ties == 72
+        assert case.n_prefer_first == sum(max(h.weights, key=h.weights.get) == first for h in untied)
         mean = {c: sum(h.weights[c] for h in case.heads) / 72 for c in case.candidates}
         assert mean == pytest.approx(case.mean_weight, abs=1e-3)
-    majority = {c.id: c.holds for c in co.claims}
-    assert majority["majority_tired"] == (co.cases[0].n_prefer_implied > 36)
-    assert "not an explanation" in co.caveat
+    by = {c.id: c for c in co.claims}
+    tired = co.cases[0]
+    assert by["majority_tired"].values["k"] == tired.n_prefer_implied and by["majority_tired"].values["n"] == 72 - tired.n_ties
+    for p in co.pairs:
+        assert p.switched_with + p.switched_against + p.kept_first + p.kept_second == p.untied
+        assert p.first_a - p.first_b == p.switched_with - p.switched_against
+    assert "not an explanation" in co.caveat and "first noun" in co.finding
 
 
 def test_embeddings_against_a_plain_cosine(real):
@@ -130,3 +143,7 @@ def test_embeddings_against_a_plain_cosine(real):
     better = [tok.token(i) for i in torch.nonzero(cos > cos[queen]).flatten().tolist()]
     better = [w for w in better if w.isalpha() and w.isascii() and w.islower() and w not in ("king", "man", "woman")]
     assert e.analogy_rank == len(better) + 1
+    alone = unit @ unit[king]
+    closer = [tok.token(i) for i in torch.nonzero(alone > alone[queen]).flatten().tolist()]
+    closer = [w for w in closer if w.isalpha() and w.isascii() and w.islower() and w not in ("king", "man", "woman")]
+    assert e.analogy_rank_king_alone == len(closer) + 1

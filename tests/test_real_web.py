@@ -48,8 +48,12 @@ def test_api_embeddings_and_coreference(client):
     assert e["word"] == "king" and e["onehot_cosine"] == 0.0 and len(e["neighbours"]) == 10
     assert client.get("/api/real/embeddings", params={"word": "zzqx"}).status_code == 422
     co = client.get("/api/real/coreference").json()
-    assert [c["id"] for c in co["cases"]] == ["tired", "wide", "heavy"]
-    assert all(isinstance(c["holds"], bool) for c in co["claims"])
+    assert [c["id"] for c in co["cases"]] == ["tired", "wide", "heavy", "sturdy", "big", "small"]
+    assert all(c["holds"] == (c["status"] == "shown") for c in co["claims"])
+    assert all(c["control"] and c["margin"] is not None and c["values"] for c in co["claims"] + e["claims"])
+    from attnlab.lessons.real.lesson import coreference
+
+    assert co == json.loads(json.dumps(__import__("dataclasses").asdict(coreference("en"))))
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -61,12 +65,25 @@ def test_page_shows_grid_head_and_measured_numbers(client, lang):
     html = r.text
     assert len(re.findall(r'class="mini[ "]', html)) == 72
     lesson = analyse("The cat sat on the mat.", 1, 3)
-    assert all(f'<span class="tok' in html and f">{tok}</span>" in html for tok in lesson.tokens)
+    assert all('<span class="tok' in html and f">{tok}</span>" in html for tok in lesson.tokens)
     cells = re.findall(r'<table class="mat heatmap" id="head-map">.*?</table>', html, re.S)[0]
     values = [float(v) for v in re.findall(r'data-value="([^"]+)"', cells)]
     assert values == [x for row in lesson.detail.weights for x in row]
-    for case in coreference(lang).cases:
-        assert f"{case.n_prefer_implied} " in html
+    co = coreference(lang)
+    for case in co.cases:  # the counts on unrounded weights, the ties apart, chance and the first-noun baseline
+        block = re.findall(rf'<article class="coref-case" id="coref-{case.id}">.*?</article>', html, re.S)[0]
+        count = re.sub(r"<[^>]+>", "", re.findall(r'class="coref-count">(.*?)</strong>', block, re.S)[0])
+        assert [int(x) for x in re.findall(r"\d+", count)][:4] == [case.n_prefer_implied, 72, case.n_prefer_other, case.n_ties]
+        chance = re.findall(r'class="coref-chance">(.*?)</p>', block, re.S)[0]
+        assert str(case.chance_needed) in chance and str(case.n_prefer_first) in chance and case.first_noun in chance
+        assert block.count('<td class="tie">') == case.n_ties
+    pairs = re.findall(r'<ul id="coref-pairs">.*?</ul>', html, re.S)[0]
+    for p in co.pairs:
+        assert f"{p.switched_with}" in pairs and f"{p.kept_first}" in pairs
+    assert f'<p id="coref-finding"><strong>{co.finding}</strong></p>' in html
+    claims = re.findall(r'<ul class="claims" id="coref-claims">.*?</ul>', html, re.S)[0]
+    assert claims.count('<li class="claim') == len(co.claims) == 12
+    assert [c.status for c in co.claims] == re.findall(r'data-status="([a-z_]+)"', claims)
     assert ("trained on English" in html) == (lang == "en")
 
 

@@ -21,6 +21,22 @@ def warm():
         real.coreference(lang)
 
 
+def coref_counts(page, api, lang: str) -> None:
+    """The coreference counts as the API gives them: unrounded, ties apart, chance, the first noun, the pairs."""
+    co = api(f"/api/real/coreference?lang={lang}")
+    for case in co["cases"]:
+        count = page.inner_text(f"#coref-{case['id']} .coref-count")
+        assert all(str(case[k]) in count for k in ("n_prefer_implied", "n_prefer_other", "n_ties"))
+        chance = page.inner_text(f"#coref-{case['id']} .coref-chance")
+        assert str(case["chance_needed"]) in chance and str(case["n_prefer_first"]) in chance
+    for pair in co["pairs"]:
+        text = page.inner_text(f"#pair-{pair['id']}")
+        assert str(pair["switched_with"]) in text and str(pair["kept_first"]) in text
+    assert page.inner_text("#coref-finding") == co["finding"]
+    statuses = page.locator("#coref-claims li").evaluate_all("lis => lis.map(li => li.dataset.status)")
+    assert statuses == [c["status"] for c in co["claims"]] and len(statuses) == 12
+
+
 def grid_and_head(page, api, lang: str, click) -> None:
     tokens = api(f"/api/real?text={SENTENCE.replace(' ', '+')}")["tokens"]
     assert page.locator("#real-tokens .tok").all_inner_texts() == tokens
@@ -50,6 +66,7 @@ def test_js_on_type_a_sentence_see_the_grid_open_a_head(open_page, live_update, 
     live_update(page, lambda: page.click("#emb-go"))
     assert page.locator("#emb-near tbody td").first.inner_text() == api("/api/real/embeddings?word=paris")["neighbours"][0]["token"]
     assert page.locator("#head-map").count() == 1  # the chosen head stays open
+    coref_counts(page, api, lang)
     page.screenshot(path=str(artifacts / f"real-{lang}.png"), full_page=True)
 
 
@@ -65,4 +82,4 @@ def test_js_off_plain_forms_and_links(open_page, api, lang):
             page.click(sel)
 
     grid_and_head(page, api, lang, click)
-    assert page.locator("#coref-claims li").count() == 4
+    coref_counts(page, api, lang)

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         layer: int = typer.Option(None, "--layer", "-l", help="Show one head's full map: its layer, 1..6."),
         head: int = typer.Option(None, "--head", "-H", help="... and the head, 1..12."),
         word: str = typer.Option(None, "--word", "-w", help="Nearest neighbours of this word in the input table (and king − man + woman)."),
-        coref: bool = typer.Option(False, "--coref", help="The coreference question: how many heads let 'it' prefer the implied referent."),
+        coref: bool = typer.Option(False, "--coref", help="The coreference question on minimal pairs: does 'it' follow the meant noun or the first noun? Counts beside chance, ties apart."),
         as_json: bool = typer.Option(False, "--json", help="Print the lesson's result as JSON."),
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:

@@ -16,7 +16,8 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, within
+from attnlab.lessons.common.params import Param, check, lesson, seeded
 
 PARAMS = (
     Param("n_tgt", "int", 6, 2, 24, step=1, help="length of the sequence a decoder reads (and the encoder-only input)"),
@@ -117,14 +118,18 @@ def forms(n_tgt: int = 6, n_src: int = 5, seed: int = 0, *, lang: str = "zh") ->
              count(seq2seq)),
     ]
     gpt_block, dec_block = built[1].blocks[0], built[2].blocks[1]
-    masks_ok = all(mask.matches for form in built for mask in form.masks)
+    wrong_cells = sum(int((torch.tensor(mask.observed) != torch.tensor(mask.expected)).sum()) for form in built for mask in form.masks)
+    cells = sum(len(mask.expected) * len(mask.expected[0]) for form in built for mask in form.masks)
     claims = [
-        Claim("decoder_only_no_cross", t("explain.forms.claim.gpt", lang, children=", ".join(gpt_block.children),
-                                         k=len(gpt_block.attention_modules)),
-              float(len(gpt_block.attention_modules)), 1.0,
-              len(gpt_block.attention_modules) == 1 and not gpt_block.has_cross_attention),
-        Claim("seq2seq_has_cross", t("explain.forms.claim.seq2seq", lang, attn=", ".join(dec_block.attention_modules)),
-              float(len(dec_block.attention_modules)), 2.0, len(dec_block.attention_modules) == 2 and dec_block.has_cross_attention),
-        Claim("masks", t("explain.forms.claim.masks", lang), float(masks_ok), 1.0, masks_ok),
+        within("decoder_only_no_cross", t("explain.forms.claim.gpt", lang, children=", ".join(gpt_block.children),
+                                          k=len(gpt_block.attention_modules)), lang,
+               measured=len(gpt_block.attention_modules), expected=1, tol=0, control=t("explain.forms.control.gpt", lang),
+               values={"attention_modules": len(gpt_block.attention_modules), "cross": int(gpt_block.has_cross_attention)}),
+        within("seq2seq_has_cross", t("explain.forms.claim.seq2seq", lang, attn=", ".join(dec_block.attention_modules)), lang,
+               measured=len(dec_block.attention_modules), expected=2, tol=0, control=t("explain.forms.control.seq2seq", lang),
+               values={"attention_modules": len(dec_block.attention_modules), "cross": int(dec_block.has_cross_attention)}),
+        within("masks", t("explain.forms.claim.masks", lang, wrong=wrong_cells, cells=cells), lang,
+               measured=wrong_cells, expected=0, tol=0, control=t("explain.forms.control.masks", lang),
+               values={"wrong_cells": wrong_cells, "cells": cells}),
     ]
     return FormsResult("forms", p, built, claims)

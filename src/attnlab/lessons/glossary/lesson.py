@@ -8,13 +8,15 @@ views: a quiz's answer is None unless that quiz was answered with some text (or 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 
 N_QUIZZES = 5
 PARAMS = (
@@ -26,6 +28,8 @@ PARAMS = (
 # Quiz 2's answer shows a residual connection at work: the gradient through RESIDUAL_DEPTH layers x <- tanh(W x)
 # against x <- x + tanh(W x), with ||W||_2 = RESIDUAL_LAM < 1, by autograd.
 RESIDUAL_DEPTH, RESIDUAL_WIDTH, RESIDUAL_LAM = 40, 16, 0.9
+CARRIES = 3.0  # "carries the gradient": with residual connections it is at least 10^3 times larger than without
+STAGES = ["token", "id", "embedding", "block", "logits", "probabilities"]  # the course's order
 
 
 def residual_gradients() -> tuple[float, float]:
@@ -154,11 +158,20 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
         quizzes.append(Quiz(i, t(f"explain.glossary.quiz{i}.q", lang), choices, committed if answered else None,
                             t(f"explain.glossary.quiz{i}.a", lang, **fields) if answered else None, correct, numbers))
     order = [s.stage for s in stages]
-    expected = ["token", "id", "embedding", "block", "logits", "probabilities"]
+    misplaced = sum(a != b for a, b in zip(order, STAGES)) + abs(len(order) - len(STAGES))
+    excess = max(0.0, plain / residual["bound"] - 1)  # how far the plain stack's gradient exceeds lambda^L, relatively
+    gain = math.log10(res / plain) if res > 0 and plain > 0 else 0.0
     claims = [
-        Claim("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), None, None, order == expected),
-        # The bound lambda^L is a theorem for the plain stack; the residual one is measured: it keeps the gradient.
-        Claim("residual", t("explain.glossary.claim.residual", lang, **residual), res, plain,
-              plain <= residual["bound"] * (1 + 1e-9) and res > 1e3 * plain),
+        within("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), lang,
+               measured=misplaced, expected=0, tol=0, control=t("explain.glossary.control.order", lang),
+               values={"misplaced": misplaced}),
+        # The bound lambda^L is a theorem for the plain stack: each layer's Jacobian diag(tanh') W has norm <= lambda.
+        within("residual_bound", t("explain.glossary.claim.residual_bound", lang, **residual), lang,
+               measured=excess, expected=0.0, tol=1e-9, control=t("explain.glossary.control.bound", lang, **residual),
+               values={"plain": plain, "bound": residual["bound"]}),
+        # The residual stack is measured: its gradient must be at least 10^CARRIES times the plain one.
+        lead("residual", t("explain.glossary.claim.residual", lang, margin=CARRIES, **residual), lang,
+             measured=gain, baseline=0.0, margin=CARRIES, control=t("explain.glossary.control.plain", lang),
+             values={"plain": plain, "residual": res, "log10_ratio": gain}),
     ]
     return GlossaryResult("glossary", p, stages, context, quizzes, claims)

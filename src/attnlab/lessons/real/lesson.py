@@ -17,7 +17,8 @@ import torch
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.bad_input import BadInput, shown
-from attnlab.lessons.common.params import Claim
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.real.coref import COREF_PAIRS, CorefCase, CorefPair, claims_of, count_case, count_pair, finding
 from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
 from attnlab.pretrained import INSTALL, NotInstalled, installed, load
 from attnlab.io.threads import one_thread
@@ -40,13 +41,6 @@ PATTERN_SENTENCES = (
     "He bought apples, bread, milk and eggs at the small shop on the corner.",
 )
 
-# (id, sentence, candidates, the referent the sentence implies). The third is chapter 16's
-# 小明把书放在桌子上，因为它太重了 rendered in English.
-COREF_CASES = (
-    ("tired", "The animal didn't cross the street because it was too tired.", ("animal", "street"), "animal"),
-    ("wide", "The animal didn't cross the street because it was too wide.", ("animal", "street"), "street"),
-    ("heavy", "Xiaoming put the book on the table because it was too heavy.", ("book", "table"), "book"),
-)
 PRONOUN = "it"
 
 
@@ -219,32 +213,11 @@ def head_patterns() -> HeadPatterns:
 # ---- coreference ----------------------------------------------------------------------------------------
 
 @dataclass
-class CorefHead:
-    layer: int
-    head: int
-    weights: dict[str, float]  # candidate -> weight from "it" (summed over the candidate's pieces)
-    prefers: str  # the candidate with the larger weight
-
-
-@dataclass
-class CorefCase:
-    id: str
-    text: str
-    tokens: list[str]
-    pronoun_index: int
-    candidates: list[str]
-    implied: str
-    heads: list[CorefHead]  # every layer x head
-    n_heads: int
-    n_prefer_implied: int  # heads whose larger weight goes to the implied referent
-    last_layer_prefer_implied: int  # the same, counted in the last layer only
-    mean_weight: dict[str, float]  # candidate -> weight from "it", averaged over every head
-
-
-@dataclass
 class Coreference(Shown):
-    cases: list[CorefCase]
+    cases: list[CorefCase]  # the six sentences, pair by pair
+    pairs: list[CorefPair]  # the three minimal pairs, head by head
     claims: list[Claim]
+    finding: str  # what the heads follow, said from the counts
     caveat: str
 
 
@@ -256,46 +229,32 @@ def _positions(tokens: list[str], word: str) -> list[int]:
     raise ValueError(f"{word!r} is not a single piece of {tokens}")
 
 
-def coref_case(case_id: str, text: str, candidates, implied: str) -> CorefCase:
+def pronoun_reads(text: str, candidates) -> tuple[list[str], int, torch.Tensor]:
+    """(tokens, the pronoun's position, (L, H, 2) float64): the weight "it" gives each candidate in every head,
+    unrounded."""
     model, _ = real_model()
-    c = model.config
     enc, tr = _run(text)
-    w = _stack_weights(tr, c.n_layers)  # (L, H, T, T)
+    w = _stack_weights(tr, model.config.n_layers).double()  # (L, H, T, T)
     it = _positions(enc.tokens, PRONOUN)[0]
-    cols = {cand: _positions(enc.tokens, cand) for cand in candidates}
-    heads = []
-    for layer in range(c.n_layers):
-        for head in range(c.n_heads):
-            got = {cand: round(float(w[layer, head, it, idx].sum()), DIGITS) for cand, idx in cols.items()}
-            heads.append(CorefHead(layer + 1, head + 1, got, max(candidates, key=lambda k: got[k])))
-    mean = {cand: round(float(w[:, :, it, idx].sum(-1).mean()), DIGITS) for cand, idx in cols.items()}
-    return CorefCase(
-        id=case_id, text=text, tokens=enc.tokens, pronoun_index=it, candidates=list(candidates), implied=implied,
-        heads=heads, n_heads=len(heads), n_prefer_implied=sum(h.prefers == implied for h in heads),
-        last_layer_prefer_implied=sum(h.prefers == implied for h in heads if h.layer == c.n_layers),
-        mean_weight=mean,
-    )
+    reads = torch.stack([w[:, :, it, _positions(enc.tokens, c)].sum(-1) for c in candidates], -1)
+    return enc.tokens, it, reads
 
 
 @lru_cache(maxsize=2)
 def coreference(lang: str = "zh") -> Coreference:
-    """For each sentence: how much "it" attends to each candidate in every head, and how many heads prefer
-    the referent the sentence implies. Measured; the claims say what the counts do and do not show."""
-    cases = [coref_case(*case) for case in COREF_CASES]
-    by = {case.id: case for case in cases}
-    tired, wide = by["tired"], by["wide"]
-    animal_tired = sum(h.prefers == "animal" for h in tired.heads)
-    animal_wide = sum(h.prefers == "animal" for h in wide.heads)
-    claims = [
-        Claim(f"majority_{case.id}", t("real.coref.claim.majority", lang, text=case.text, n=case.n_prefer_implied,
-                                         of=case.n_heads, implied=case.implied),
-              float(case.n_prefer_implied), case.n_heads / 2, case.n_prefer_implied > case.n_heads / 2)
-        for case in cases
-    ]
-    # If attention weights tracked the meaning, swapping "tired" for "wide" would move heads from animal to street.
-    claims.append(Claim("flip", t("real.coref.claim.flip", lang, tired=animal_tired, wide=animal_wide),
-                        float(animal_tired - animal_wide), 0.0, animal_tired > animal_wide))
-    return Coreference(cases, claims, t("real.coref.caveat", lang))
+    """For each sentence of three minimal pairs: how much "it" attends to each candidate in every head, how many
+    heads prefer the implied referent (ties apart, against chance), and whether the heads switch with the meaning
+    or keep the first noun. Measured; the claims say what the counts do and do not show."""
+    cases, pairs = [], []
+    for pair_id, candidates, sentences in COREF_PAIRS:
+        two = []
+        for case_id, text, implied in sentences:
+            tokens, it, reads = pronoun_reads(text, candidates)
+            two.append(count_case(case_id, pair_id, text, tokens, it, candidates, implied, reads))
+        cases += two
+        pairs.append(count_pair(pair_id, *two))
+    claims = claims_of(cases, pairs, lang)
+    return Coreference(cases, pairs, claims, finding(pairs, claims, lang), t("real.coref.caveat", lang))
 
 
 # ---- embeddings -----------------------------------------------------------------------------------------
@@ -321,8 +280,13 @@ class Embeddings(Shown):
     onehot_cosine: float  # cos(one_hot(king), one_hot(queen)): 0 for any two different words
     dense_cosine: float  # cos(E[king], E[queen])
     claims: list[Claim]
+    analogy_rank_king_alone: int = 0  # the control: queen's rank among king's own neighbours (the same words left out)
+    typical_cosine: float = 0.0  # the control: king's mean cosine with every whole word
+    typical_q99: float = 0.0  # ... and the cosine only 1 whole word in 100 exceeds
 
 
+ANALOGY = ("king", "man", "woman", "queen")  # king - man + woman, looking for queen; the pair is (king, queen)
+NEARER = 0.99  # "related" means nearer than 99 whole words in 100
 WORD = re.compile(r"[a-z]+")  # whole-word entries: no [CLS]/[unused12], no ##pieces, no punctuation or digits
 
 
@@ -363,24 +327,40 @@ def embeddings(word: str = "king", k: int = 10, lang: str = "zh") -> Embeddings:
     E, unit, words = _table()
     i = _word_id(tok, word)
     near, _ = _nearest(E[i], [i], k)
-    a, b, c, target = (tok.id_of(x) for x in ("king", "man", "woman", "queen"))
+    a, b, c, target = (tok.id_of(x) for x in ANALOGY)
     v = E[a] - E[b] + E[c]  # (d_model,)
     top, cos = _nearest(v, [a, b, c], k)
     rank = int((cos > cos[target]).sum()) + 1
+    _, alone = _nearest(E[a], [a, b, c], 1)  # the control: king alone, without - man + woman
+    rank_alone = int((alone > alone[target]).sum()) + 1
     onehot_a, onehot_t = torch.zeros(tok.vocab_size), torch.zeros(tok.vocab_size)
     onehot_a[a], onehot_t[target] = 1.0, 1.0
     onehot_cos = float(onehot_a @ onehot_t)  # both unit vectors
     dense_cos = float(unit[a] @ unit[target])
+    others = words.clone()
+    others[a] = False
+    typical = (unit[others] @ unit[a]).double()  # king's cosine with every other whole word: what an unrelated one gets
+    typical_mean, typical_q = float(typical.mean()), float(torch.quantile(typical, NEARER))
+    x, y = ANALOGY[0], ANALOGY[3]
     claims = [
-        Claim("analogy_top1", t("real.emb.claim.analogy", lang, rank=rank), float(rank), 1.0, rank == 1),
-        Claim("onehot_zero", t("real.emb.claim.onehot", lang, cos=round(onehot_cos, 3)), onehot_cos, 0.0, onehot_cos == 0.0),
-        Claim("dense_related", t("real.emb.claim.dense", lang, cos=round(dense_cos, 3)), dense_cos, 0.0, dense_cos > 0.0),
+        # The arithmetic must bring queen to rank 1 from a lower place among king's own neighbours.
+        lead("analogy_top1", t("real.emb.claim.analogy", lang, rank=rank, alone=rank_alone), lang,
+             measured=rank, baseline=rank_alone, margin=max(rank_alone - 1, 1), lower=True,
+             control=t("real.control.king_alone", lang), values={"rank": rank, "rank_king_alone": rank_alone}),
+        within("onehot_zero", t("real.emb.claim.onehot", lang, cos=round(onehot_cos, 3), x=x, y=y), lang,
+               measured=onehot_cos, expected=0.0, tol=0.0, control=t("real.control.orthogonal", lang),
+               values={"cosine": onehot_cos}),
+        lead("dense_related", t("real.emb.claim.dense", lang, cos=dense_cos, mean=typical_mean, bound=typical_q, x=x, y=y),
+             lang, measured=dense_cos, baseline=typical_mean, margin=typical_q - typical_mean,
+             control=t("real.control.typical", lang, x=x),
+             values={"cosine": dense_cos, "typical_mean": typical_mean, "typical_q99": typical_q}),
     ]
     return Embeddings(
         word=tok.token(i), word_id=i, d_model=E.shape[1], vocab_size=E.shape[0],
         neighbours=[Neighbour(tok.token(j), round(s, 4)) for j, s in near],
-        analogy=["king", "man", "woman", "queen"], analogy_rank=rank,
+        analogy=list(ANALOGY), analogy_rank=rank,
         analogy_top=[Neighbour(tok.token(j), round(s, 4)) for j, s in top],
-        analogy_cosine=round(float(cos[target]), 4), pair=["king", "queen"],
+        analogy_cosine=round(float(cos[target]), 4), pair=[x, y],
         onehot_cosine=onehot_cos, dense_cosine=round(dense_cos, 4), claims=claims,
+        analogy_rank_king_alone=rank_alone, typical_cosine=round(typical_mean, 4), typical_q99=round(typical_q, 4),
     )

@@ -44,11 +44,23 @@ def show_coref(co, lang: str) -> None:
 
     console = Console(highlight=False)
     console.rule(f"[bold]{t('real.coref.h', lang)}")
+    console.print(t("real.coref.intro", lang), style="dim", markup=False)
     for case in co.cases:
         console.print(case.text, style="bold", markup=False)
         console.print("  " + t("real.coref.count", lang, n=case.n_prefer_implied, of=case.n_heads, implied=case.implied,
-                                last=case.last_layer_prefer_implied, heads=case.n_heads // 6))
+                                other=case.n_prefer_other, rival=case.other, ties=case.n_ties,
+                                last=case.last_layer_prefer_implied, heads=case.n_heads // 6), markup=False)
+        console.print("  " + t("real.coref.chance", lang, expected=num(case.chance_expected), untied=case.n_heads - case.n_ties,
+                                need=case.chance_needed) + " " + t("real.coref.first", lang, first=case.first_noun, n=case.n_prefer_first),
+                      markup=False)
         console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {w:.3f}" for c, w in case.mean_weight.items()), markup=False)
+    console.rule(t("real.coref.pairs.h", lang))
+    for p in co.pairs:
+        console.print(t("real.coref.pair.h", lang, a=p.cases[0], b=p.cases[1]) + ": " + t(
+            "real.coref.pair.text", lang, a=p.cases[0], b=p.cases[1], first=p.candidates[0], second=p.candidates[1],
+            untied=p.untied, fa=p.first_a, fb=p.first_b, with_=p.switched_with, against=p.switched_against,
+            kept_first=p.kept_first, kept_second=p.kept_second), markup=False)
+    console.print(co.finding, style="bold", markup=False)
     print_claims(console, co.claims)
     console.print(co.caveat, style="dim", markup=False)
 
