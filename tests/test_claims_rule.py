@@ -37,6 +37,8 @@ BREAK_IT = {("position-wise", "bug", True)}
 # and the lesson says "contradicted" with both numbers. The reason is the lab's finding, shown on the page.
 COURSE_DISAGREES = {
     ("sqrt-dk", "gradient_fades"): "with many keys the scaled softmax is near uniform and passes less gradient",
+    ("rnn-gradients", "lstm_keeps"): "with forget gates far from 1 (forget_bias <= 1) the LSTM's cell path fades "
+                                     "faster than the tanh RNN's gradient: the gates keep it only near 1",
 }
 
 # Claims not shown at a topic's defaults, with the reason the page gives.

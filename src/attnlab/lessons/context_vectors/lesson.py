@@ -18,12 +18,14 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.weights import redraw
 
 
 N_HEADS = 2
 MAX_LEN = 16
+APART = 0.01  # "different vectors": apart by at least 1% of the vector's length, everywhere in the shared word
 
 PARAMS = (
     Param("sentence_a", "str", "苹果发布会", max_len=MAX_LEN, help="first sentence, one token per character"),
@@ -127,17 +129,31 @@ def context_vectors(
     ]
     causal_max = max(x.causal_max_l2 for x in layers)
     encoder_min = min(x.encoder_min_l2 for x in layers[1:])  # after the first block: context has been read
+    # the same, relative to the vector's length: the smallest ||h_A - h_B|| / ||h_A|| over the word and the blocks
+    encoder_rel = min(l2(ea[j], eb[j]) / ea[j].norm().item() for ea, eb in zip(e_a[1:], e_b[1:]) for j in range(P))
+    causal_rel = max(l2(ga[j], gb[j]) / ga[j].norm().item() for ga, gb in zip(g_a[1:], g_b[1:]) for j in range(P))
     embed_diff = max(layers[0].causal_max_l2, max(l2(e_a[0][j], e_b[0][j]) for j in range(P)))
     word = a[:P]
+
+    def c(name: str) -> str:
+        return t(f"explain.context_vectors.control.{name}", lang)
+
     claims = [
-        Claim("causal_same", t("explain.context_vectors.claim.causal", lang, word=word, L=p["n_layers"], diff=causal_max,
-                               cos=min(x.causal_cos for x in layers)),
-              causal_max, 0.0, causal_max == 0.0),
-        Claim("encoder_differs", t("explain.context_vectors.claim.encoder", lang, word=word, diff=encoder_min,
-                                   last=layers[-1].encoder_l2, cos=layers[-1].encoder_cos),
-              encoder_min, 0.0, encoder_min > 0.0 and same),
-        Claim("embedding_same", t("explain.context_vectors.claim.embedding", lang, word=word, diff=embed_diff),
-              embed_diff, 0.0, embed_diff == 0.0),
+        # exact: float64 and the same operations on the same prefix give the same bits; any leak from what follows
+        # would show as a nonzero difference
+        within("causal_same", t("explain.context_vectors.claim.causal", lang, word=word, L=p["n_layers"], diff=causal_max,
+                                cos=min(x.causal_cos for x in layers)), lang,
+               measured=causal_max, expected=0.0, tol=0.0, control=c("causal"),
+               values={"largest_l2": causal_max, "smallest_cos": min(x.causal_cos for x in layers)}),
+        # the control is the GPT with the very same weights (the mask is the only difference): its difference is 0
+        lead("encoder_differs", t("explain.context_vectors.claim.encoder", lang, word=word, diff=encoder_min, rel=encoder_rel,
+                                  last=layers[-1].encoder_l2, cos=layers[-1].encoder_cos, margin=APART), lang,
+             measured=encoder_rel, baseline=causal_rel, margin=APART, control=c("encoder"),
+             values={"smallest_l2": encoder_min, "smallest_relative": encoder_rel, "gpt_largest_relative": causal_rel,
+                     "last_l2": layers[-1].encoder_l2, "last_cos": layers[-1].encoder_cos, "same_weights": same},
+             hint=t("explain.context_vectors.hint.encoder", lang)),
+        within("embedding_same", t("explain.context_vectors.claim.embedding", lang, word=word, diff=embed_diff), lang,
+               measured=embed_diff, expected=0.0, tol=0.0, control=c("embedding"), values={"largest_l2": embed_diff}),
     ]
     return ContextVectorsResult(
         "context-vectors", p, word, i, list(a), list(b), same, layers, t("explain.context_vectors.note", lang), claims,

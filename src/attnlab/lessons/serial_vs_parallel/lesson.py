@@ -20,7 +20,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
@@ -140,12 +141,25 @@ def serial_vs_parallel(
                 shortest_path(rnn_edges, 0, n - 1), shortest_path(attn_edges, 0, n - 1),
             ))
     first, last = points[0], points[-1]
+    grow = last.n - first.n  # each added position is one more step: at least one more operation
+    path_off = abs(last.rnn_path - (last.n - 1)) + abs(last.attention_path - 1)  # steps off the closed forms
+
+    def c(name: str) -> str:
+        return t(f"explain.serial.control.{name}", lang, n0=first.n, n=last.n)
+
     claims = [
-        Claim("rnn_steps", t("explain.serial.claim.rnn_ops", lang, n0=first.n, o0=first.rnn_ops, n1=last.n, o1=last.rnn_ops),
-              float(last.rnn_ops), float(first.rnn_ops), last.rnn_ops > first.rnn_ops and last.rnn_steps == last.n),
-        Claim("attention_ops", t("explain.serial.claim.attn_ops", lang, n0=first.n, o0=first.attention_ops, n1=last.n, o1=last.attention_ops),
-              float(last.attention_ops), float(first.attention_ops), last.attention_ops == first.attention_ops),
-        Claim("path", t("explain.serial.claim.path", lang, n=last.n, rnn=last.rnn_path, attn=last.attention_path),
-              float(last.attention_path), float(last.rnn_path), last.rnn_path == last.n - 1 and last.attention_path == 1),
+        # Counted, not timed: the RNN's chain must gain at least one operation per added position.
+        lead("rnn_steps", t("explain.serial.claim.rnn_ops", lang, n0=first.n, o0=first.rnn_ops, n1=last.n, o1=last.rnn_ops,
+                            margin=grow), lang,
+             measured=last.rnn_ops, baseline=first.rnn_ops, margin=grow, control=c("rnn_first"),
+             values={"n0": first.n, "ops_n0": first.rnn_ops, "n1": last.n, "ops_n1": last.rnn_ops,
+                     "steps_n1": last.rnn_steps}),
+        within("attention_ops", t("explain.serial.claim.attn_ops", lang, n0=first.n, o0=first.attention_ops, n1=last.n,
+                                  o1=last.attention_ops), lang,
+               measured=last.attention_ops, expected=first.attention_ops, tol=0, control=c("attn_first"),
+               values={"n0": first.n, "ops_n0": first.attention_ops, "n1": last.n, "ops_n1": last.attention_ops}),
+        within("path", t("explain.serial.claim.path", lang, n=last.n, rnn=last.rnn_path, attn=last.attention_path), lang,
+               measured=path_off, expected=0, tol=0, control=c("path"),
+               values={"n": last.n, "rnn_path": last.rnn_path, "attention_path": last.attention_path, "steps_off": path_off}),
     ]
     return SerialVsParallelResult("serial-vs-parallel", p, points, claims)
