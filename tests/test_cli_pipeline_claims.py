@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.lessons.common.claims import MARKS
 from attnlab.lessons.pipeline.first_step import first_step
 from attnlab.lessons.pipeline.focus import focus
 from attnlab.train import load_checkpoint, new_run
@@ -29,8 +30,8 @@ def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tm
     printed = flat(result.output)
     want = first_step(new_run("poem", steps=30, seed=1, device="cpu"), seeds=0, lang="en")
     assert want.plain.p_after > want.plain.p_before
-    for c in want.claims:
-        assert ("✓ " if c.holds else "✗ ") + flat(c.text) in printed
+    for c in want.claims:  # each with its mark: ✓ shown, ○ not shown at these settings, ✗ contradicted
+        assert MARKS[c.status] + " " + flat(c.text) in printed and flat(c.versus) in printed
     assert f"−log {want.arithmetic.p:.4f} = {want.arithmetic.neg_log:.4f}" in printed
     assert "the text's −log 0.12 = 2.1203" in printed
 
@@ -42,7 +43,7 @@ def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tm
     text = flat(explained.stdout)
     assert "Where does 月 look?" in text
     for c in f.claims:
-        assert "✓ " + flat(c.text) in text
+        assert MARKS[c.status] + " " + flat(c.text) in text
 
 
 def test_resumed_training_prints_no_first_update(tmp_path):

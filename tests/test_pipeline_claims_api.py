@@ -4,7 +4,6 @@ the same numbers as the lessons, in both languages."""
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 from fastapi.testclient import TestClient
@@ -54,7 +53,9 @@ def test_first_step_api_equals_the_lesson(client):
     for part in ("plain", "adamw", "over_seeds"):
         assert api[part] == pytest.approx(direct[part])
     assert [c["text"] for c in api["claims"]] == [c["text"] for c in direct["claims"]]
-    assert all(c["holds"] for c in api["claims"])
+    assert [(c["status"], c["control"], c["margin"]) for c in api["claims"]] == \
+        [(c["status"], c["control"], c["margin"]) for c in direct["claims"]]
+    assert {c["id"]: c["status"] for c in api["claims"]}["plain_raises"] == "shown"
     assert api["plain"]["p_after"] > api["plain"]["p_before"]
     assert client.get("/api/pipeline/first-step", params={"d_model": 30, "heads": 4}).status_code == 422
 
@@ -73,7 +74,8 @@ def test_a_runs_first_step_is_its_untrained_model_and_focus_is_its_trained_one(c
     direct = as_dict(focus(bg.run.model, bg.run.tokenizer, POEM, lang="zh"))
     assert got["heads"] == direct["heads"] and got["expected_top"] == direct["expected_top"]
     assert got["over_seeds"]["seeds"] == 2 and got["over_seeds"]["heads"] == 4
-    assert all(c["holds"] for c in got["claims"])
+    assert [c["status"] for c in got["claims"][:-1]] == [c["status"] for c in direct["claims"]]
+    assert got["claims"][-1]["id"] == "expected_seeds" and got["claims"][-1]["baseline"] == 8 * 0.25  # 8 heads, 1 in 4
     assert client.get("/api/pipeline/focus", params={"text": "床前"}).status_code == 422
 
 
@@ -89,7 +91,7 @@ def test_the_page_shows_the_same_numbers_without_javascript(client, lang):
     assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == \
         [api["adamw"]["lr"], api["adamw"]["p_before"], api["adamw"]["p_after"]]
     claims = re.search(r'id="first-step-claims".*?</ul>', html, re.S).group(0)
-    assert claims.count('data-holds="true"') == len(api["claims"]) and 'data-holds="false"' not in claims
+    assert re.findall(r'data-status="(\w+)"', claims) == [c["status"] for c in api["claims"]]
     counted = client.get("/pipeline", params={"lang": lang, "seed": 3, "step5_seeds": "3"}).text
     claims = re.search(r'id="first-step-claims".*?</ul>', counted, re.S).group(0)
     api = client.get("/api/pipeline/first-step", params={"seed": 3, "lang": lang, "seeds": 3}).json()
@@ -120,7 +122,7 @@ def test_counting_over_seeds_is_refused_where_it_would_take_minutes(client):
     assert refused.status_code == 422 and "too large to count" in refused.text
     html = client.get("/pipeline", params={**big, "step5_seeds": "2", "lang": "en"}).text
     assert 'id="first-seeds-too-big"' in html and 'id="first-seeds-form"' not in html
-    assert 'data-id="adamw_over_seeds"' not in html and 'data-holds="false"' not in html
+    assert 'data-id="adamw_over_seeds"' not in html
     assert 'id="focus-seeds-too-big"' in html  # 400k parameters × 60 steps × 10 seeds is over the limit too
 
 

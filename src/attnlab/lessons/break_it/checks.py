@@ -2,7 +2,8 @@
 
 Each check returns `error` (how far the ablated model is from its hand-written formula: ~0 when it does what
 the name says) and `intact` (the same quantity on the intact model, which must differ: the formula is not
-simply true of any model), plus a number or two to show; `holds` says both came out as they should.
+simply true of any model), plus a number or two to show; `holds` says both came out as they should. `shifted`
+regroups a whole FFN-first stack as the usual alternation shifted by half a block.
 """
 
 from __future__ import annotations
@@ -120,3 +121,27 @@ def _check(ablation: str, data) -> dict:
             out["cross_talk"] = float((rec_a["layers.0.output"][:, 1:] - rec_b["layers.0.output"][:, 1:]).abs().max())
             out["error"] = max(out["error"], out["cross_talk"])
         return out
+
+
+def shifted(data, ablation: str = "ffn-first") -> dict:
+    """FFN-first is the usual alternation shifted by half a block. Its stack of N blocks (F A)(F A)...(F A) is
+    regrouped by hand as F, then N-1 ordinary blocks (A F) each made of block i's attention and block i+1's FFN
+    (with their own LayerNorms), then A: the first FFN sees one position alone, the last attention feeds the head
+    with no FFN after it. `error`: the ffn-first model's last block output against that regrouping (~0); `intact`:
+    the intact model against the same regrouping of its own blocks (it must differ)."""
+    errs, n = [], 0
+    for m in _models(ablation, data)[::-1]:  # the ffn-first model first, then the intact one
+        T = m.config.context_length
+        idx = data.train[None, :T]  # (1, T)
+        rec = _recorded(m, idx)
+        x = rec["embed.tokens"] + (rec["embed.positions"] if "embed.positions" in rec else 0)  # (1, T, d)
+        blocks = m.blocks
+        n = len(blocks)
+        with torch.no_grad():
+            h = hand_block(blocks[0], x, "ffn-only")  # F alone: ln_2(x + ffn(x))
+            for a, f in zip(blocks[:-1], blocks[1:]):  # A from block i, F from block i + 1
+                h = a.ln_1(h + _attn(a, h))
+                h = f.ln_2(h + f.ffn(h))
+            h = hand_block(blocks[-1], h, "attention-only")  # A alone: ln_1(h + attn(h))
+        errs.append(float((rec[f"layers.{len(blocks) - 1}.output"] - h).abs().max()))
+    return {"error": errs[0], "intact": errs[1], "n_layers": n, "middle": n - 1}

@@ -4,11 +4,13 @@ The pair shares everything but the part: the same seed, the same initial weights
 the parameter (the ablated model starts from the intact one's copy), the same batches in the same order and
 the same optimizer. Each model's "train loss" is measured the way it trains (an ablated model with its part
 off); its "causal loss" the way any decoder is used, with the causal mask on and no future to read: on the
-held-out end of a corpus file, or on the whole poem when the text is the poem itself (nothing is held out of
-24 characters). Greedy continues the text's first character as far as the text goes. Runs are cached per
-(ablation, corpus, train_steps, seed), so the page, its figure and the API share them.
+held-out end of a corpus file or of the lesson's essay, or on the whole poem when the text is the poem itself
+(nothing is held out of 24 characters). The default text is 静夜思, and for ffn-first the essay (its cost is a
+question about text the models never saw). Greedy continues the text's first character as far as the text goes.
+Runs are cached per (ablation, corpus, train_steps, seed), so the page, its figure and the API share them.
 
-The training run itself lives in break_runs.py; this file turns runs into the table, the chart and the claims.
+The training run itself lives in runs.py; this file turns runs into the table, the chart and the claims
+(claims.py).
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from attnlab.i18n import t
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.break_it import checks
 from attnlab.lessons.break_it import runs as runs_
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.claims import Claim, status_of
+from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.nn.ablations import ABLATIONS
 
 PARAMS = (
     Param("ablate", "choice", "no-causal-mask", choices=tuple(ABLATIONS), help="the part to switch off"),
     Param("seeds", "int", 3, 3, 5, step=1, help="seeds 0..N-1: one intact and one ablated run each"),
     Param("train_steps", "int", runs_.STEPS, runs_.MIN_STEPS, runs_.MAX_STEPS, step=10, help="training steps of each run"),
-    Param("corpus", "str", "jingyesi", max_len=400, cli_only=True,
-          help="jingyesi, poem, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
+    Param("corpus", "str", "", max_len=400, cli_only=True,
+          help="empty: the ablation's own text (jingyesi; for ffn-first the lesson's English essay, its last tenth "
+               "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
 )
 
 CHART_W, CHART_H, PAD = 480, 240, 36  # the page's SVG chart, in its own units
@@ -95,12 +99,12 @@ _lock = threading.Lock()
 
 
 @lesson
-def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = runs_.STEPS, corpus: str = "jingyesi", *,
+def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = runs_.STEPS, corpus: str = "", *,
              lang: str = "zh") -> BreakResult:
     """Train the intact and the ablated model over `seeds` seeds and measure the difference."""
     p = check(PARAMS, dict(ablate=ablate, seeds=seeds, train_steps=train_steps, corpus=corpus))
     try:
-        data = runs_.corpus_data(p["corpus"].strip())
+        data = runs_.corpus_data(p["corpus"].strip() or runs_.DEFAULT_CORPUS.get(p["ablate"], "jingyesi"))
     except ValueError as err:
         raise ParamError(f"corpus: {err}", "corpus", "explain.break_it.error.corpus", got=repr(p["corpus"])) from None
     pairs = []
@@ -161,20 +165,26 @@ def claims_of(r: BreakResult, lang: str) -> list[Claim]:
     return claims(r, lang)
 
 
-# Ablations whose final loss on the poem is within noise of the intact model's: a second sentence says what
-# their own setting measures instead (break_claims.measured), or where the effect does show.
+# Ablations whose final loss on the poem is within noise of the intact model's, and ffn-first: a second sentence
+# says what their own setting measures instead (claims.measured), or where the effect does show.
 NOTED = ("no-positions", "no-scale", "no-layernorm", "ffn-first", "one-head", "attention-only")
 
 
 def _finding(r: BreakResult, lang: str) -> str:
-    from attnlab.lessons.break_it.claims import measured
+    """The final causal losses, and whether the ablated model's is higher, lower or within the seeds' noise of the
+    intact model's (the same paired margin as the claims: a tie is said as one)."""
+    from attnlab.lessons.break_it.claims import compare, measured
 
     intact, ablated = r.table
-    out = t(f"explain.break_it.finding.{'worse' if ablated.causal_mean > intact.causal_mean else 'not_worse'}", lang,
-            ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean, a_sd=ablated.causal_std,
-            i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean, i_train=intact.train_mean)
+    cmp = compare(r, lambda x: x.final_causal)
+    way = {"shown": "higher", "contradicted": "lower", "not_shown": "tie"}[status_of("above", cmp["a"], cmp["i"], cmp["margin"])]
+    out = t(f"explain.break_it.finding.{way}", lang, ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean,
+            a_sd=ablated.causal_std, i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean,
+            i_train=intact.train_mean, d=abs(cmp["d"]), m=cmp["margin"])
     if r.ablation in NOTED:
         out += (" " if lang == "en" else "") + t(f"explain.break_it.note.{r.ablation}", lang, **measured(r))
+    if r.ablation == "ffn-first" and r.causal_on == "same_text":
+        out += (" " if lang == "en" else "") + t("explain.break_it.note.ffn-first.same_text", lang)
     return out
 
 

@@ -20,7 +20,8 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, seeded
+from attnlab.lessons.common.claims import Claim, beats_chance, lead, within
+from attnlab.lessons.common.params import seeded
 from attnlab.io.threads import threads_for
 from attnlab.train.data import get_batch
 from attnlab.train.loop import Trainer, lm_loss
@@ -30,6 +31,10 @@ NEAR_LR = 0.99  # a number "moved by about lr" if its Adam step is at least this
 BIG_GRAD = 1e-6  # |g| / (|g| + ε) >= 0.99 from here on (ε = 1e-8, Adam's default)
 DEFAULT_SEEDS = 10  # the AdamW step is counted over seeds 0 .. DEFAULT_SEEDS - 1 ...
 COUNT_LIMIT = 250_000  # ... for models up to this many parameters (larger ones take seconds per seed)
+FIRST_ORDER = 0.5  # the plain step's −log p must fall by at least half its first-order estimate lr·‖g‖² ...
+ROUNDING = 1e-12  # ... and by more than float64 rounding could move it (lr = 0 moves nothing)
+RISE = 0.01  # an AdamW step "moves" p(target) or the line's loss when it changes it by 1% of its value
+RANDOM_DIRECTION = 0.5  # a step in a random direction raises p(target) about half the time (to first order)
 
 
 @dataclass
@@ -76,6 +81,7 @@ class AdamStep:
     moved: int  # numbers with a nonzero gradient, which Adam's step moves
     large: int  # of those, the ones with |g| >= BIG_GRAD (for them ε = 1e-8 no longer matters)
     near_lr: int  # of the large ones, how many Adam moved by at least NEAR_LR · lr
+    over_lr: int  # numbers Adam moved by more than lr (none on a first step: |g| / (|g| + ε) < 1)
     max_ratio: float  # the largest |Adam step| / lr (at most 1 on a first step: |g| / (|g| + ε))
     grad_min: float  # the smallest and largest |g| among the large ones
     grad_max: float
@@ -86,8 +92,9 @@ class SeedCount:
     """The first AdamW step over seeds 0 .. seeds-1 with the same settings."""
 
     seeds: int
-    lowered: int  # seeds whose first AdamW step lowers p(target)
-    raised_plain: int  # seeds whose plain step (with backtracking) raises it
+    lowered: int  # seeds whose first AdamW step lowers p(target) (by any amount)
+    raised_plain: int  # seeds whose plain step (with backtracking) raises it by its margin (plain_margin)
+    raised: int = 0  # seeds whose first AdamW step raises it by RISE of its value
 
 
 @dataclass
@@ -152,7 +159,7 @@ def _adam(model, data, cfg, probe, device) -> AdamStep:
     trainer.run(should_stop=lambda: True)  # exactly one update, the training's first
     # Adam's step in units of lr, from the optimizer's own state: m̂ / (√v̂ + ε), with m̂ = m / (1 − β1),
     # v̂ = v / (1 − β2) after one step. Read from the state, not from θ, so float32 rounding of θ cannot hide it.
-    moved = large = near = 0
+    moved = large = near = over = 0
     max_ratio, gmin, gmax = 0.0, math.inf, 0.0
     for group in trainer.optimizer.param_groups:
         b1, b2 = group["betas"]
@@ -168,6 +175,7 @@ def _adam(model, data, cfg, probe, device) -> AdamStep:
             moved += int((g > 0).sum())
             large += int(big.sum())
             near += int((ratio[big] >= NEAR_LR).sum())
+            over += int((ratio > 1 + 1e-6).sum())
             if (g > 0).any():
                 max_ratio = max(max_ratio, float(ratio.max()))
             if big.any():
@@ -177,7 +185,8 @@ def _adam(model, data, cfg, probe, device) -> AdamStep:
     return AdamStep(lr=cfg.lr_at(0), positions=int(y.numel()), p_before=p_before,
                     p_after=_p(copy_, ctx, probe.target_id, device), line_loss_before=line_before,
                     line_loss_after=line_after, numbers=sum(p.numel() for p in copy_.parameters()), moved=moved,
-                    large=large, near_lr=near, max_ratio=max_ratio, grad_min=gmin if large else 0.0, grad_max=gmax)
+                    large=large, near_lr=near, over_lr=over, max_ratio=max_ratio, grad_min=gmin if large else 0.0,
+                    grad_max=gmax)
 
 
 _SEED_CACHE: dict[tuple, SeedCount] = {}
@@ -189,18 +198,19 @@ def _over_seeds(model, data, cfg, probe, device, seeds: int) -> SeedCount:
     stream = hashlib.sha256(data.train.cpu().numpy().tobytes()).hexdigest()
     key = (repr(model.config), repr(dataclasses.replace(cfg, seed=0)), stream, tuple(probe.context_ids), probe.target_id, str(device), seeds)
     if key not in _SEED_CACHE:
-        lowered = raised = 0
+        lowered = raised = raised_plain = 0
         for seed in range(seeds):
             with seeded(seed):
                 fresh = type(model)(model.config).to(device)
             c = dataclasses.replace(cfg, seed=seed)
             a = _adam(fresh, data, c, probe, device)
             lowered += a.p_after < a.p_before
+            raised += a.p_after - a.p_before >= RISE * a.p_before  # the same test as the adamw_first claim
             pl = _plain(fresh, probe, c.lr_at(0), device)
-            raised += pl.p_after > pl.p_before
+            raised_plain += pl.loss_before - pl.loss_after >= plain_margin(pl)  # the same test as plain_raises
         if len(_SEED_CACHE) > 64:
             _SEED_CACHE.clear()
-        _SEED_CACHE[key] = SeedCount(seeds=seeds, lowered=lowered, raised_plain=raised)
+        _SEED_CACHE[key] = SeedCount(seeds=seeds, lowered=lowered, raised_plain=raised_plain, raised=raised)
     return _SEED_CACHE[key]
 
 
@@ -239,41 +249,63 @@ def first_step(run, *, seeds: int | None = None, lang: str = "zh") -> FirstStep:
                      claims=_claims(probe.target, plain, adam, count, lang))
 
 
-def _way(before: float, after: float) -> str:
-    return "up" if after > before else "down" if after < before else "same"
+def plain_margin(plain: PlainStep) -> float:
+    """What the plain step's fall of −log p must clear: half its first-order estimate lr·‖g‖² (half of −log p
+    itself where the estimate overshoots, at a large lr), and more than float64 rounding."""
+    return max(FIRST_ORDER * min(plain.predicted_drop, plain.loss_before), ROUNDING)
+
+
+def _control(lang: str, name: str) -> str:
+    return t(f"pipeline.step5.control.{name}", lang)
 
 
 def _claims(target: str, plain: PlainStep, adam: AdamStep, count: SeedCount | None, lang: str) -> list[Claim]:
     f = lambda x: f"{x:.4f}"  # noqa: E731
     d = lambda a, b: f"{b - a:+.2g}"  # noqa: E731
-    way = _way(adam.p_before, adam.p_after)
-    line = _way(adam.line_loss_before, adam.line_loss_after)
+    pm = plain_margin(plain)
     claims = [
-        Claim("plain_raises",
-              t("pipeline.step5.claim.plain", lang, target=target, lr=f"{plain.lr:g}", a=f(plain.p_before),
-                b=f(plain.p_after), d=d(plain.p_before, plain.p_after), halvings=plain.halvings),
-              plain.p_after, plain.p_before, plain.p_after > plain.p_before),
-        Claim("adamw_first",
-              t("pipeline.step5.claim.adamw_" + way, lang, target=target, lr=f"{adam.lr:g}",
-                a=f(adam.p_before), b=f(adam.p_after), d=d(adam.p_before, adam.p_after)),
-              adam.p_after, adam.p_before, _way(adam.p_before, adam.p_after) == way),
-        Claim("adamw_line",
-              t("pipeline.step5.claim.line_" + line, lang, n=adam.positions,
-                a=f(adam.line_loss_before), b=f(adam.line_loss_after), d=d(adam.line_loss_before, adam.line_loss_after)),
-              adam.line_loss_after, adam.line_loss_before, _way(adam.line_loss_before, adam.line_loss_after) == line),
-        Claim("adamw_sign",
-              t("pipeline.step5.claim.sign", lang, large=f"{adam.large:,}", moved=f"{adam.moved:,}",
-                numbers=f"{adam.numbers:,}", near=f"{adam.near_lr:,}", ratio=f"{adam.max_ratio:.6f}",
-                gmin=f"{adam.grad_min:.1e}", gmax=f"{adam.grad_max:.1e}"),
-              adam.near_lr, adam.large, adam.near_lr == adam.large and adam.max_ratio <= 1 + 1e-6),
+        lead("plain_raises",
+             t("pipeline.step5.claim.plain", lang, target=target, lr=f"{plain.lr:g}", a=f(plain.p_before),
+               b=f(plain.p_after), d=d(plain.p_before, plain.p_after), halvings=plain.halvings,
+               fall=f"{plain.loss_before - plain.loss_after:.3g}", est=f"{plain.predicted_drop:.3g}", m=f"{pm:.3g}"),
+             lang, measured=plain.loss_after, baseline=plain.loss_before, margin=pm, lower=True,
+             control=_control(lang, "untrained_loss"),
+             values={"p_before": plain.p_before, "p_after": plain.p_after, "first_order": plain.predicted_drop,
+                     "lr": plain.lr}),
+        lead("adamw_first",
+             t("pipeline.step5.claim.adamw", lang, target=target, lr=f"{adam.lr:g}", a=f(adam.p_before),
+               b=f(adam.p_after), d=d(adam.p_before, adam.p_after), m=f(RISE * adam.p_before)),
+             lang, measured=adam.p_after, baseline=adam.p_before, margin=RISE * adam.p_before,
+             control=_control(lang, "untrained_p"), values={"p_before": adam.p_before, "p_after": adam.p_after},
+             hint=t("pipeline.step5.hint.adamw", lang)),
+        lead("adamw_line",
+             t("pipeline.step5.claim.line", lang, n=adam.positions, a=f(adam.line_loss_before),
+               b=f(adam.line_loss_after), d=d(adam.line_loss_before, adam.line_loss_after),
+               m=f(RISE * adam.line_loss_before)),
+             lang, measured=adam.line_loss_after, baseline=adam.line_loss_before, lower=True,
+             margin=RISE * adam.line_loss_before, control=_control(lang, "untrained_line"),
+             values={"before": adam.line_loss_before, "after": adam.line_loss_after, "positions": adam.positions}),
+        # Adam's first step is m̂/(√v̂ + ε) = g/(|g| + ε): every number with |g| >= 1e-6 moves by 0.99·lr to lr,
+        # none by more than lr. The count of numbers off that closed form must be 0.
+        within("adamw_sign",
+               t("pipeline.step5.claim.sign", lang, large=f"{adam.large:,}", moved=f"{adam.moved:,}",
+                 numbers=f"{adam.numbers:,}", near=f"{adam.near_lr:,}", ratio=f"{adam.max_ratio:.6f}",
+                 gmin=f"{adam.grad_min:.1e}", gmax=f"{adam.grad_max:.1e}", off=f"{adam.large - adam.near_lr + adam.over_lr:,}"),
+               lang, measured=adam.large - adam.near_lr + adam.over_lr + (adam.large == 0), expected=0, tol=0,
+               control=_control(lang, "sign"),
+               values={"large": adam.large, "near_lr": adam.near_lr, "over_lr": adam.over_lr, "max_ratio": adam.max_ratio,
+                       "moved": adam.moved, "numbers": adam.numbers}),
     ]
     if count is not None:
-        claims[1:1] = [Claim("plain_over_seeds",
-                             t("pipeline.step5.claim.plain_seeds", lang, target=target, k=count.raised_plain,
-                               n=count.seeds, last=count.seeds - 1),
-                             count.raised_plain, count.seeds, count.raised_plain == count.seeds)]
-        claims.append(Claim("adamw_over_seeds",
-                            t("pipeline.step5.claim.seeds", lang, target=target, k=count.lowered, n=count.seeds,
-                              last=count.seeds - 1),
-                            count.lowered, count.seeds, 0 <= count.lowered <= count.seeds))
+        claims[1:1] = [beats_chance("plain_over_seeds",
+                                    t("pipeline.step5.claim.plain_seeds", lang, target=target, k=count.raised_plain,
+                                      n=count.seeds, last=count.seeds - 1),
+                                    lang, k=count.raised_plain, n=count.seeds, p=RANDOM_DIRECTION,
+                                    control=_control(lang, "random_direction"))]
+        claims.append(beats_chance("adamw_over_seeds",
+                                   t("pipeline.step5.claim.seeds", lang, target=target, k=count.raised, n=count.seeds,
+                                     last=count.seeds - 1, lowered=count.lowered),
+                                   lang, k=count.raised, n=count.seeds, p=RANDOM_DIRECTION,
+                                   control=_control(lang, "random_direction"), values={"lowered": count.lowered},
+                                   hint=t("pipeline.step5.hint.adamw", lang)))
     return claims

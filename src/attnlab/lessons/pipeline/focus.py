@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim
+from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead
 from attnlab.lessons.pipeline.lesson import attention_step
 
 DEFAULT_QUERY, DEFAULT_EXPECTED = "月", "明"
+LEADS = 0.05  # a head "looks at" a character when that weight leads the row's next largest by 5 points
 COUNT_WORK_LIMIT = 200_000_000  # parameters × steps × seeds the count may train (静夜思's defaults: ~1.6e8)
 
 
@@ -122,22 +123,35 @@ def focus_over_seeds(corpus: str, settings: dict, text: str, query: str = DEFAUL
 
 
 def _claims(query, seen, e, heads, hits, over_seeds, lang) -> list[Claim]:
+    """Each head's largest weight against its next largest (a lead of LEADS); the heads that give the expected
+    character the largest weight against chance: a head choosing at random among the c characters the query can
+    see (itself included) picks it with probability 1/c."""
+    c = len(seen)
     claims = []
     for h in heads:
-        # holds: the named token's weight is the row's largest (checked on the numbers, not assumed)
-        claims.append(Claim(f"top_{h.layer + 1}_{h.head + 1}",
-                            t("pipeline.focus.claim.top", lang, query=query, layer=h.layer + 1, head=h.head + 1,
-                              token=h.top_token, index=h.top + 1, w=f"{h.top_weight:.4f}"),
-                            h.top_weight, max(h.weights), h.top_weight >= max(h.weights)))
+        second = max((w for j, w in enumerate(h.weights) if j != h.top), default=0.0)
+        nxt = max((j for j in range(c) if j != h.top), key=h.weights.__getitem__, default=h.top)
+        claims.append(lead(f"top_{h.layer + 1}_{h.head + 1}",
+                           t("pipeline.focus.claim.top", lang, query=query, layer=h.layer + 1, head=h.head + 1,
+                             token=h.top_token, index=h.top + 1, w=f"{h.top_weight:.4f}", next=seen[nxt],
+                             second=f"{second:.4f}", m=f"{LEADS:.2f}"),
+                           lang, measured=h.top_weight, baseline=second, margin=LEADS,
+                           control=t("pipeline.focus.control.runner_up", lang),
+                           values={"top": h.top_weight, "next": second, "uniform": 1 / c}))
     if e is not None:
-        counted = sum(max(h.weights) == h.weights[e] for h in heads)
-        claims.append(Claim("expected_heads",
-                            t("pipeline.focus.claim.expected", lang, query=query, expected=seen[e], k=hits, n=len(heads)),
-                            hits, len(heads), counted == hits))
+        n = len(heads)
+        claims.append(beats_chance("expected_heads",
+                                   t("pipeline.focus.claim.expected", lang, query=query, expected=seen[e], k=hits, n=n,
+                                     c=c, chance=f"{n / c:.3g}", need=chance_count(n, 1 / c)),
+                                   lang, k=hits, n=n, p=1 / c, control=t("pipeline.focus.control.chance", lang, c=c)))
     if over_seeds is not None and e is not None:
         s = over_seeds
-        claims.append(Claim("expected_seeds",
-                            t("pipeline.focus.claim.seeds", lang, query=query, expected=seen[e], k=s.seeds_with_expected,
-                              n=s.seeds, last=s.seeds - 1, hk=s.heads_with_expected, hn=s.seeds * s.heads),
-                            s.seeds_with_expected, s.seeds, s.heads_with_expected <= s.seeds * s.heads))
+        hn = s.seeds * s.heads
+        claims.append(beats_chance("expected_seeds",
+                                   t("pipeline.focus.claim.seeds", lang, query=query, expected=seen[e],
+                                     k=s.seeds_with_expected, n=s.seeds, last=s.seeds - 1, hk=s.heads_with_expected,
+                                     hn=hn, c=c, chance=f"{hn / c:.3g}", need=chance_count(hn, 1 / c)),
+                                   lang, k=s.heads_with_expected, n=hn, p=1 / c,
+                                   control=t("pipeline.focus.control.chance", lang, c=c),
+                                   values={"models": s.seeds_with_expected, "seeds": s.seeds}))
     return claims
