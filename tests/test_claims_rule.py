@@ -52,7 +52,7 @@ TEST_SIZED = {
     "serial-vs-parallel": {"n_max": 64, "repeats": 1},
     "complexity": {"time_n_max": 64, "time_d_model": 32, "repeats": 1},
     "one-hot": {"train_steps": 20},
-    "seq2seq": {"steps": 100, "n_test": 5},
+    "seq2seq": {"train_steps": 100, "n_test": 5, "n_seeds": 1},
     "mlm": {"steps": 40, "d_model": 8},
     "break": {"train_steps": 40, "seeds": 3},
 }

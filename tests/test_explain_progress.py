@@ -19,7 +19,7 @@ from attnlab.web.app import create_app
 from attnlab.web.pages import explain as explain_pages
 
 HTML = {"accept": "text/html"}
-SMALL = {"steps": "100", "n_test": "5", "text": "2026"}
+SMALL = {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"}
 
 
 def hold_training(monkeypatch) -> threading.Event:
@@ -89,6 +89,6 @@ def test_a_lesson_that_trains_nothing_never_shows_progress(monkeypatch):
     with TestClient(create_app()) as client:
         page = client.get("/explain/sqrt-dk", params={"n_samples": "1000", "lang": "en"}, headers=HTML)
         assert page.status_code == 200 and 'id="training"' not in page.text
-        bad = client.get("/api/explain/seq2seq/progress", params={"steps": "7"})
-        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "steps"]
+        bad = client.get("/api/explain/seq2seq/progress", params={"train_steps": "-7"})
+        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "train_steps"]
         assert client.get("/api/explain/nothing/progress").status_code == 404

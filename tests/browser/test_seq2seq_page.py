@@ -10,7 +10,7 @@ import pytest
 from attnlab.i18n import t
 from browser_support import explain_update
 
-SMALL = {"steps": "100", "n_test": "5", "text": "2026"}  # as the other explain tests: one training, cached
+SMALL = {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"}  # as the other explain tests: one training, cached
 
 CELLS = """(id) => [...document.querySelectorAll(`#${id} tbody tr`)].map(tr =>
   [...tr.querySelectorAll('td')].map(td => [Number(td.dataset.value), td.classList.contains('truth')]))"""

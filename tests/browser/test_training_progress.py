@@ -15,8 +15,8 @@ from attnlab.train import progress
 from attnlab.web.pages import explain as explain_pages
 
 CASES = [  # a seed no other test trains, so this visit is the first
-    ("seq2seq", {"steps": "100", "n_test": "5", "text": "2026", "seed": "4343"}, ["no_attention", "bahdanau", "transformer"], "en", True),
-    ("seq2seq", {"steps": "100", "n_test": "5", "text": "2026", "seed": "4344"}, ["no_attention", "bahdanau", "transformer"], "zh", False),
+    ("seq2seq", {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4343"}, ["no_attention", "bahdanau", "transformer"], "en", True),
+    ("seq2seq", {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4344"}, ["no_attention", "bahdanau", "transformer"], "zh", False),
     ("mlm", {"steps": "20", "d_model": "8", "seed": "4345"}, ["bidirectional", "causal", "causal_fill"], "zh", True),
 ]
 

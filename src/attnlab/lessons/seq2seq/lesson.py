@@ -5,12 +5,20 @@ on the same batches: an LSTM seq2seq that hands the decoder only the encoder's l
 Bahdanau's additive attention, and the library's Transformer encoder-decoder. Measured on held-out strings:
 exact-match accuracy at each source length (including lengths longer than any trained on), and how well each
 attention map aligns (the share of target tokens whose largest weight sits on the source digit they
-translate). Trained models are cached per (task, seed, steps, n_test), so a second visit, or a new typed
-input, costs only the forward passes.
+translate). The numbers are averaged over `n_seeds` seeds (seed, seed + 1, ...); the typed example and its maps
+come from the first seed's models. Trained models are cached per (task, steps, seed) and their measurements per
+n_test too, so a second visit, a new typed input, or a seed already trained for another setting costs only the
+forward passes.
+
+The claims are comparisons that can fail: the bottleneck is an effect size at the longest trained length (the
+attention model's exact-match accuracy minus the one without attention, over the seeds, against a margin of
+20 points or two standard errors), and each model's alignment is scored on its own against a uniform map.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +27,8 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.models import KINDS, build
@@ -32,13 +41,16 @@ SIZE = 32  # LSTM hidden size = Transformer d_model
 BATCH = 64
 CONTEXT = MAX_TEXT + 2
 LR = {"no_attention": 1e-2, "bahdanau": 1e-2, "transformer": 5e-3}  # Adam's peak rates, tuned once for this task
+GAP = 0.20  # an accuracy effect must be at least 20 points (and two standard errors) to count
+IDENTITY_TOL = 1e-5  # float32 hand computations against the library's
 
 PARAMS = (
-    Param("task", "choice", "pairs", choices=task_.TASKS, help="the translation task (its word order)"),
+    Param("task", "choice", "digits", choices=task_.TASKS, help="the translation task (its word order)"),
     Param("text", "str", "20261130", max_len=MAX_TEXT, help=f"digits to translate and align (1 to {MAX_TEXT})"),
-    Param("steps", "int", 500, 100, 1000, step=10, help="training steps of each model"),
+    Param("train_steps", "int", 400, 0, 1000, step=10, help="training steps of each model (0: untrained models)"),
     Param("n_test", "int", 50, 5, 200, step=5, help="held-out test strings per length"),
-    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
+    Param("n_seeds", "int", 2, 1, 5, step=1, help="seeds trained and averaged: seed, seed + 1, ..."),
+    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="the first seed (its models give the example and the maps)"),
 )
 
 
@@ -73,15 +85,18 @@ class Seq2SeqResult(Shown):
     lengths: list[int]
     train_lengths: list[int]
     longer: list[bool]  # longer than any training string
-    accuracy: dict  # model -> exact-match accuracy per length (held-out strings)
-    token_accuracy: dict  # model -> share of target tokens right per length
+    seeds: list[int]  # the seeds trained; every number below but the example's is their mean
+    accuracy: dict  # model -> exact-match accuracy per length (held-out strings), mean over the seeds
+    accuracy_by_seed: dict  # model -> [per seed: exact-match accuracy per length]
+    token_accuracy: dict  # model -> share of target tokens right per length, mean over the seeds
     alignment_score: dict  # model -> share of target tokens whose largest weight is on the right source digit
+    alignment_by_seed: dict  # model -> [per seed: that share]
     chance_alignment: float  # the same score for weights spread uniformly (ties broken at random): mean 1/n
-    heads: list[Head]
-    final_loss: dict  # model -> last training batch's loss
-    example: Example
+    heads: list[Head]  # the first seed's cross-attention heads
+    final_loss: dict  # model -> last training batch's loss, mean over the seeds (0 steps: an untrained batch's)
+    example: Example  # through the first seed's models
     suggestions: list[str]  # held-out strings of a few lengths, for the learner to type
-    checks: dict  # the hand computations behind the claims
+    checks: dict  # the hand computations behind the claims (the first seed's models)
     claims: list[Claim]
 
 
@@ -110,30 +125,43 @@ def score(weights: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
     return (weights.argmax(-1) == truth).float().mean()
 
 
+_here = threading.local()  # (steps already done, steps in all) of the seeds a lesson call trains, for the progress
+
+
+def _report(kind: str, step: int, steps: int) -> None:
+    """progress.report across the seeds: a model's bar runs over every seed's steps."""
+    done, total = getattr(_here, "span", (0, steps))
+    progress.report(kind, done + step, total)
+
+
 def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Module, float]:
-    """Train one model on the task's training strings with the shared loop's optimizer and schedule."""
+    """Train one model on the task's training strings with the shared loop's optimizer and schedule.
+    At 0 steps the model stays untrained and the loss is its loss on one training batch."""
     from attnlab.train.loop import TrainConfig, make_optimizer
 
     with seeded(seed):
         model = build(kind, task_.SRC_VOCAB, task_.TGT_VOCAB, CONTEXT, SIZE)
-    cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR[kind], warmup_steps=min(20, steps // 5), weight_decay=0.0,
-                      min_lr_ratio=0.2, seed=seed)
+    cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR[kind], warmup_steps=min(20, steps // 5),
+                      weight_decay=0.0, min_lr_ratio=0.2, seed=seed)
     opt = make_optimizer(model, cfg)
     g = torch.Generator().manual_seed(seed)  # the same batches for all three models
     loss = torch.tensor(float("nan"))
     model.train()
-    for step in range(steps):
+    for step in range(max(1, steps)):
         for group in opt.param_groups:
             group["lr"] = cfg.lr_at(step)
         n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
         src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, BATCH, g, test=False))  # (B, n), (B, n+1), (B, n+1)
-        logits, _ = model(src, tgt_in)  # (B, n+1, V)
-        loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+        with torch.set_grad_enabled(steps > 0):
+            logits, _ = model(src, tgt_in)  # (B, n+1, V)
+            loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+        if steps == 0:
+            break  # untrained: the first batch's loss, no update
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
-        progress.report(kind, step + 1, steps)  # the page shows it while the models train
+        _report(kind, step + 1, steps)  # the page shows it while the models train
     model.eval()
     return model, float(loss.detach())
 
@@ -152,13 +180,20 @@ _lock = threading.Lock()
 
 
 @lru_cache(maxsize=8)
-def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
-    """Train the three models and measure them on held-out strings; cached, so a second visit is instant."""
+def trained_models(task: str, steps: int, seed: int) -> tuple[dict, dict]:
+    """The three models trained on the same batches, and their last losses; cached (a new n_test reuses them)."""
     models, final_loss = {}, {}
     for kind in KINDS:
-        progress.report(kind, 0, steps)  # every model listed from the start
+        _report(kind, 0, steps)  # every model listed from the start
     for kind in KINDS:
         models[kind], final_loss[kind] = train_one(kind, task, steps, seed)
+    return models, final_loss
+
+
+@lru_cache(maxsize=8)
+def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
+    """The three trained models measured on held-out strings; cached, so a second visit is instant."""
+    models, final_loss = trained_models(task, steps, seed)
     accuracy = {k: [] for k in KINDS}
     token_accuracy = {k: [] for k in KINDS}
     aligned = {"bahdanau": [], "transformer": [], "heads": []}
@@ -241,24 +276,41 @@ def alpha_check(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
             "alpha_sum_error": float((maps[0].sum(-1) - 1).abs().max())}
 
 
+def _mean(rows: list) -> list:
+    return [sum(col) / len(col) for col in zip(*rows)]
+
+
 @lesson
-def seq2seq(task: str = "pairs", text: str = "20261130", steps: int = 500, n_test: int = 50, seed: int = 0, *,
-            lang: str = "zh") -> Seq2SeqResult:
-    """Train the three translators (cached) and measure the bottleneck and the alignments."""
-    p = check(PARAMS, dict(task=task, text=text, steps=steps, n_test=n_test, seed=seed))
+def seq2seq(task: str = "digits", text: str = "20261130", train_steps: int = 400, n_test: int = 50, n_seeds: int = 2,
+            seed: int = 0, *, lang: str = "zh") -> Seq2SeqResult:
+    """Train the three translators for each seed (cached) and measure the bottleneck and the alignments."""
+    p = check(PARAMS, dict(task=task, text=text, train_steps=train_steps, n_test=n_test, n_seeds=n_seeds, seed=seed))
     typed = p["text"].strip()
     if not (1 <= len(typed) <= MAX_TEXT and all(ch in "0123456789" for ch in typed)):
         raise _text_error(p["text"])
     p["text"] = typed
+    steps, order = p["train_steps"], [p["seed"] + i for i in range(p["n_seeds"])]
     with _lock:  # one computation at a time: two visits with the same settings share one cached answer
-        tr = trained(p["task"], p["steps"], p["seed"], p["n_test"])
-        example, checks = typed_example(p["task"], p["steps"], p["seed"], p["n_test"], typed)
+        runs = []
+        for i, s in enumerate(order):
+            _here.span = (i * steps, len(order) * steps)
+            try:
+                runs.append(trained(p["task"], steps, s, p["n_test"]))
+            finally:
+                del _here.span
+        example, checks = typed_example(p["task"], steps, order[0], p["n_test"], typed)
+    tr = runs[0]
     heads = [Head(layer, head, score_, w) for (layer, head), score_, w in
              zip(_head_ids(tr), tr.alignment["heads"], example.heads)]
+    by_seed = {k: [run.accuracy[k] for run in runs] for k in KINDS}
+    align_by_seed = {"no_attention": None, **{k: [run.alignment[k] for run in runs] for k in ("bahdanau", "transformer")}}
     result = Seq2SeqResult(
-        "seq2seq", p, list(LENGTHS), list(TRAIN_LENGTHS), [n > TRAIN_LENGTHS[-1] for n in LENGTHS], tr.accuracy, tr.token_accuracy,
-        {"no_attention": None, "bahdanau": tr.alignment["bahdanau"], "transformer": tr.alignment["transformer"]},
-        tr.chance, heads, tr.final_loss, example, suggestions(), checks, [],
+        "seq2seq", p, list(LENGTHS), list(TRAIN_LENGTHS), [n > TRAIN_LENGTHS[-1] for n in LENGTHS], order,
+        {k: _mean(v) for k, v in by_seed.items()}, by_seed,
+        {k: _mean([run.token_accuracy[k] for run in runs]) for k in KINDS},
+        {k: None if v is None else sum(v) / len(v) for k, v in align_by_seed.items()}, align_by_seed,
+        tr.chance, heads, {k: sum(run.final_loss[k] for run in runs) / len(runs) for k in KINDS},
+        example, suggestions(), checks, [],
     )
     result.claims = claims_of(result, lang)
     return result
@@ -274,30 +326,75 @@ def _head_ids(tr: Trained) -> list[tuple[int, int]]:
     return [(i, h) for i, block in enumerate(dec) for h in range(block.cross_attn.n_heads)]
 
 
+def gap_stats(r: Seq2SeqResult, better: str, worse: str, at_better: int, at_worse: int) -> dict:
+    """Accuracy of `better` at length index at_better minus `worse` at at_worse, over the seeds, with the margin
+    it must clear: GAP, or two standard errors, whichever is larger. The standard error is the larger of the
+    binomial one over every test string (n_test per seed) and, with two seeds or more, the seeds' spread."""
+    a = [run[at_better] for run in r.accuracy_by_seed[better]]
+    b = [run[at_worse] for run in r.accuracy_by_seed[worse]]
+    k, n = len(a), len(a) * r.params["n_test"]
+    pa, pb = sum(a) / k, sum(b) / k
+    se = math.sqrt(pa * (1 - pa) / n + pb * (1 - pb) / n)
+    gaps = [x - y for x, y in zip(a, b)]
+    if k > 1:
+        mean = sum(gaps) / k
+        se = max(se, math.sqrt(sum((d - mean) ** 2 for d in gaps) / (k - 1) / k))
+    return {"better": pa, "worse": pb, "gap": pa - pb, "se": se, "margin": max(GAP, 2 * se), "by_seed": gaps}
+
+
+def _control(lang: str, name: str, **fields) -> str:
+    return t(f"explain.seq2seq.control.{name}", lang, **fields)
+
+
 def claims_of(r: Seq2SeqResult, lang: str) -> list[Claim]:
     L = r.train_lengths[-1]
     at = r.lengths.index(L)
-    acc = {k: v[at] for k, v in r.accuracy.items()}
-    best = max(acc["bahdanau"], acc["transformer"])
-    first = r.accuracy["no_attention"][0]
-    c = r.checks
-    align_best = max(r.alignment_score["bahdanau"], max(h.alignment_score for h in r.heads))
-    return [
-        Claim("bottleneck", t("explain.seq2seq.claim.bottleneck", lang, L=L, none=acc["no_attention"],
-                              bahdanau=acc["bahdanau"], transformer=acc["transformer"]),
-              best, acc["no_attention"], best >= acc["no_attention"]),
-        Claim("falls", t("explain.seq2seq.claim.falls", lang, n0=r.lengths[0], a0=first, L=L, aL=acc["no_attention"]),
-              acc["no_attention"], first, acc["no_attention"] <= first),
-        Claim("final_only", t("explain.seq2seq.claim.final_only", lang, others=c["others_change"], last=c["last_change"]),
-              c["others_change"], 0.0, c["others_change"] == 0.0 and c["last_change"] > 0.0),
-        Claim("alpha", t("explain.seq2seq.claim.alpha", lang, sum_err=c["alpha_sum_error"], hand=c["alpha_hand_error"],
-                         ctx=c["context_hand_error"]),
-              max(c["alpha_sum_error"], c["alpha_hand_error"], c["context_hand_error"]), 1e-5,
-              max(c["alpha_sum_error"], c["alpha_hand_error"], c["context_hand_error"]) < 1e-5),
-        Claim("alignment", t("explain.seq2seq.claim.alignment", lang, bahdanau=r.alignment_score["bahdanau"],
-                             transformer=r.alignment_score["transformer"], best=align_best, chance=r.chance_alignment),
-              align_best, r.chance_alignment, align_best > r.chance_alignment),
-    ]
+    c = functools.partial(_control, lang)
+    seeds = len(r.seeds)
+    over = (t("explain.seq2seq.over.one", lang, seed=r.seeds[0]) if seeds == 1
+            else t("explain.seq2seq.over.many", lang, n=seeds))
+    hint = t("explain.seq2seq.hint.trained", lang)
+    claims = []
+    for cid, kind in (("bottleneck", "bahdanau"), ("bottleneck_cross", "transformer")):
+        s = gap_stats(r, kind, "no_attention", at, at)
+        claims.append(lead(
+            cid, t(f"explain.seq2seq.claim.{cid}", lang, L=L, att=s["better"], none=s["worse"], over=over,
+                   margin=s["margin"] * 100), lang,
+            measured=s["better"], baseline=s["worse"], margin=s["margin"], control=c("no_attention", L=L),
+            values={"length": L, "attention": s["better"], "no_attention": s["worse"], "gap": s["gap"],
+                    "gap_by_seed": s["by_seed"], "standard_error": s["se"], "seeds": seeds}, hint=hint))
+    s = gap_stats(r, "no_attention", "no_attention", 0, at)
+    n0 = r.lengths[0]
+    claims.append(lead(
+        "falls", t("explain.seq2seq.claim.falls", lang, n0=n0, a0=s["better"], L=L, aL=s["worse"], over=over,
+                   margin=s["margin"] * 100), lang,
+        measured=s["worse"], baseline=s["better"], margin=s["margin"], lower=True, control=c("short", n0=n0),
+        values={"short": n0, "length": L, "accuracy_short": s["better"], "accuracy_long": s["worse"], "drop": s["gap"],
+                "drop_by_seed": s["by_seed"], "standard_error": s["se"], "seeds": seeds}, hint=hint))
+    k = r.checks
+    claims.append(within(
+        "final_only", t("explain.seq2seq.claim.final_only", lang, others=k["others_change"], last=k["last_change"]), lang,
+        measured=k["others_change"], expected=0.0, tol=0.0, control=c("final_only"),
+        values={"others_change": k["others_change"], "last_change": k["last_change"]}))
+    err = max(k["alpha_sum_error"], k["alpha_hand_error"], k["context_hand_error"])
+    claims.append(within(
+        "alpha", t("explain.seq2seq.claim.alpha", lang, sum_err=k["alpha_sum_error"], hand=k["alpha_hand_error"],
+                   ctx=k["context_hand_error"], tol=IDENTITY_TOL), lang,
+        measured=err, expected=0.0, tol=IDENTITY_TOL, control=c("alpha"),
+        values={"alpha_sum_error": k["alpha_sum_error"], "alpha_hand_error": k["alpha_hand_error"],
+                "context_hand_error": k["context_hand_error"]}))
+    chance = r.chance_alignment
+    need = (1 - chance) / 2  # at least halfway from a uniform map to a perfect one
+    for cid, kind in (("alignment", "bahdanau"), ("alignment_cross", "transformer")):
+        got = r.alignment_score[kind]
+        claims.append(lead(
+            cid, t(f"explain.seq2seq.claim.{cid}", lang, score=got, chance=chance, over=over, margin=need * 100,
+                   lo=r.train_lengths[0], hi=L), lang,
+            measured=got, baseline=chance, margin=need, control=c("uniform"),
+            values={"score": got, "score_by_seed": r.alignment_by_seed[kind], "chance": chance, "seeds": seeds},
+            hint=hint))
+    return claims
 
 
-__all__ = ["seq2seq", "Seq2SeqResult", "PARAMS", "LENGTHS", "TRAIN_LENGTHS", "trained", "typed_example"]
+__all__ = ["seq2seq", "Seq2SeqResult", "PARAMS", "LENGTHS", "TRAIN_LENGTHS", "trained", "trained_models", "typed_example",
+           "claims_of"]

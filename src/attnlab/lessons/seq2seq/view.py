@@ -11,6 +11,8 @@ def show(console, r, lang, t) -> None:
     rows = [[f"{n}{' *' if longer else ''}", *[r.accuracy[k][i] for k in kinds]] for i, (n, longer) in enumerate(zip(r.lengths, r.longer))]
     console.print(table(t("explain.plot.seq2seq.accuracy", lang), [t("explain.seq2seq.length", lang)]
                         + [t(f"explain.seq2seq.model.{k}", lang) for k in kinds], rows))
+    console.print(f"{t('explain.seq2seq.seeds_note', lang)} {' · '.join(map(str, r.seeds))}")
+    console.print(f"{t('explain.seq2seq.example_seed', lang)} {r.seeds[0]}")
     ex = r.example
     for k in kinds:
         console.print(f"{t(f'explain.seq2seq.model.{k}', lang)}: {ex.source} → {ex.prediction[k]} {g(ex.correct[k])}")

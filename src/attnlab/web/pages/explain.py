@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.display.fmt import fixed
-from attnlab.i18n import t
+from attnlab.i18n import catalog, t
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.web import budget
@@ -93,7 +93,9 @@ def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
         value = raw.get(p.name, p.default)
         if p.kind == "bool":
             value = str(value).strip().lower() in ("1", "true", "yes", "on")
-        spec.update(value=value, label=t(f"explain.param.{p.name}", lang), hidden=p.name in FORM_HIDDEN or p.cli_only,
+        own = f"explain.{topic.slug}.param.{p.name}"  # a lesson may name a shared parameter its own way
+        label = t(own if own in catalog() else f"explain.param.{p.name}", lang)
+        spec.update(value=value, label=label, hidden=p.name in FORM_HIDDEN or p.cli_only,
                     control=_control(p))
         out.append(spec)
     return out
