@@ -100,7 +100,10 @@ def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layer
     assert all(x.causal_max_l2 == 0.0 for x in r.layers)  # exactly: the mask keeps what follows out
     assert r.layers[0].encoder_l2 == 0.0  # the embedding has no context
     assert all(x.encoder_min_l2 > 0 and x.encoder_cos < 1 for x in r.layers[1:])
-    assert all(c.holds for c in r.claims)
+    status = {c.id: c.status for c in r.claims}
+    assert status["causal_same"] == status["embedding_same"] == "shown"
+    # at d = 4 one following character moves 苹 by 0.07% of its length: under the 1% margin, not shown
+    assert status["encoder_differs"] == ("not_shown" if d == 4 else "shown")
 
 
 def test_the_causal_prefix_is_the_prefix_read_alone():
@@ -146,7 +149,11 @@ def test_one_hot_cosines_are_exactly_zero_and_dense_ones_are_not():
     assert torch.equal(cos, torch.eye(r.vocab_size, dtype=torch.float64))
     assert r.onehot_max_cos == 0.0 and r.onehot_norm == 1.0
     assert r.dense_max_cos > 0 and r.init_mean_cos > 0  # random vectors are not orthogonal either
-    assert r.loss_last < r.loss_first and all(c.holds for c in r.claims)
+    assert r.loss_last < r.loss_first
+    status = {c.id: c.status for c in r.claims}
+    assert status["onehot_orthogonal"] == status["dense_not_orthogonal"] == "shown"
+    # 20 steps at d = 8 raise the context correlation by 0.25, just under its noise margin (0.26): not shown
+    assert status["training_context"] == "not_shown"
     for q in r.queries:
         assert [n.cos for n in q.neighbours] == sorted((n.cos for n in q.neighbours), reverse=True)
         assert q.char not in [n.char for n in q.neighbours] and len(q.neighbours) == 5

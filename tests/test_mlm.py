@@ -141,8 +141,12 @@ def test_at_the_defaults_both_sides_win_exactly_where_the_answer_is_on_the_right
     """The lesson's point, over seeds 0-4 at the page's defaults: the encoder gets (nearly) every character;
     the GPT gets the 下联 (its pair is on the left) and is at chance on the 上联 (its pair is on the right)."""
     r = M.mlm(seed=seed, lang="en")
-    assert all(c.holds for c in r.claims), [c.text for c in r.claims if not c.holds]
-    assert [c.id for c in r.claims] == ["accuracy", "causal_blind", "direction", "shortcut", "first_verse_chance"]
+    status = {c.id: c.status for c in r.claims}
+    assert list(status) == ["accuracy", "causal_blind", "direction", "shortcut", "first_verse_chance"]
+    assert all(v == "shown" for k, v in status.items() if k != "shortcut"), status
+    # the next-character shortcut leads the fill-the-blank GPT on both measures at seed 0 (the page's default);
+    # at seeds 1 and 2 the two left-only GPTs tie within noise: not shown, never contradicted
+    assert status["shortcut"] == "shown" if seed == 0 else status["shortcut"] != "contradicted"
     assert r.by_verse["bidirectional"]["first"] >= 0.9 and r.by_verse["bidirectional"]["second"] >= 0.9
     assert r.by_verse["causal"]["second"] >= 0.9
     n, p = r.n_by_verse["first"], 1 / 40
@@ -207,7 +211,10 @@ def test_real_poems_from_the_shared_data():
     assert not set(train) & set(test) and r.n_poems == len(poems) == len(set(poems)) > 300 and len(raw) >= len(poems)
     assert r.n_test_poems == r.n_poems // 5 and r.context == 32
     assert r.n_by_verse["first"] + r.n_by_verse["second"] == r.n_masked == sum(M.maskable(c) for p in test for c in p) > 1000
-    assert all(c.holds for c in r.claims), [c.text for c in r.claims if not c.holds]
+    status = {c.id: c.status for c in r.claims}
+    # 30 steps: the encoder leads on -ln p but trails on accuracy, so no comparison is a verdict; the mask is exact
+    assert status["causal_blind"] == "shown" and status["accuracy"] == "not_shown"
+    assert "contradicted" not in status.values(), status
     assert r.fill.text == "床前[?]月光，疑是地上霜。" and len(r.fill.causal) == M.TOP
 
 

@@ -33,7 +33,8 @@ from attnlab.i18n import t
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.mlm import task as mlm_task
 from attnlab.lessons.mlm.models import MODELS, maskable, N_HEADS, train_one, targets, guess_logits, predict, right_change
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.claims import Claim, lead, status_of, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.train import progress
 
 COUPLETS = "couplets"  # the corpus name of the built-in text
@@ -42,6 +43,10 @@ N_EXAMPLES = 2  # held-out texts shown character by character
 TOP = 5  # guesses listed for the learner's own blank
 HOLES = ("[?]", "［?］", "[？]", "［？］", "?", "？")  # how a learner marks the blank: 床前?月光
 POEM_EXAMPLE = "床前?月光，疑是地上霜。"
+LEADS = 2.0  # a model is "better" when it leads on accuracy and on -ln p by two standard errors each
+CHANCE_SDS = 4  # "at chance": within four binomial standard deviations of 1/40
+PAIRS = (("accuracy", "bidirectional", "causal"), ("direction", "bidirectional", "causal_fill"),
+         ("shortcut", "causal", "causal_fill"))  # claim, the model the course says is better, the one it is compared with
 
 
 def context_of(corpus_name: str) -> int:
@@ -115,6 +120,7 @@ class MlmResult(Shown):
     final_loss: dict  # model -> last training batch's loss
     causal_right_change: float  # max |Δ logits| at positions <= i when every character after i changes: GPT
     encoder_right_change: float  # the same for the encoder
+    paired: dict  # "a-b" -> z_accuracy, z_loss: a's lead over b, per-character differences in standard errors (below)
     fill: Fill
     examples: list[Example]
     claims: list[Claim]
@@ -185,6 +191,7 @@ class Trained:
     n_unseen: int
     correct: dict
     held_out_loss: dict
+    paired: dict
     n_by_verse: dict
     correct_by_verse: dict
     baseline_char: str
@@ -241,9 +248,28 @@ def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int)
                                            for r in rows]))
         k += n
     held_out_loss = {k: float(v.mean()) if len(v) else None for k, v in nll.items()}
+    paired = {f"{a}-{b}": {"z_accuracy": lead_z(right[a].double() - right[b].double()), "z_loss": lead_z(nll[b] - nll[a])}
+              for _, a, b in PAIRS}
     return Trained(vocab, n_params, len(train_stream), len(where), n_unseen, {k: int(r.sum()) for k, r in right.items()},
-                   held_out_loss, n_by_verse, correct_by_verse, tok.token(common), final_loss,
+                   held_out_loss, paired, n_by_verse, correct_by_verse, tok.token(common), final_loss,
                    right_change(models, test_stream, tok.vocab_size - 1, context), examples, models, tok, allowed)
+
+
+def lead_z(diff: torch.Tensor) -> float:
+    """How far the per-character differences (n,) lead 0, in standard errors under "no difference": sum / sqrt(sum of
+    squares) (for right-or-wrong differences this is McNemar's: (b - c) / sqrt(b + c)); 0 when they are all 0."""
+    total, size = float(diff.sum()), math.sqrt(float((diff**2).sum()))
+    return total / size if size > 0 else 0.0
+
+
+def agreeing(z_accuracy: float, z_loss: float) -> float:
+    """The lead both measures agree on: the smaller one when both lead, the larger when both trail, else 0, so a
+    model counts as better only when accuracy and -ln p both say so."""
+    if z_accuracy > 0 and z_loss > 0:
+        return min(z_accuracy, z_loss)
+    if z_accuracy < 0 and z_loss < 0:
+        return max(z_accuracy, z_loss)
+    return 0.0
 
 
 def fill_blank(tr: Trained, text: str, context: int) -> Fill:
@@ -293,44 +319,50 @@ def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, s
                        tr.n_params, n, tr.n_unseen, dict(tr.correct), accuracy, dict(tr.held_out_loss),
                        dict(tr.n_by_verse), by_verse,
                        1 / len(mlm_task.CHARS) if name == COUPLETS else None, tr.baseline_char, tr.final_loss,
-                       tr.right["causal"], tr.right["bidirectional"], fill, tr.examples, [])
+                       tr.right["causal"], tr.right["bidirectional"], dict(tr.paired), fill, tr.examples, [])
     result.claims = claims_of(result, lang)
     return result
 
 
 def chance_bound(p: float, n: int) -> float:
-    """Chance plus four standard deviations of a binomial share: a model at chance stays below it."""
-    return p + 4 * math.sqrt(p * (1 - p) / max(n, 1))
+    """Four standard deviations of a binomial share: a model at chance stays within it."""
+    return CHANCE_SDS * math.sqrt(p * (1 - p) / max(n, 1))
 
 
-def order(a: float, b: float) -> str:
-    """How a compares with b, as measured: the claim's wording follows the numbers, never the other way round."""
-    return "ahead" if a > b else "behind" if a < b else "tie"
+VERDICT = {"shown": "ahead", "contradicted": "behind", "not_shown": "tie"}
 
 
 def claims_of(r: MlmResult, lang: str) -> list[Claim]:
-    bi, causal = r.correct["bidirectional"], r.correct["causal"]
     acc, loss = r.accuracy, r.held_out_loss
-    said = order(bi, causal)
     claims = [
-        Claim("accuracy", t(f"explain.mlm.claim.{said}", lang, n=r.n_masked, poems=r.n_test_poems, bi=acc["bidirectional"],
-                            causal=acc["causal"], nb=bi, nc=causal, base=acc["baseline"], unseen=r.n_unseen),
-              acc["bidirectional"], acc["causal"], r.n_masked > 0 and order(bi, causal) == said),
-        Claim("causal_blind", t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
-              r.causal_right_change, 0.0, r.causal_right_change == 0.0 and r.encoder_right_change > 0.0),
+        within("causal_blind", t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
+               lang, measured=r.causal_right_change, expected=0.0, tol=0.0, control=t("explain.mlm.control.unchanged", lang),
+               values={"causal": r.causal_right_change, "encoder": r.encoder_right_change}),
     ]
-    if r.n_masked:  # lower held-out loss is better: -loss orders the models like accuracy does
-        for cid, a, b in (("direction", "bidirectional", "causal_fill"), ("shortcut", "causal", "causal_fill")):
-            said = order(-loss[a], -loss[b])
-            claims.append(Claim(cid, t(f"explain.mlm.claim.{cid}.{said}", lang, la=loss[a], lb=loss[b], aa=acc[a], ab=acc[b]),
-                                loss[a], loss[b], order(-loss[a], -loss[b]) == said))
+    if r.n_masked:  # each comparison: accuracy and -ln p must both lead by LEADS standard errors (see lead_z, agreeing)
+        for cid, a, b in PAIRS:
+            z = r.paired[f"{a}-{b}"]
+            measured = agreeing(z["z_accuracy"], z["z_loss"])
+            said = VERDICT[status_of("above", measured, 0.0, LEADS)]
+            claims.append(lead(cid, t(f"explain.mlm.claim.{cid}.{said}", lang, n=r.n_masked, poems=r.n_test_poems,
+                                      aa=acc[a], ab=acc[b], na=r.correct[a], nb=r.correct[b], la=loss[a], lb=loss[b],
+                                      za=z["z_accuracy"], zl=z["z_loss"], base=acc["baseline"], unseen=r.n_unseen,
+                                      margin=LEADS), lang,
+                               measured=measured, baseline=0.0, margin=LEADS, control=t(f"explain.mlm.control.{b}", lang),
+                               values={"accuracy": acc[a], "accuracy_control": acc[b], "loss": loss[a], "loss_control": loss[b],
+                                       **z, "baseline_accuracy": acc["baseline"]},
+                               hint=t(f"explain.mlm.hint.{cid}", lang) if r.corpus == COUPLETS else None))
+        claims.insert(0, claims.pop(1))  # "accuracy" first, as the page has always listed it
     if r.chance is not None and r.n_by_verse["first"]:  # couplets: no left-only model can beat chance on a 上联
-        first = max(r.by_verse["causal"]["first"], r.by_verse["causal_fill"]["first"])
-        bound = chance_bound(r.chance, r.n_by_verse["first"])
-        claims.append(Claim("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=r.by_verse["causal"]["first"],
-                                                     fill=r.by_verse["causal_fill"]["first"], n=r.n_by_verse["first"],
-                                                     chance=r.chance, bound=bound, bi=r.by_verse["bidirectional"]["first"]),
-                            first, bound, first <= bound))
+        n = r.n_by_verse["first"]
+        first = max((r.by_verse[k]["first"] for k in ("causal", "causal_fill")), key=lambda x: abs(x - r.chance))
+        tol = chance_bound(r.chance, n)
+        claims.append(within("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=r.by_verse["causal"]["first"],
+                                                      fill=r.by_verse["causal_fill"]["first"], n=n, chance=r.chance,
+                                                      tol=tol, bi=r.by_verse["bidirectional"]["first"]), lang,
+                             measured=first, expected=r.chance, tol=tol, control=t("explain.mlm.control.chance", lang),
+                             values={"causal": r.by_verse["causal"]["first"], "causal_fill": r.by_verse["causal_fill"]["first"],
+                                     "bidirectional": r.by_verse["bidirectional"]["first"], "n": n}))
     return claims
 
 

@@ -16,13 +16,16 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, check, lesson, seeded
 
 PARAMS = (
     Param("batch", "int", 8, 3, 64, step=1, help="samples per batch (the sample plus batch-1 others)"),
     Param("d_model", "int", 8, 2, 64, step=1, help="features per sample"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
+ROUNDING = 1e-12  # float64: "the same output" up to rounding
+DIFFERS = 0.01  # "comes out differently": by at least 0.01 on outputs of unit scale (normalized), far above rounding
 
 
 @dataclass
@@ -79,12 +82,21 @@ def norms(batch: int = 8, d_model: int = 8, seed: int = 0, *, lang: str = "zh") 
     ln_diff = max(max_abs(ln_alone, ln_a), max_abs(ln_alone, ln_b))
     bn_diff, bn_eval_diff = max_abs(bn_a, bn_b), max_abs(bn_eval_a, bn_eval_b)
     formula_diff = max_abs(bn_a, by_hand)
+    def c(name: str) -> str:
+        return t(f"explain.norms.control.{name}", lang)
+
     claims = [
-        Claim("layernorm_same", t("explain.norms.claim.layernorm", lang, diff=ln_diff, B=B), ln_diff, 1e-12, ln_diff <= 1e-12),
-        Claim("batchnorm_differs", t("explain.norms.claim.batchnorm", lang, diff=bn_diff, B=B, formula=formula_diff),
-              bn_diff, 1e-3, bn_diff > 1e-3 and formula_diff < 1e-12),
-        Claim("batchnorm_eval", t("explain.norms.claim.eval", lang, diff=bn_eval_diff),
-              bn_eval_diff, 1e-12, bn_eval_diff <= 1e-12 and refused),
+        within("layernorm_same", t("explain.norms.claim.layernorm", lang, diff=ln_diff, B=B, tol=ROUNDING), lang,
+               measured=ln_diff, expected=0.0, tol=ROUNDING, control=c("alone"), values={"ln_diff": ln_diff, "batch": B}),
+        lead("batchnorm_differs", t("explain.norms.claim.batchnorm", lang, diff=bn_diff, B=B, ln=ln_diff, margin=DIFFERS), lang,
+             measured=bn_diff, baseline=ln_diff, margin=DIFFERS, control=c("layernorm"),
+             values={"bn_diff": bn_diff, "ln_diff": ln_diff, "batch": B}),
+        within("batchnorm_formula", t("explain.norms.claim.formula", lang, diff=formula_diff, tol=ROUNDING), lang,
+               measured=formula_diff, expected=0.0, tol=ROUNDING, control=c("formula"), values={"formula_diff": formula_diff}),
+        within("batchnorm_eval", t("explain.norms.claim.eval" if refused else "explain.norms.claim.eval_taken", lang,
+                                   diff=bn_eval_diff, tol=ROUNDING), lang,
+               measured=bn_eval_diff, expected=0.0, tol=ROUNDING, control=c("eval"),
+               values={"bn_eval_diff": bn_eval_diff, "alone_refused": refused}),
     ]
     as_list = lambda v: v.tolist()  # noqa: E731
     return NormsResult(

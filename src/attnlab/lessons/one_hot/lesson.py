@@ -15,6 +15,7 @@ occur in similar contexts together; it does not say the model knows what they me
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -25,12 +26,16 @@ import torch.nn.functional as F
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.weights import redraw
 
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3
 N_FREQUENT = 100  # characters in the correlation: the most frequent ones
+NOT_ORTHOGONAL = 0.02  # "not orthogonal": a mean |cos| at least 0.02 above one-hot's 0 (random d = 128 vectors: ~0.07)
+N_RANDOM_TABLES = 32  # random tables drawn to measure how much the correlation varies by chance
+SPREADS = 2 * math.sqrt(2)  # two standard deviations of the difference of two random tables' correlations
 
 PARAMS = (
     Param("corpus", "str", "", max_len=4096, cli_only=True,
@@ -77,6 +82,7 @@ class OneHotResult(Shown):
 
     context_corr: float | None  # Spearman(embedding cos, context similarity), trained; None when undefined
     context_corr_init: float | None  # the same at initialization
+    context_corr_spread: float | None  # its standard deviation over N_RANDOM_TABLES random tables: what chance moves it
     queries: list[Query]
     note: str
     claims: list[Claim]
@@ -93,6 +99,22 @@ def read_texts(corpus: str) -> tuple[list[str], str]:
         return read_corpus(corpus.strip()), Path(corpus.strip()).name
     except (ValueError, OSError) as err:  # OSError: a name too long, a folder, no permission ...
         raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None
+
+
+def onehot_table(V: int) -> torch.Tensor:
+    """(V, V): row i is e_i, in float64."""
+    return F.one_hot(torch.arange(V), V).double()
+
+
+def random_spread(S_pairs: np.ndarray, n: int, d: int, seed: int) -> float | None:
+    """Standard deviation of Spearman(cosines of a random N(0, 1) table of n rows and d columns, S_pairs) over
+    N_RANDOM_TABLES tables: how far the correlation moves by chance alone, for a table that learned nothing."""
+    g = torch.Generator().manual_seed(seed)
+    iu = np.triu_indices(n, k=1)
+    draws = [spearman(cosines(torch.randn(n, d, generator=g, dtype=torch.float64)).numpy()[iu], S_pairs)
+             for _ in range(N_RANDOM_TABLES)]
+    draws = [x for x in draws if x is not None]
+    return float(np.std(draws, ddof=1)) if len(draws) > 1 else None
 
 
 def cosines(E: torch.Tensor) -> torch.Tensor:
@@ -184,7 +206,7 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     stream = token_stream(texts, tok)  # (N,)
     V = tok.vocab_size
 
-    onehot = F.one_hot(torch.arange(V), V).double()  # (V, V): row i is e_i
+    onehot = onehot_table(V)  # (V, V): row i is e_i
     sparse = onehot.to_sparse()  # (V, V) COO: one stored 1 per row
     with warnings.catch_warnings():  # torch routes sparse x sparse through CSR, which it calls "beta"
         warnings.simplefilter("ignore", UserWarning)
@@ -210,6 +232,7 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     iu = np.triu_indices(n_f, k=1)
     pick = lambda M: M[np.ix_(frequent, frequent)][iu]  # noqa: E731  the pairs among the frequent characters
     corr, corr0 = spearman(pick(C.numpy()), S[:n_f, :n_f][iu]), spearman(pick(C0.numpy()), S[:n_f, :n_f][iu])
+    spread = random_spread(S[:n_f, :n_f][iu], n_f, p["d_model"], p["seed"])
 
     candidates = {int(i) for i in frequent}  # a rare character's vector says little: neighbours among the frequent
     queries = []
@@ -222,15 +245,45 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     fmt = lambda x: "—" if x is None else f"{x:+.3f}"  # noqa: E731
     note = t("explain.one_hot.note", lang, steps=p["train_steps"], n=len(stream), corpus=name, F=len(frequent),
              corr=fmt(corr), corr0=fmt(corr0))
-    claims = [
-        Claim("onehot_orthogonal", t("explain.one_hot.claim.onehot", lang, V=V, pairs=V * (V - 1) // 2, cos=onehot_max),
-              onehot_max, 0.0, onehot_max == 0.0 and onehot_norm == 1.0 and onehot.shape[1] == V),
-        Claim("dense_not_orthogonal", t("explain.one_hot.claim.dense", lang, d=p["d_model"], V=V, mean=dense_mean,
-                                        max=dense_max, init=init_mean, steps=p["train_steps"]),
-              dense_max, 0.0, dense_max > 0.0),
-    ]
+    claims = claims_of(lang, V, p["d_model"], p["train_steps"], onehot_max, onehot_norm, onehot.shape[1], dense_mean, dense_max,
+                       init_mean, corr, corr0, spread, len(frequent))
     return OneHotResult(
         "one-hot", p, name, int(sum(len(x) for x in texts)), V, p["d_model"], onehot_max, onehot_norm, dense_mean,
         dense_max, init_mean, losses[0] if losses else None, losses[-1] if losses else None, len(frequent), corr, corr0,
-        queries, note, claims,
+        spread, queries, note, claims,
     )
+
+
+def claims_of(lang: str, V: int, d: int, steps: int, onehot_max: float, onehot_norm: float, width: int, dense_mean: float,
+              dense_max: float, init_mean: float, corr: float | None, corr0: float | None, spread: float | None,
+              n_f: int) -> list[Claim]:
+    """One-hot orthogonality is an identity; "dense vectors are not orthogonal" leads one-hot's 0 by a stated gap;
+    "training pulled characters used alike together" leads the untrained table's correlation by two standard
+    deviations of the difference between two random tables' correlations, so it is never shown at 0 steps (the
+    two tables are one) nor, at most seeds, after training on a shuffled stream."""
+    def c(name: str) -> str:
+        return t(f"explain.one_hot.control.{name}", lang)
+
+    # one number for three facts: the largest |cos|, plus how far the length and the width are from 1 and |V|
+    off = onehot_max + abs(onehot_norm - 1.0) + abs(width - V)
+    dims = t("explain.one_hot.dims.fewer" if d < V else "explain.one_hot.dims.not_fewer", lang, d=d, V=V)
+    claims = [
+        within("onehot_orthogonal", t("explain.one_hot.claim.onehot", lang, V=V, pairs=V * (V - 1) // 2, cos=onehot_max),
+               lang, measured=off, expected=0.0, tol=0.0, control=c("closed_form"),
+               values={"max_abs_cos": onehot_max, "norm": onehot_norm, "width": width, "vocab_size": V}),
+        lead("dense_not_orthogonal", t("explain.one_hot.claim.dense", lang, dims=dims, mean=dense_mean, max=dense_max,
+                                       init=init_mean, steps=steps, margin=NOT_ORTHOGONAL), lang,
+             measured=dense_mean, baseline=onehot_max, margin=NOT_ORTHOGONAL, control=c("onehot_cos"),
+             values={"mean_abs_cos": dense_mean, "max_abs_cos": dense_max, "init_mean_abs_cos": init_mean, "d": d,
+                     "vocab_size": V}),
+    ]
+    defined = corr is not None and corr0 is not None and spread is not None and spread > 0
+    margin = SPREADS * spread if defined else 1.0  # undefined: 0 against 0, a tie, never shown
+    claims.append(lead(
+        "training_context", t("explain.one_hot.claim.context" if defined else "explain.one_hot.claim.context_undefined", lang,
+                              steps=steps, corr=corr or 0.0, corr0=corr0 or 0.0, margin=margin, spread=spread or 0.0,
+                              k=N_RANDOM_TABLES, F=n_f), lang,
+        measured=corr if defined else 0.0, baseline=corr0 if defined else 0.0, margin=margin, control=c("untrained"),
+        values={"context_corr": corr, "context_corr_init": corr0, "random_spread": spread, "steps": steps},
+        hint=t("explain.one_hot.hint.context", lang)))
+    return claims

@@ -13,7 +13,8 @@ import torch
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 
 PARAMS = (
     Param("sentence", "str", "床前明月光", max_len=64, help="the tokens, one character each"),
@@ -24,6 +25,8 @@ PARAMS = (
 )
 
 SHOWN_DIMS = 4  # output columns shown per token
+ROUNDING = 1e-5  # float32: equivariance holds to rounding, far below this
+DIFFERS = 0.01  # "the output differs" means by at least 1% of the largest output entry: not rounding
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Case:
 
     with_positions: bool
     max_diff: float  # max |attn(shuffled) - attn(original)[perm]|
+    scale: float  # max |attn(original)|: what a difference is measured against
     weights: list[list[float]]  # (n, n) head-averaged weights on the original order
     weights_shuffled: list[list[float]]  # (n, n) on the shuffled order
     outputs: list[list[float]]  # first SHOWN_DIMS output dims per token, original order
@@ -87,7 +91,7 @@ def run_case(layer, x: torch.Tensor, perm: list[int], with_positions: bool) -> C
         out_s, w_s = layer(x_shuffled + pe, need_weights=True)  # and 0..n-1 again on the shuffled order
     diff = (out_s - out[:, perm]).abs().max().item()  # equivariance: f(P X) = P f(X)
     return Case(
-        with_positions, diff, w[0].mean(0).tolist(), w_s[0].mean(0).tolist(),
+        with_positions, diff, out.abs().max().item(), w[0].mean(0).tolist(), w_s[0].mean(0).tolist(),
         out[0, :, :SHOWN_DIMS].tolist(), out_s[0, :, :SHOWN_DIMS].tolist(),
     )
 
@@ -123,19 +127,34 @@ def permutation(
     pair = {}
     for name, use_pe in (("without_positions", False), ("with_positions", True)):
         case = run_case(layer, pair_x, [1, 0], use_pe)
-        pair[name] = {"ming_yue": case.outputs[0], "yue_ming": case.outputs_shuffled[1], "max_diff": case.max_diff}
+        pair[name] = {"ming_yue": case.outputs[0], "yue_ming": case.outputs_shuffled[1], "max_diff": case.max_diff,
+                      "scale": case.scale}
 
-    claims = [
-        Claim("equivariant", t("explain.permutation.claim.equivariant", lang, diff=plain.max_diff),
-              plain.max_diff, 1e-5, plain.max_diff < 1e-5),
-        Claim("positions_break", t("explain.permutation.claim.positions", lang, diff=positioned.max_diff),
-              positioned.max_diff, 1e-2, positioned.max_diff > 1e-2),
-        Claim("mingyue", t("explain.permutation.claim.pair", lang, plain=pair["without_positions"]["max_diff"],
-                           pos=pair["with_positions"]["max_diff"]),
-              pair["with_positions"]["max_diff"], 1e-2,
-              pair["without_positions"]["max_diff"] < 1e-5 and pair["with_positions"]["max_diff"] > 1e-2),
-    ]
+    claims = claims_of(plain, positioned, pair, lang)
     return PermutationResult(
         topic="permutation", params=p, tokens=tokens, shuffled=[tokens[j] for j in perm], perm=perm,
         without_positions=plain, with_positions=positioned, pair=pair, claims=claims,
     )
+
+
+def claims_of(plain: Case, positioned: Case, pair: dict, lang: str) -> list[Claim]:
+    """Equivariance is an identity (to float32 rounding); that positions break it, and that 明 then tells 明月 from
+    月明, is a lead over the same layer without positions, by 1% of the largest output entry."""
+    def c(name: str) -> str:
+        return t(f"explain.permutation.control.{name}", lang)
+
+    margin, pair_margin = DIFFERS * plain.scale, DIFFERS * pair["without_positions"]["scale"]
+    plain_pair, pos_pair = pair["without_positions"]["max_diff"], pair["with_positions"]["max_diff"]
+    return [
+        within("equivariant", t("explain.permutation.claim.equivariant", lang, diff=plain.max_diff, tol=ROUNDING), lang,
+               measured=plain.max_diff, expected=0.0, tol=ROUNDING, control=c("shuffled_rows"),
+               values={"max_diff": plain.max_diff}),
+        lead("positions_break", t("explain.permutation.claim.positions", lang, diff=positioned.max_diff, plain=plain.max_diff,
+                                  margin=margin, share=DIFFERS), lang,
+             measured=positioned.max_diff, baseline=plain.max_diff, margin=margin, control=c("no_positions"),
+             values={"with_positions": positioned.max_diff, "without_positions": plain.max_diff, "scale": plain.scale}),
+        lead("mingyue", t("explain.permutation.claim.pair", lang, plain=plain_pair, pos=pos_pair, margin=pair_margin,
+                          share=DIFFERS), lang,
+             measured=pos_pair, baseline=plain_pair, margin=pair_margin, control=c("pair_no_positions"),
+             values={"with_positions": pos_pair, "without_positions": plain_pair, "scale": pair["without_positions"]["scale"]}),
+    ]

@@ -17,7 +17,8 @@ from torch.autograd.functional import jacobian
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, check, lesson, seeded
+from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.params import Param, check, lesson, seeded
 
 PARAMS = (
     Param("n", "int", 5, 2, 12, step=1, help="positions"),
@@ -27,6 +28,7 @@ PARAMS = (
 )
 
 LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
+MIXES = 0.01  # "attention mixes" means an off-diagonal block of at least 1% of its largest block norm: not rounding
 
 
 @dataclass
@@ -108,14 +110,17 @@ def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0
         off_max = grid[off].max().item()
         layers.append(LayerJacobian(name, t(f"explain.plot.pw.{name}", lang), grid.tolist(), off_max, grid.diagonal().min().item(), off_max != 0.0))
     by = {layer.layer: layer for layer in layers}
+    att = by["attention"]
+    scale = max(max(row) for row in att.block_norms)  # the attention's largest block: what "mixing" is measured against
     claims = [
-        Claim("attention_mixes", t("explain.position_wise.claim.attention", lang, v=by["attention"].off_diagonal_max),
-              by["attention"].off_diagonal_max, 0.0, by["attention"].off_diagonal_max > 0),
-        Claim("ffn_alone", t("explain.position_wise.claim.ffn", lang, v=by["ffn"].off_diagonal_max),
-              by["ffn"].off_diagonal_max, 0.0, by["ffn"].off_diagonal_max == 0.0),
-        Claim("layernorm_alone", t("explain.position_wise.claim.layernorm", lang, v=by["layernorm"].off_diagonal_max),
-              by["layernorm"].off_diagonal_max, 0.0, by["layernorm"].off_diagonal_max == 0.0),
-        Claim("residual_alone", t("explain.position_wise.claim.residual", lang, v=by["residual"].off_diagonal_max),
-              by["residual"].off_diagonal_max, 0.0, by["residual"].off_diagonal_max == 0.0),
+        lead("attention_mixes", t("explain.position_wise.claim.attention", lang, v=att.off_diagonal_max, margin=MIXES * scale,
+                                  share=MIXES), lang,
+             measured=att.off_diagonal_max, baseline=0.0, margin=MIXES * scale, control=t("explain.position_wise.control.zero", lang),
+             values={"off_diagonal_max": att.off_diagonal_max, "largest_block": scale}),
     ]
+    for name in ("ffn", "layernorm", "residual"):  # an identity: off the diagonal exactly 0; the bug contradicts it
+        v = by[name].off_diagonal_max
+        claims.append(within(f"{name}_alone", t(f"explain.position_wise.claim.{name}", lang, v=v), lang,
+                             measured=v, expected=0.0, tol=0.0, control=t("explain.position_wise.control.zero", lang),
+                             values={"off_diagonal_max": v, "bug": p["bug"]}))
     return PositionWiseResult("position-wise", p, layers, claims)

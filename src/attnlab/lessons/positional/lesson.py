@@ -15,7 +15,8 @@ import numpy as np
 
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.common.params import Claim, Param, ParamError, check, lesson
+from attnlab.lessons.common.claims import Claim, within
+from attnlab.lessons.common.params import Param, ParamError, check, lesson
 
 PARAMS = (
     Param("n_positions", "int", 64, 2, 512, step=1, help="positions in the table (rows)"),
@@ -25,6 +26,8 @@ PARAMS = (
 )
 
 BASE = 10000.0
+ROTATION_TOL = 1e-6  # float64 sin/cos at positions up to ~10^5: rounding is ~1e-11, far below this
+LAYER_TOL = 1e-6  # the layer is float32: rounding ~1e-7
 
 
 @dataclass
@@ -93,9 +96,12 @@ def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check
     layer_diff = float(np.abs(layer - table).max())
     dims = sorted({2 * (d_model // 16), 2 * (d_model // 8), 2 * (d_model // 8) + 1, 2 * (d_model // 4) + 1, d_model - 2})
     claims = [
-        Claim("rotation", t("explain.positional.claim.rotation", lang, delta=delta, n=n_check, err=max_err),
-              max_err, 1e-6, max_err < 1e-6),
-        Claim("layer", t("explain.positional.claim.layer", lang, diff=layer_diff), layer_diff, 1e-6, layer_diff < 1e-6),
+        within("rotation", t("explain.positional.claim.rotation", lang, delta=delta, n=n_check, err=max_err, tol=ROTATION_TOL),
+               lang, measured=max_err, expected=0.0, tol=ROTATION_TOL, control=t("explain.positional.control.shifted", lang),
+               values={"max_error": max_err, "delta": delta, "n_check": n_check}),
+        within("layer", t("explain.positional.claim.layer", lang, diff=layer_diff, tol=LAYER_TOL), lang,
+               measured=layer_diff, expected=0.0, tol=LAYER_TOL, control=t("explain.positional.control.formula", lang),
+               values={"max_diff": layer_diff}),
     ]
     return PositionalResult(
         topic="positional", params=p, table=table.tolist(),
