@@ -28,7 +28,7 @@ SMALL = {
     "norms": {"batch": "4", "d_model": "6", "seed": "2"},
     "context-vectors": {"sentence_a": "苹果发布会", "sentence_b": "苹果真甜", "d_model": "16", "n_layers": "2"},
     "one-hot": {"chars": "月光", "d_model": "8", "train_steps": "20", "top_k": "3"},
-    "seq2seq": {"steps": "100", "n_test": "5", "text": "2026"},
+    "seq2seq": {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"},
     "mlm": {"steps": "20", "d_model": "8"},
     "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
 }

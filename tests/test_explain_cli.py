@@ -25,7 +25,7 @@ SMALL = {
     "norms": ["--batch", "4", "--d-model", "6", "--seed", "2"],
     "context-vectors": ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜", "--d-model", "16", "--n-layers", "2"],
     "one-hot": ["--chars", "月光", "--d-model", "8", "--train-steps", "20", "--top-k", "3"],
-    "seq2seq": ["--steps", "100", "--n-test", "5", "--text", "2026"],
+    "seq2seq": ["--train-steps", "100", "--n-test", "5", "--n-seeds", "1", "--text", "2026"],
     "mlm": ["--steps", "20", "--d-model", "8"],
     "break": ["--ablate", "ffn-only", "--train-steps", "40", "--seeds", "3"],
 }

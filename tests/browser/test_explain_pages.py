@@ -27,7 +27,7 @@ SMALL = {
     "norms": {"batch": "4", "d_model": "6"},
     "context-vectors": {"d_model": "16", "n_layers": "2"},
     "one-hot": {"d_model": "8", "train_steps": "20"},
-    "seq2seq": {"steps": "100", "n_test": "5", "text": "2026"},
+    "seq2seq": {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"},
     "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
     "mlm": {"steps": "20", "d_model": "8"},
 }
