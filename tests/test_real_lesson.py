@@ -114,6 +114,7 @@ def test_coreference_counts_are_the_unrounded_per_head_weights(real):
         ties = [h for h in case.heads if abs(h.weights[first] - h.weights[second]) < TIE]
         assert case.n_ties == len(ties) and all(h.prefers is None for h in ties)
         untied = [h for h in case.heads if h not in ties]
+        assert case.n_untied == len(untied)
         assert case.n_prefer_implied == sum(max(h.weights, key=h.weights.get) == case.implied for h in untied)
         assert case.n_prefer_implied + case.n_prefer_other + case.n_ties == 72
         assert case.n_prefer_first == sum(max(h.weights, key=h.weights.get) == first for h in untied)

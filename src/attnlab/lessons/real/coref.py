@@ -62,6 +62,7 @@ class CorefCase:
     n_prefer_implied: int  # heads whose larger weight goes to the implied referent (ties apart)
     n_prefer_other: int
     n_ties: int  # heads whose two weights differ by less than TIE
+    n_untied: int  # the heads that are counted: every head but the ties
     n_prefer_first: int  # heads preferring the first noun: what "always the first noun" predicts for every head
     chance_expected: float  # half of the untied heads: a head picking one of the two at random
     chance_needed: int  # the count chance reaches with probability at most 5%
@@ -110,7 +111,7 @@ def count_case(case_id: str, pair: str, text: str, tokens, it: int, candidates, 
         id=case_id, pair=pair, text=text, tokens=list(tokens), pronoun_index=it, candidates=list(candidates),
         implied=implied, other=other, first_noun=candidates[0], heads=heads, n_heads=len(heads),
         n_prefer_implied=sum(h.prefers == implied for h in heads), n_prefer_other=sum(h.prefers == other for h in heads),
-        n_ties=ties, n_prefer_first=sum(h.prefers == candidates[0] for h in heads),
+        n_ties=ties, n_untied=len(heads) - ties, n_prefer_first=sum(h.prefers == candidates[0] for h in heads),
         chance_expected=(len(heads) - ties) / 2, chance_needed=chance_count(len(heads) - ties, 0.5),
         last_layer_prefer_implied=sum(h.prefers == implied for h in heads if h.layer == n_layers), mean_weight=mean,
     )
@@ -143,10 +144,10 @@ def claims_of(cases: list[CorefCase], pairs: list[CorefPair], lang: str) -> list
         where = "first" if case.implied == case.first_noun else "second"
         fields = dict(text=case.text, n=case.n_prefer_implied, other=case.n_prefer_other, rival=case.other,
                       ties=case.n_ties, of=case.n_heads, implied=case.implied, first=case.first_noun,
-                      n_first=case.n_prefer_first, need=case.chance_needed, untied=case.n_heads - case.n_ties)
+                      n_first=case.n_prefer_first, need=case.chance_needed, untied=case.n_untied)
         claims.append(beats_chance(
             f"majority_{case.id}", t(f"real.coref.claim.majority_{where}", lang, **fields), lang,
-            k=case.n_prefer_implied, n=case.n_heads - case.n_ties, p=0.5, control=control("chance"),
+            k=case.n_prefer_implied, n=case.n_untied, p=0.5, control=control("chance"),
             values={"prefer_implied": case.n_prefer_implied, "prefer_other": case.n_prefer_other, "ties": case.n_ties,
                     "prefer_first_noun": case.n_prefer_first, "heads": case.n_heads}))
     for pair in pairs:

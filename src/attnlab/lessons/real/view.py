@@ -50,7 +50,7 @@ def show_coref(co, lang: str) -> None:
         console.print("  " + t("real.coref.count", lang, n=case.n_prefer_implied, of=case.n_heads, implied=case.implied,
                                 other=case.n_prefer_other, rival=case.other, ties=case.n_ties,
                                 last=case.last_layer_prefer_implied, heads=case.n_heads // 6), markup=False)
-        console.print("  " + t("real.coref.chance", lang, expected=num(case.chance_expected), untied=case.n_heads - case.n_ties,
+        console.print("  " + t("real.coref.chance", lang, expected=num(case.chance_expected), untied=case.n_untied,
                                 need=case.chance_needed) + " " + t("real.coref.first", lang, first=case.first_noun, n=case.n_prefer_first),
                       markup=False)
         console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {w:.3f}" for c, w in case.mean_weight.items()), markup=False)
