@@ -227,7 +227,7 @@ def test_lesson_results_are_kept_by_parameters(client, counted_lesson):
 
 def test_busy_lessons_get_503_with_retry_after(client, counted_lesson, monkeypatch):
     monkeypatch.setattr(limits, "LESSON_WAIT_S", 0.0)
-    taken = [limits.SLOTS.try_take() for _ in range(limits.LESSON_SLOTS)]  # as if heavy lessons were computing
+    taken = [limits.LIGHT.try_take() for _ in range(limits.LIGHT_SLOTS)]  # as if light lessons were computing
     try:
         assert all(taken)
         api = client.get("/api/explain/forms", params={"n_tgt": 9, "lang": "en"})
@@ -241,7 +241,7 @@ def test_busy_lessons_get_503_with_retry_after(client, counted_lesson, monkeypat
         assert counted_lesson == []
     finally:
         for _ in taken:
-            limits.SLOTS.give_back()
+            limits.LIGHT.give_back()
     assert client.get("/api/explain/forms", params={"n_tgt": 9}).status_code == 200
 
 

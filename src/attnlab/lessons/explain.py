@@ -22,7 +22,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from attnlab.lessons.common.params import Param, ParamError
+from attnlab.lessons.common.cost import DEFAULT, Cost
+from attnlab.lessons.common.params import Param, ParamError, check
 
 
 FOLDER = Path(__file__).parent  # attnlab/lessons/
@@ -64,6 +65,13 @@ class Topic:
     def run(self, *, lang: str = "zh", **raw: Any):
         """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
         return self.lesson(**self.parse(**raw), lang=lang)
+
+    def cost(self, **raw: Any) -> Cost:
+        """What the lesson will cost at these values (ParamError for a bad value or one too large), before
+        anything is allocated: the lesson's own `cost(p)`, or DEFAULT."""
+        p = check(self.params, self.parse(**raw))
+        estimate = getattr(self.piece("lesson"), "cost", None)
+        return estimate(p) if estimate is not None else DEFAULT
 
     def parse(self, **raw: Any) -> dict[str, Any]:
         """The values given, parsed and checked one by one (ParamError names the first bad one)."""

@@ -3,6 +3,10 @@
 A lesson's training loop calls `report(name, step, steps)`. The web's lesson worker thread hands a `Progress`
 to receive the reports (`reporting(p)`); anywhere else (the CLI, tests, a notebook) they go nowhere and cost
 one attribute lookup. Thread-local, because the web computes several lessons at once, each on its own thread.
+
+The same reports are where a computation nobody waits for any more stops: the web calls `Progress.cancel()`
+when every client that asked for it has gone, and the next `report()` (or `check()`, in a loop that reports
+nothing) raises `Cancelled` on the computing thread.
 """
 
 from __future__ import annotations
@@ -14,12 +18,21 @@ from contextlib import contextmanager
 _here = threading.local()
 
 
+class Cancelled(Exception):
+    """Raised inside a computation at its next step once nobody waits for its result."""
+
+
 class Progress:
     """Steps done of each model a computation trains, in the order the models were first reported."""
 
     def __init__(self) -> None:
         self._models: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the computation at its next report() or check()."""
+        self.cancelled.set()
 
     def update(self, name: str, step: int, steps: int) -> None:
         with self._lock:
@@ -48,10 +61,19 @@ def reporting(progress: Progress) -> Iterator[Progress]:
 
 
 def report(name: str, step: int, steps: int) -> None:
-    """Model `name` has done `step` of its `steps` training steps (0 before the first)."""
+    """Model `name` has done `step` of its `steps` training steps (0 before the first). Cancelled when the
+    computation was cancelled."""
     progress = getattr(_here, "progress", None)
     if progress is not None:
+        check()
         progress.update(name, step, steps)
 
 
-__all__ = ["Progress", "reporting", "report"]
+def check() -> None:
+    """A point where this thread's computation may stop: Cancelled once it was cancelled (no-op elsewhere)."""
+    progress = getattr(_here, "progress", None)
+    if progress is not None and progress.cancelled.is_set():
+        raise Cancelled("nobody waits for this computation any more")
+
+
+__all__ = ["Cancelled", "Progress", "check", "reporting", "report"]

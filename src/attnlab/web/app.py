@@ -36,7 +36,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab import __version__
-from attnlab.web import errors, options
+from attnlab.web import errors, options, refusals
 from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import LESSONS_DIR, STATIC_DIR
 
@@ -48,6 +48,7 @@ PAGES = (
     "attnlab.web.pages.ledger",
     "attnlab.web.pages.train_api",
     "attnlab.web.pages.pipeline",
+    "attnlab.web.pages.pipeline_checks",
     "attnlab.web.pages.explain",
     "attnlab.web.pages.real",
     "attnlab.web.pages.seq2seq",
@@ -106,6 +107,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_B
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
+    refusals.install(app)  # budget's refusals (403 another site, 422 too large, 503 busy or stopped)
     app.state.runs_dir = Path(runs_dir).expanduser().resolve() if runs_dir is not None else None
     options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)

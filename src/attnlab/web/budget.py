@@ -4,21 +4,26 @@
   runs stop, so the process exits in seconds even while a page follows a run.
 - Training runs: their pauses (`pace_ms`) add at most a minute, and a run stops itself after ten
   (train/background.py: PACE_BUDGET_S, MAX_RUN_S).
-- Concept lessons: results cached by parameters, a few computed at once, the rest refused with 503 (below).
-  A lesson that trains models reports its steps (train/progress.py); a page can show them while it trains.
+- Everything a GET computes with a model (the concept lessons, the pipeline page and its checks) runs here:
+  in one of two lanes, with its memory counted, and stopped when nobody waits for it any more (below).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import ctypes
+import gc
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from attnlab.train.progress import Progress, reporting
+from attnlab.lessons.common.params import ParamError
+from attnlab.train.progress import Cancelled, Progress, reporting
+
 
 def closing(app) -> threading.Event:
     """The app's shutdown switch (created on first use)."""
@@ -29,61 +34,218 @@ def closing(app) -> threading.Event:
 
 
 def stop_everything(app) -> None:
-    """Shutting down: end the event streams and ask every training run to stop after its current step."""
+    """Shutting down: end the event streams, ask every training run to stop after its current step, and
+    every lesson still computing to stop at its next one."""
     closing(app).set()
     from attnlab.web import runs  # the runs of this server process (a module below the pages)
 
     for bg in list(runs.RUNS.training()):
         bg.stop()
+    with _lock:
+        for progress in _progress.values():
+            progress.cancel()
+
+
+# ---- lanes and the memory budget -----------------------------------------------------------------------------
+#
+# A computation's cost (lessons/common/cost.py) is known from its settings before anything is allocated. One that
+# trains models or needs more than LIGHT_MB waits in the heavy lane: at most HEAVY_SLOTS at once, holding at most
+# HEAVY_MB between them. Everything else takes the light lane, so a cheap lesson never waits behind a heavy one.
+# A computation above MAX_MB is refused with the reason (422). A request that finds its lane full waits up to
+# LESSON_WAIT_S, then gets 503 with Retry-After. Heavy work that another website asks for (the browser says
+# `Sec-Fetch-Site: cross-site` or `same-site`, e.g. an <img> on some page pointing here) is refused with 403;
+# what is already computed is served to anyone.
+
+LESSON_SLOTS = HEAVY_SLOTS = 2  # heavy computations at once
+LIGHT_SLOTS = 4  # light computations at once
+LIGHT_MB = 128.0  # a computation that trains nothing and needs at most this much is light
+HEAVY_MB = 768.0  # the memory the heavy lane's computations may hold together
+MAX_MB = 512.0  # one computation: above, refused
+LESSON_WAIT_S = 2.0  # how long a request waits for room in its lane before its 503
+RETRY_AFTER_S = 10  # what the 503 tells the client to wait
+CACHE_SIZE = 32  # lesson results kept
+CACHE_MIN_S = 0.2  # only results that took at least this long are kept (the quick ones are recomputed)
+POLL_S = 0.25  # how often a waiting request checks that its client is still there
+
+
+class Busy(Exception):
+    """The lane is full; try again in `retry_after` seconds."""
+
+    def __init__(self, retry_after: int = RETRY_AFTER_S, lane: str = "heavy"):
+        super().__init__(f"the lab is computing as many {lane} lessons as it runs at once; try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class Foreign(Exception):
+    """Another website asked for heavy work (403)."""
+
+    def __init__(self, why: str):
+        super().__init__(f"refused: another website asked this lab to start a heavy computation ({why}); open the "
+                         "lab's own page and ask there")
+        self.why = why
+
+
+class TooLarge(ValueError):
+    """One computation would need more memory than the lab gives one request (422)."""
+
+    def __init__(self, mb: float):
+        super().__init__(f"these settings would need about {mb:,.0f} MiB, more than the lab gives one computation "
+                         f"({MAX_MB:,.0f} MiB); choose smaller sizes")
+        self.mb = mb
+
+
+class Lane:
+    """A counting gate with a memory allowance that works from any event loop or thread (tests run several
+    servers in one process)."""
+
+    def __init__(self, name: str, size: int, memory_mb: float = float("inf")):
+        self.name, self.size, self.memory_mb = name, size, memory_mb
+        self.used, self.held_mb = 0, 0.0
+        self._lock = threading.Lock()
+
+    def try_take(self, mb: float = 0.0) -> bool:
+        with self._lock:
+            if self.used >= self.size or (self.used and self.held_mb + mb > self.memory_mb):
+                return False
+            self.used, self.held_mb = self.used + 1, self.held_mb + mb
+            return True
+
+    def give_back(self, mb: float = 0.0) -> None:
+        with self._lock:
+            self.used, self.held_mb = self.used - 1, max(0.0, self.held_mb - mb)
+
+
+SLOTS = HEAVY = Lane("heavy", HEAVY_SLOTS, HEAVY_MB)
+LIGHT = Lane("light", LIGHT_SLOTS)
+DRAW = Lane("figure", 1)  # matplotlib holds the interpreter while it draws: one figure at a time
+
+# Set by web/limits.py for each GET from another site (what the browser said); None for the lab's own pages,
+# typed addresses and scripts that say nothing.
+asked_from: contextvars.ContextVar[str | None] = contextvars.ContextVar("attnlab_asked_from", default=None)
+
+
+def lane_for(cost) -> Lane:
+    """The lane of a computation of this cost (TooLarge above MAX_MB)."""
+    if cost.mb > MAX_MB:
+        raise TooLarge(cost.mb)
+    return HEAVY if cost.trains or cost.mb > LIGHT_MB else LIGHT
+
+
+def _admit(lane: Lane) -> None:
+    why = asked_from.get()
+    if lane is HEAVY and why:
+        raise Foreign(why)
+
+
+_held = threading.local()  # the lane this thread's computation holds: nested work does not take a second slot
+
+
+def _trim() -> None:
+    """Give freed memory back to the system: glibc keeps what a big computation freed in its arenas."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+def _compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
+    _held.lane = lane
+    try:
+        if progress is None:
+            return fn()
+        with reporting(progress):
+            return fn()
+    finally:
+        _held.lane = None
+        lane.give_back(mb)  # before the answer, so a client that got its answer finds the room free
+        _trim()
+
+
+async def _take(lane: Lane, mb: float) -> None:
+    deadline = time.monotonic() + LESSON_WAIT_S
+    while not lane.try_take(mb):
+        if time.monotonic() >= deadline:
+            raise Busy(lane=lane.name)
+        await asyncio.sleep(0.05)
+
+
+async def run(fn: Callable, cost, *, request=None, lane: Lane | None = None):
+    """fn() on a worker thread in the lane its cost asks for, or in `lane` (TooLarge, Foreign, Busy before
+    anything runs). For work that is not shared between requests (a page built from its settings, a figure)."""
+    lane = lane or lane_for(cost)
+    _admit(lane)
+    await _take(lane, cost.mb)
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    future.set_running_or_notify_cancel()
+
+    def work():
+        try:
+            future.set_result(_compute(fn, lane, cost.mb, None))
+        except BaseException as err:  # noqa: BLE001 - handed to the request
+            future.set_exception(err)
+
+    # in the request's context: the counts it may start inside know who asked (asked_from)
+    threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True, name="attnlab-work").start()
+    return await _wait(future, request)
+
+
+@contextmanager
+def heavy(mb: float = 0.0) -> Iterator[None]:
+    """A heavy-lane slot for work a request does on its own worker thread (the pipeline's counts over seeds,
+    which train up to ten models): Foreign from another site, Busy when the lane stays full for LESSON_WAIT_S.
+    Inside work that already holds a heavy slot it takes nothing more."""
+    if getattr(_held, "lane", None) is HEAVY:
+        yield
+        return
+    _admit(HEAVY)
+    deadline = time.monotonic() + LESSON_WAIT_S
+    while not HEAVY.try_take(mb):
+        if time.monotonic() >= deadline:
+            raise Busy()
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        HEAVY.give_back(mb)
+        _trim()
+
+
+async def _wait(future: concurrent.futures.Future, request, on_gone: Callable[[], None] | None = None):
+    """The future's result; while waiting, checks every POLL_S that the client is still there. A client that
+    went away stops the wait (on_gone() is called; the computation may be cancelled by it)."""
+    waiting = asyncio.wrap_future(future)
+    try:
+        while True:
+            done, _ = await asyncio.wait({waiting}, timeout=POLL_S)
+            if done:
+                return waiting.result()
+            if request is not None and await request.is_disconnected():
+                raise Cancelled("the client went away")
+    finally:
+        if not waiting.done():
+            waiting.add_done_callback(_quietly)  # its end (Cancelled, most likely) concerns nobody now
+            if on_gone is not None:
+                on_gone()
+
+
+def _quietly(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 # ---- the concept lessons (/explain/{topic}, /api/explain/{topic}) -------------------------------------------
 #
 # A lesson's numbers depend only on its topic, parameters and language, so a result is kept (LRU) and the
-# same question is answered from memory. A lesson that times attention (complexity) or trains a model
-# (multihead) may take a minute at its largest settings: at most LESSON_SLOTS lessons compute at once, each
-# on its own thread (never on the event loop or the request thread pool, so /api/toy and the other pages
-# keep answering); a request that finds every slot taken waits up to LESSON_WAIT_S, then gets 503 with
-# Retry-After. A request for a lesson already being computed waits for that computation, not a second one.
+# same question is answered from memory. Each lesson computes on its own thread (never on the event loop or the
+# request thread pool, so /api/toy and the other pages keep answering). A request for a lesson already being
+# computed waits for that computation, not a second one; when every request waiting for it has gone, it stops
+# at its next training step (train/progress.py: Cancelled) and nothing is kept.
 
-LESSON_SLOTS = 2  # lessons computed at once (the others wait, then are refused)
-LESSON_WAIT_S = 2.0  # how long a request waits for a free slot before its 503
-RETRY_AFTER_S = 10  # what the 503 tells the client to wait
-CACHE_SIZE = 32  # lesson results kept
-CACHE_MIN_S = 0.2  # only results that took at least this long are kept (the quick ones are recomputed)
-
-
-class Busy(Exception):
-    """Every lesson slot is taken; try again in `retry_after` seconds."""
-
-    def __init__(self, retry_after: int = RETRY_AFTER_S):
-        super().__init__(f"the lab is computing {LESSON_SLOTS} other lessons; try again in {retry_after} s")
-        self.retry_after = retry_after
-
-
-class _Slots:
-    """A counting gate that works from any event loop or thread (tests run several servers in one process)."""
-
-    def __init__(self, size: int):
-        self.size, self.used = size, 0
-        self._lock = threading.Lock()
-
-    def try_take(self) -> bool:
-        with self._lock:
-            if self.used >= self.size:
-                return False
-            self.used += 1
-            return True
-
-    def give_back(self) -> None:
-        with self._lock:
-            self.used -= 1
-
-
-SLOTS = _Slots(LESSON_SLOTS)
 _cache: OrderedDict[tuple, object] = OrderedDict()
 _running: dict[tuple, concurrent.futures.Future] = {}
 _progress: dict[tuple, Progress] = {}  # the running computations' training steps (train/progress.py)
+_waiters: dict[tuple, int] = {}  # requests waiting for each running computation
 _lock = threading.Lock()
 
 
@@ -111,32 +273,51 @@ def _keep(key: tuple, result, seconds: float) -> None:
             _cache.popitem(last=False)
 
 
-def _work(topic, raw: dict, lang: str, key: tuple, future: concurrent.futures.Future) -> None:
-    """On a worker thread: compute, keep, free the slot, then answer everyone waiting (even if they all left)."""
+def _work(topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future: concurrent.futures.Future) -> None:
+    """On a worker thread: compute, keep, free the room, then answer everyone waiting (even if they all left)."""
     result, error = None, None
+    start = time.perf_counter()
     try:
-        start = time.perf_counter()
-        with reporting(_progress[key]):
-            result = topic.run(lang=lang, **raw)
+        result = _compute(lambda: topic.run(lang=lang, **raw), lane, mb, _progress[key])
         _keep(key, result, time.perf_counter() - start)
     except BaseException as err:  # noqa: BLE001 - handed to the requests waiting for it
         error = err
     with _lock:
         _running.pop(key, None)
         _progress.pop(key, None)
-    SLOTS.give_back()  # before the answer, so a client that got its answer finds the slot free
+        _waiters.pop(key, None)
     if error is not None:
         future.set_exception(error)
     else:
         future.set_result(result)
 
 
-async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = None):
-    """The lesson's result (its dataclass; never mutate it, it may be shared). ParamError for bad values,
-    Busy when every slot stays taken for LESSON_WAIT_S. With progress_after (seconds): Training, carrying the
-    steps done so far, when the lesson is still training models after that long (it goes on in the background;
-    a later call with the same values finds it running or done)."""
+def _leave(key: tuple) -> None:
+    """A request stopped waiting: the last one to leave cancels the computation."""
+    with _lock:
+        if key not in _waiters:
+            return
+        _waiters[key] -= 1
+        if _waiters[key] <= 0 and key in _progress:
+            _progress[key].cancel()
+
+
+async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = None, request=None):
+    """The lesson's result (its dataclass; never mutate it, it may be shared). Before anything waits:
+    ParamError for bad values (and values too large for the lesson), TooLarge, Foreign. Busy when its lane
+    stays full for LESSON_WAIT_S. With progress_after (seconds): Training, carrying the steps done so far, when
+    the lesson is still training models after that long (it goes on in the background; a later call with the
+    same values finds it running or done). With request: stops waiting (Cancelled) when its client has gone."""
     key = lesson_key(topic, raw, lang)  # bad values are refused here, before any slot is taken
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    cost = topic.cost(**raw)
+    try:
+        lane = lane_for(cost)
+    except TooLarge as err:  # said beside the lesson's form, like the lesson's own limits
+        raise ParamError(str(err), None, "web.error.too_large", need=f"{err.mb:,.0f}") from None
     deadline = time.monotonic() + LESSON_WAIT_S
     while True:
         with _lock:
@@ -144,36 +325,47 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
                 _cache.move_to_end(key)
                 return _cache[key]
             future, mine = _running.get(key), False
-            if future is None and SLOTS.try_take():
-                future, mine = concurrent.futures.Future(), True
-                future.set_running_or_notify_cancel()  # a waiter that leaves cannot cancel it for the others
-                _running[key] = future
-                _progress[key] = Progress()
+            if future is None:
+                _admit(lane)
+                if lane.try_take(cost.mb):
+                    future, mine = concurrent.futures.Future(), True
+                    future.set_running_or_notify_cancel()  # a waiter that leaves cannot cancel it for the others
+                    _running[key], _progress[key], _waiters[key] = future, Progress(), 0
+            if future is not None:
+                _waiters[key] = _waiters.get(key, 0) + 1
         if mine:
-            threading.Thread(target=_work, args=(topic, raw, lang, key, future), daemon=True,
+            threading.Thread(target=_work, args=(topic, raw, lang, key, lane, cost.mb, future), daemon=True,
                              name=f"attnlab-lesson-{topic.name}").start()
         if future is not None:  # ours, or the same lesson being computed for someone else: share it
             if progress_after is None:
-                return await asyncio.wrap_future(future)
-            return await _or_progress(key, future, progress_after)
+                return await _wait(future, request, on_gone=lambda: _leave(key))
+            return await _or_progress(key, future, progress_after, request)
         if time.monotonic() >= deadline:
-            raise Busy()
+            raise Busy(lane=lane.name)
         await asyncio.sleep(0.05)
 
 
-async def _or_progress(key: tuple, future: concurrent.futures.Future, after: float):
+async def _or_progress(key: tuple, future: concurrent.futures.Future, after: float, request):
     """The result if it comes within `after` seconds, or while nothing trains (a quick lesson, models already
-    trained and cached: it would come soon); else Training with the steps so far."""
+    trained and cached: it would come soon); else Training with the steps so far (the computation goes on for
+    the page's progress requests, which find it running)."""
     waiting = asyncio.wrap_future(future)
     deadline = time.monotonic() + after
-    while True:
-        done, _ = await asyncio.wait({waiting}, timeout=0.05)
-        if done:
-            return waiting.result()
-        with _lock:
-            progress = _progress.get(key)
-        if progress is not None and progress.started and time.monotonic() >= deadline:
-            raise Training(progress.snapshot())
+    try:
+        while True:
+            done, _ = await asyncio.wait({waiting}, timeout=0.05)
+            if done:
+                return waiting.result()
+            with _lock:
+                progress = _progress.get(key)
+            if progress is not None and progress.started and time.monotonic() >= deadline:
+                raise Training(progress.snapshot())
+            if request is not None and await request.is_disconnected():
+                _leave(key)
+                raise Cancelled("the client went away")
+    finally:
+        if not waiting.done():
+            waiting.add_done_callback(_quietly)
 
 
 def progress_of(topic, raw: dict, lang: str) -> dict:
@@ -187,18 +379,3 @@ def progress_of(topic, raw: dict, lang: str) -> dict:
         if key in _running and progress is not None:
             return {"status": "training", "models": progress.snapshot()}
     return {"status": "idle", "models": []}
-
-
-@contextmanager
-def heavy() -> Iterator[None]:
-    """One of the same slots, for heavy work a request does on its own worker thread (the pipeline's counts
-    over seeds, which train up to ten models): Busy when every slot stays taken for LESSON_WAIT_S."""
-    deadline = time.monotonic() + LESSON_WAIT_S
-    while not SLOTS.try_take():
-        if time.monotonic() >= deadline:
-            raise Busy()
-        time.sleep(0.05)
-    try:
-        yield
-    finally:
-        SLOTS.give_back()

@@ -7,6 +7,8 @@ anything that changes state, and a body of at most MAX_BODY bytes. Pure ASGI mid
   rebinding). Bound to a wildcard address (0.0.0.0, ::), any IP address and this machine's name are accepted.
 - Origin: POST, PUT, PATCH and DELETE from another site (Sec-Fetch-Site, Origin or Referer says so) get 403,
   so another website cannot start training. Clients that send none of them (curl, scripts) are served.
+- Heavy work: a GET from another site (Sec-Fetch-Site: cross-site or same-site) is marked, and web/budget.py
+  refuses to start heavy computations for it (403); everything else it may read.
 - Body: Content-Length over MAX_BODY gets 413 before anything is read; a body without one is counted as it
   streams in and refused with 413 the moment it passes MAX_BODY.
 """
@@ -23,6 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from attnlab.web.budget import asked_from
 from attnlab.web.errors import error_response
 
 MAX_BODY = 1 << 20  # 1 MiB: the largest honest request (a toy matrix, a form) is a few kB
@@ -121,6 +124,9 @@ class RequestLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # Reading is allowed from anywhere, but web/budget.py refuses heavy work that another site asks for.
+        site = headers.get("sec-fetch-site", "").lower()
+        asked_from.set(f"Sec-Fetch-Site: {site}" if site in ("cross-site", "same-site") else None)
         if scope["method"] in UNSAFE_METHODS:
             why = cross_site(headers, scope.get("scheme", "http"))
             if why:

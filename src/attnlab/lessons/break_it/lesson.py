@@ -24,6 +24,7 @@ from attnlab.lessons.common.result import Shown
 from attnlab.lessons.break_it import checks
 from attnlab.lessons.break_it import runs as runs_
 from attnlab.lessons.common.claims import Claim, status_of
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.nn.ablations import ABLATIONS
 
@@ -96,6 +97,11 @@ class BreakResult(Shown):
 
 
 _lock = threading.Lock()
+
+
+def cost(p: dict) -> Cost:
+    """Trains the intact and the ablated model over every seed (stoppable at every step)."""
+    return Cost(48.0, trains=True)
 
 
 @lesson

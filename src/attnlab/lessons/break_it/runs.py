@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.lessons.common.params import seeded
+from attnlab.train import progress
 
 STEPS, MIN_STEPS, MAX_STEPS = 80, 40, 120  # training steps of each run: the default and the form's range
 N_POINTS = 11  # loss measurements along a run (step 0 included)
@@ -185,6 +186,7 @@ def train(model, data: Data, steps: int, seed: int) -> History:
 
     model.train()
     for step in range(steps):
+        progress.check()  # stops here when the page that asked has gone
         if step in at:
             measure()
         for group in opt.param_groups:

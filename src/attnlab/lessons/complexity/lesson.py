@@ -25,6 +25,7 @@ from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.complexity.cost_rows import ParamShare, RNNRow, param_share, rnn_row
 from attnlab.lessons.common.claims import Claim, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
@@ -154,6 +155,20 @@ def loglog_slope(points: list[TimePoint]) -> float:
     return float(slope)
 
 
+def cost(p: dict) -> Cost:
+    """Refused before timing when widths do not split into heads or the timed (H, n, n) weights would not fit;
+    else those weights (the counts run on fake tensors: nothing allocated)."""
+    h = p["n_heads"]
+    for width in ("d_model", "time_d_model"):
+        if p[width] % h:
+            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads",
+                             "explain.error.divisible", width=width, d=p[width], h=h)
+    need = BYTES_PER_N2 * h * p["time_n_max"] ** 2
+    memory_guard(need, f"timing attention at n={p['time_n_max']} with {h} heads",
+                 MEMORY_LIMIT, "time_n_max", p["time_n_max"], largest_square(BYTES_PER_N2 * h))
+    return Cost.of_bytes(need + 4 * 4 * p["time_n_max"] * p["time_d_model"])
+
+
 @lesson
 def complexity(
     n: int = 1024, d_model: int = 512, n_heads: int = 8, ff_mult: int = 4, time_n_max: int = 1024,
@@ -163,13 +178,8 @@ def complexity(
     p = check(PARAMS, dict(n=n, d_model=d_model, n_heads=n_heads, ff_mult=ff_mult, time_n_max=time_n_max,
                            time_d_model=time_d_model, repeats=repeats))
     n, d, h = p["n"], p["d_model"], p["n_heads"]
-    for width in ("d_model", "time_d_model"):
-        if p[width] % h:
-            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads",
-                             "explain.error.divisible", width=width, d=p[width], h=h)
+    cost(p)
     d_ff = p["ff_mult"] * d
-    memory_guard(BYTES_PER_N2 * h * p["time_n_max"] ** 2, f"timing attention at n={p['time_n_max']} with {h} heads",
-                 MEMORY_LIMIT, "time_n_max", p["time_n_max"], largest_square(BYTES_PER_N2 * h))
 
     terms = [replace(term, label=t(f"explain.plot.cx.{term.name}", lang)) for term in analytic_terms(n, d, d_ff)]
     total = sum(term.flops for term in terms)

@@ -34,6 +34,7 @@ from attnlab.lessons.common.result import Shown
 from attnlab.lessons.mlm import task as mlm_task
 from attnlab.lessons.mlm.models import MODELS, maskable, N_HEADS, train_one, targets, guess_logits, predict, right_change
 from attnlab.lessons.common.claims import Claim, lead, status_of, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.train import progress
 
@@ -294,15 +295,23 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
     return Fill(shown, at, *[top(logits[k][0]) for k in MODELS])
 
 
+def cost(p: dict) -> Cost:
+    """Trains three small models (stoppable at every step); an odd width or a bad blank is refused before."""
+    if p["d_model"] % N_HEADS:
+        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
+                         width="d_model", d=p["d_model"], h=N_HEADS)
+    if p["text"].strip():
+        parse_blank(p["text"].strip())
+    return Cost(48.0, trains=True)
+
+
 @lesson
 def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *,
         lang: str = "zh") -> MlmResult:
     """Train an encoder (masked characters), a GPT (next character) and a GPT filling masked characters from the
     left, then hide held-out characters one at a time."""
     p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed))
-    if p["d_model"] % N_HEADS:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
-                         width="d_model", d=p["d_model"], h=N_HEADS)
+    cost(p)
     poems, name = read_poems(p["corpus"])
     context = context_of(name)
     blank = p["text"].strip() or (mlm_task.EXAMPLE if name == COUPLETS else POEM_EXAMPLE)

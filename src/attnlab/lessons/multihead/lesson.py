@@ -29,7 +29,9 @@ from torch import nn
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.train import progress
 
 PARAMS = (
     Param("d_model", "int", 512, 8, 4096, step=8, log=True, help="model width"),
@@ -170,6 +172,7 @@ def train_one(n_heads: int, steps: int, seed: int) -> tuple[float, list[list[lis
         model = AttentionOnly(n_heads)
     opt = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
     for _ in range(steps):
+        progress.check()  # stops here when the page that asked has gone
         loss = torch.nn.functional.cross_entropy(model(INPUTS)[0], TARGETS)  # logits (8, 2)
         opt.zero_grad()
         loss.backward()
@@ -185,14 +188,20 @@ def trained(n_heads: int, steps: int, first_seed: int) -> tuple[list[float], lis
     return [acc for acc, _ in runs], runs[0][1]
 
 
+def cost(p: dict) -> Cost:
+    """Counts on fake tensors (nothing allocated) and trains tiny attention-only models (stoppable at every step)."""
+    if p["d_model"] % p["n_heads"]:
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
+                         "n_heads", "explain.error.divisible", width="d_model", d=p["d_model"], h=p["n_heads"])
+    return Cost(16.0, trains=p["train_steps"] > 0)
+
+
 @lesson
 def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: int = 100, seed: int = 0, *, lang: str = "zh") -> MultiheadResult:
     """Count one wide head against h narrow heads, then show what two heads do that one provably cannot."""
     p = check(PARAMS, dict(d_model=d_model, n_heads=n_heads, n=n, train_steps=train_steps, seed=seed))
     d_model, n_heads, n = p["d_model"], p["n_heads"], p["n"]
-    if d_model % n_heads:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}", "n_heads",
-                         "explain.error.divisible", width="d_model", d=d_model, h=n_heads)
+    cost(p)
     one, many = count(d_model, 1, n), count(d_model, n_heads, n)
 
     def label(h: HeadPattern) -> HeadPattern:

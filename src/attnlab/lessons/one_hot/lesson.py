@@ -27,7 +27,9 @@ import torch.nn.functional as F
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.train import progress
 from attnlab.lessons.common.weights import redraw
 
 
@@ -176,6 +178,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
     g = torch.Generator().manual_seed(seed)
     losses = []
     for _ in range(steps):
+        progress.check()  # stops here when the page that asked has gone
         x, y = get_batch(stream, CONTEXT, BATCH, g)  # (B, T) each
         loss = lm_loss(model, x, y)
         opt.zero_grad()
@@ -183,6 +186,14 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
         opt.step()
         losses.append(loss.item())
     return model.embed.tok.weight.detach().double(), init.double(), losses
+
+
+def cost(p: dict) -> Cost:
+    """Trains one small GPT in float64 (stoppable at every step); an odd width is refused before."""
+    if p["d_model"] % 2:
+        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
+                         width="d_model", d=p["d_model"], h=2)
+    return Cost(32.0, trains=p["train_steps"] > 0)
 
 
 @lesson
@@ -193,9 +204,7 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     from attnlab.train.data import token_stream
 
     p = check(PARAMS, dict(corpus=corpus, chars=chars, d_model=d_model, train_steps=train_steps, top_k=top_k, seed=seed))
-    if p["d_model"] % 2:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
-                         width="d_model", d=p["d_model"], h=2)
+    cost(p)
     texts, name = read_texts(p["corpus"])
     tok = CharTokenizer.train(texts)
     queries_chars = [c for c in dict.fromkeys(p["chars"]) if not c.isspace()]

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.models import KINDS, build
@@ -280,15 +281,21 @@ def _mean(rows: list) -> list:
     return [sum(col) / len(col) for col in zip(*rows)]
 
 
+def cost(p: dict) -> Cost:
+    """Trains three small translators per seed (stoppable at every step); a bad text is refused before."""
+    typed = p["text"].strip()
+    if not (1 <= len(typed) <= MAX_TEXT and all(ch in "0123456789" for ch in typed)):
+        raise _text_error(p["text"])
+    return Cost(32.0, trains=p["train_steps"] > 0)
+
+
 @lesson
 def seq2seq(task: str = "digits", text: str = "20261130", train_steps: int = 400, n_test: int = 50, n_seeds: int = 2,
             seed: int = 0, *, lang: str = "zh") -> Seq2SeqResult:
     """Train the three translators for each seed (cached) and measure the bottleneck and the alignments."""
     p = check(PARAMS, dict(task=task, text=text, train_steps=train_steps, n_test=n_test, n_seeds=n_seeds, seed=seed))
-    typed = p["text"].strip()
-    if not (1 <= len(typed) <= MAX_TEXT and all(ch in "0123456789" for ch in typed)):
-        raise _text_error(p["text"])
-    p["text"] = typed
+    cost(p)
+    p["text"] = p["text"].strip()
     steps, order = p["train_steps"], [p["seed"] + i for i in range(p["n_seeds"])]
     with _lock:  # one computation at a time: two visits with the same settings share one cached answer
         runs = []
@@ -298,7 +305,7 @@ def seq2seq(task: str = "digits", text: str = "20261130", train_steps: int = 400
                 runs.append(trained(p["task"], steps, s, p["n_test"]))
             finally:
                 del _here.span
-        example, checks = typed_example(p["task"], steps, order[0], p["n_test"], typed)
+        example, checks = typed_example(p["task"], steps, order[0], p["n_test"], p["text"])
     tr = runs[0]
     heads = [Head(layer, head, score_, w) for (layer, head), score_, w in
              zip(_head_ids(tr), tr.alignment["heads"], example.heads)]

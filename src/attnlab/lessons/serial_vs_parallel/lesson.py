@@ -21,6 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
 
 N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
@@ -96,6 +97,19 @@ def best_time(fn, repeats: int) -> float:
     return min(times)
 
 
+def cost(p: dict) -> Cost:
+    """Refused before timing when d_model does not split into heads or the (H, n, n) weights would not fit;
+    else those weights and the inputs."""
+    n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
+    if d % h:
+        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads",
+                         "explain.error.divisible", width="d_model", d=d, h=h)
+    need = BYTES_PER_N2 * h * n_max * n_max
+    memory_guard(need, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
+                 MEMORY_LIMIT, "n_max", n_max, largest_square(BYTES_PER_N2 * h))
+    return Cost.of_bytes(need + 8 * 4 * n_max * d)
+
+
 @lesson
 def serial_vs_parallel(
     n_max: int = 1024, d_model: int = 64, n_heads: int = 4, repeats: int = 3, seed: int = 0, *, lang: str = "zh"
@@ -103,11 +117,7 @@ def serial_vs_parallel(
     """Time, dependent steps and path length of an RNN against self-attention for n = 16 .. n_max."""
     p = check(PARAMS, dict(n_max=n_max, d_model=d_model, n_heads=n_heads, repeats=repeats, seed=seed))
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
-    if d % h:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads",
-                         "explain.error.divisible", width="d_model", d=d, h=h)
-    memory_guard(BYTES_PER_N2 * h * n_max * n_max, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
-                 MEMORY_LIMIT, "n_max", n_max, largest_square(BYTES_PER_N2 * h))
+    cost(p)
 
     from attnlab.nn import MultiHeadAttention
     from attnlab.nn.recurrent import RNN

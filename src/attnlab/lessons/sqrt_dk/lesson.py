@@ -22,6 +22,7 @@ import torch
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, check, lesson, memory_guard
 
 PARAMS = (
@@ -166,14 +167,24 @@ def _control(lang: str, name: str, **fields) -> str:
     return t(f"explain.sqrt_dk.control.{name}", lang, **fields)
 
 
+LIMIT = 256 * 2**20  # the softmax rows' keys, float64
+
+
+def cost(p: dict) -> Cost:
+    """Refused before anything is drawn when the keys would not fit; else the chunk of q.k pairs (2^21 numbers,
+    q, k and q*k) plus the rows of keys at the largest d_k drawn, three tensors of them."""
+    d_k, n_keys = p["d_k"], p["n_keys"]
+    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", LIMIT, "n_keys",
+                 n_keys, LIMIT // (N_ROWS * d_k * 8))
+    return Cost.of_bytes(3 * 2**21 * 8 + 3 * N_ROWS * n_keys * max(d_k, *SWEEP) * 8)
+
+
 @lesson
 def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int = 0, *, lang: str = "zh") -> SqrtDkResult:
     """Measure Var(q.k) against d_k and the softmax with and without the 1/sqrt(d_k) scale."""
     p = check(PARAMS, dict(d_k=d_k, n_samples=n_samples, n_keys=n_keys, seed=seed))
     d_k, n_samples, n_keys, seed = p["d_k"], p["n_samples"], p["n_keys"], p["seed"]
-    limit = 256 * 2**20
-    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", limit, "n_keys",
-                 n_keys, limit // (N_ROWS * d_k * 8))
+    cost(p)
 
     dims = sorted(set(SWEEP) | {d_k})
     sweep = [dot_stats(d, n_samples, seed) for d in dims]

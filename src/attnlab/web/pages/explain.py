@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import io
 import math
+import threading
+from collections import OrderedDict
 from urllib.parse import urlencode
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.display.fmt import fixed
 from attnlab.i18n import catalog, t
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.web import budget
@@ -109,13 +112,13 @@ def _control(p) -> str:
     return p.kind
 
 
-async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None):
+async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None, request=None):
     """(result, error message): the page shows the message instead of results when the input is bad.
     Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy and
     budget.Training (with progress_after) pass through."""
     try:
         refuse_cli_only(topic.params, raw)
-        return await budget.lesson(topic, raw, lang, progress_after=progress_after), None
+        return await budget.lesson(topic, raw, lang, progress_after=progress_after, request=request), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
 
@@ -141,7 +144,7 @@ async def explain_page(request: Request, topic: str):
     raw = _raw(request)
     query = {k: v for k, v in raw.items() if k not in FORM_HIDDEN}
     try:
-        result, error = await _lesson(tp, raw, lang, progress_after=PROGRESS_AFTER_S)
+        result, error = await _lesson(tp, raw, lang, progress_after=PROGRESS_AFTER_S, request=request)
     except budget.Busy as busy:
         return _busy_page(request, busy)
     except budget.Training as training:  # first visit: the models train in the background; 202 and their steps
@@ -167,14 +170,47 @@ async def explain_figure(request: Request, topic: str):
     tp = _topic(topic)
     lang = lang_of(request)
     try:
-        result, error = await _lesson(tp, _raw(request), lang)
+        raw = _raw(request)
+        result, error = await _lesson(tp, raw, lang, request=request)
+        if error is not None:
+            raise HTTPException(422, error)
+        key = budget.lesson_key(tp, raw, lang)
+        png = _figures.get(key)
+        if png is None:  # drawn once per result, one figure at a time (matplotlib holds the interpreter)
+            png = await budget.run(lambda: _png(tp, result, lang), DRAWING, request=request, lane=budget.DRAW)
+            _figures.put(key, png)
     except budget.Busy as busy:
         raise HTTPException(503, t("explain.error.busy", lang, seconds=busy.retry_after),
                             headers={"Retry-After": str(busy.retry_after)}) from None
-    if error is not None:
-        raise HTTPException(422, error)
-    return Response(await run_in_threadpool(_png, tp, result, lang), media_type="image/png",
-                    headers={"Cache-Control": "no-store"})
+    return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
+
+
+DRAWING = Cost(64.0)  # a figure: matplotlib's canvas and the PNG
+
+
+class _Figures:
+    """The last figures drawn, by lesson key, at most MAX_BYTES in all (the largest is a few MB)."""
+
+    MAX_BYTES = 32 * 2**20
+
+    def __init__(self):
+        self._kept: OrderedDict[tuple, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> bytes | None:
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+            return self._kept.get(key)
+
+    def put(self, key: tuple, png: bytes) -> None:
+        with self._lock:
+            self._kept[key] = png
+            while len(self._kept) > 1 and sum(map(len, self._kept.values())) > self.MAX_BYTES:
+                self._kept.popitem(last=False)
+
+
+_figures = _Figures()
 
 
 def _png(tp: Topic, result, lang: str) -> bytes:
@@ -193,7 +229,7 @@ def api_topics(request: Request) -> list[dict]:
 
 
 @router.get("/api/explain/{topic}/progress", tags=["explain"], responses=answers(404))
-def api_explain_progress(request: Request, topic: str) -> dict:
+def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]) -> dict:
     """How far the lesson for these query parameters has got: {"status": "done" | "training" | "idle",
     "models": [{"name", "step", "steps"}, ...]}. done: GET /api/explain/{topic} answers at once; training: it
     is training these models now; idle: not computed (GET /api/explain/{topic} or the page computes it).
@@ -210,7 +246,7 @@ def api_explain_progress(request: Request, topic: str) -> dict:
 
 
 @router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
-async def api_explain(request: Request, topic: str) -> JSONResponse:
+async def api_explain(request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
     d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
     English; detail[0].ctx.localized in the requested language). Results are kept by parameters; when the
@@ -221,7 +257,7 @@ async def api_explain(request: Request, topic: str) -> JSONResponse:
     lang = lang_of(request)
     try:
         refuse_cli_only(tp.params, raw)
-        result = await budget.lesson(tp, raw, lang)
+        result = await budget.lesson(tp, raw, lang, request=request)
     except budget.Busy as busy:
         detail = [{"type": "busy", "loc": ["query"], "msg": str(busy),
                    "ctx": {"localized": t("explain.error.busy", lang, seconds=busy.retry_after), "lang": lang}}]

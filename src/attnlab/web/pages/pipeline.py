@@ -9,34 +9,29 @@ by SSE. Without JavaScript the settings form posts to /pipeline/train, which sta
 
 from __future__ import annotations
 
-import contextlib
 import math
-from functools import lru_cache
-from typing import Annotated, Literal
+from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
-from pydantic import ValidationError
+from pydantic import AfterValidator, ValidationError
 
 from attnlab.i18n import t
-from attnlab.lessons.pipeline.first_step import FirstStep, NegLog, can_count, first_step, neg_log
-from attnlab.lessons.pipeline.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
-                                   focus_over_seeds)
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.lesson import pipeline
 from attnlab.models import preset as model_preset
 from attnlab.sampling import prob_text
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
 from attnlab.train.run import corpus_defaults
-from attnlab.web.errors import describe, unprocessable
-from attnlab.web import budget
+from attnlab.web import budget, runs
+from attnlab.web.errors import describe
+from attnlab.web.pages.pipeline_checks import checked_steps, settings_cost
+from attnlab.web.pages.train_api import GenerateRequest, TrainRequest, generate_for
 from attnlab.web.render import lang_of, make_url, render
-from attnlab.web.responses import answers
-
-from attnlab.web import runs
-from attnlab.web.pages.train_api import GenerateRequest, TrainRequest, generate_for, model_for
-from attnlab.web.runs import run_or_404, start_run, status_of
+from attnlab.web.responses import form_lang
+from attnlab.web.runs import start_run, status_of
 
 router = APIRouter()
 CORPORA = ("poem", "jingyesi")  # the web lab trains only on the built-in texts (it never reads files)
@@ -148,8 +143,22 @@ def corpus_placeholders() -> dict[str, dict]:
     return out
 
 
+def _page_cost(params) -> Cost:
+    raw = _settings_from(params)
+    bg = runs.RUNS.get((params.get("run") or "").strip() or "-")
+    sizes = bg.settings if bg is not None else {k: int(raw[k]) if raw[k].isdigit() else None for k in ("layers", "heads", "d_model")}
+    # counts over seeds, when asked, take a heavy slot of their own inside (budget.heavy)
+    return settings_cost(bg.run.corpus if bg is not None else raw["corpus"], sizes)
+
+
 @router.get("/pipeline", response_class=HTMLResponse, include_in_schema=False)
-def pipeline_page(request: Request):
+async def pipeline_page(request: Request):
+    """Built on a worker thread in the lane its model's size asks for (web/budget.py): a big model's page
+    waits in the heavy lane, is refused to other websites, and counts against the memory budget."""
+    return await budget.run(lambda: _pipeline_page(request), _page_cost(request.query_params), request=request)
+
+
+def _pipeline_page(request: Request):
     params = request.query_params
     raw = _settings_from(params)
     problems = []
@@ -247,7 +256,7 @@ async def pipeline_train_form(
     steps: Annotated[str, Form()] = "",
     lr: Annotated[str, Form()] = "",
     seed: Annotated[str, Form()] = "",
-    lang: Annotated[str, Form()] = "",
+    lang: Annotated[str, Form(), AfterValidator(form_lang)] = "",  # zh or en; else '': the request's language
 ):
     """The no-JavaScript path: start the run like the API does, then show its page (which reloads itself
     while the run trains). All slots taken: 429 with Retry-After and the reason in the page's language."""
@@ -269,144 +278,3 @@ async def pipeline_train_form(
         page.headers.update(err.headers or {})
         return page
     return RedirectResponse(make_url("/pipeline", lang, run=bg.id), status_code=303)
-
-
-# ---- step ⑤'s first update and step ③'s 月, checked (lessons.first_step, lessons.focus) -------------------
-
-SETTING_FIELDS = ("layers", "heads", "d_model", "steps", "lr")
-
-
-MAX_COUNT_SEEDS = 10
-
-
-@lru_cache(maxsize=64)
-def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: int = 0) -> FirstStep:
-    """The first update of the untrained model these settings build (deterministic, so cached); with `seeds`,
-    also counted over seeds 0 .. seeds-1 (a second or more, so only when asked, in one of the lab's few heavy
-    slots: budget.Busy when they are all taken)."""
-    run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
-    with _counting(seeds):
-        return first_step(run, seeds=seeds, lang=lang)
-
-
-def _counting(seeds: int):
-    """Counting over seeds trains up to ten models: it takes a slot of web/budget.py, like a heavy lesson."""
-    return budget.heavy() if seeds else contextlib.nullcontext()
-
-
-def _busy(busy: budget.Busy) -> HTTPException:
-    return HTTPException(503, str(busy), headers={"Retry-After": str(busy.retry_after)})
-
-
-def _settings_of(run_id: str | None, corpus: str, seed: int, sizes: dict) -> tuple[str, tuple, int]:
-    """(corpus, settings, seed) of a run, or of the query's settings; settings as a hashable tuple."""
-    if run_id:
-        bg = run_or_404(run_id)
-        s = bg.settings
-        return bg.run.corpus, tuple((k, s[k]) for k in SETTING_FIELDS if s.get(k) is not None), int(s["seed"])
-    return corpus, tuple((k, v) for k, v in sizes.items() if v is not None), seed
-
-
-@router.get("/api/pipeline/neg-log", tags=["pipeline"])
-def api_neg_log(p: Annotated[float, Query(gt=0, le=1, description="a probability, 0 < p ≤ 1")] = 0.12) -> NegLog:
-    """The text's arithmetic in step ⑤: the loss −log p (natural log) of a probability, e.g. −log 0.12 ≈ 2.12."""
-    return neg_log(p)
-
-
-@router.get("/api/pipeline/first-step", tags=["pipeline"], responses=answers(404, 503))
-def api_first_step(
-    run: Annotated[str | None, Query(description="a training run's id: its settings and seed (its model before training)")] = None,
-    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
-    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    layers: Annotated[int | None, Query(ge=1, le=8)] = None,
-    heads: Annotated[int | None, Query(ge=1, le=8)] = None,
-    d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
-    steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
-    lr: Annotated[float | None, Query(gt=0, le=1)] = None,
-    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower)")] = 0,
-    lang: Annotated[Literal["zh", "en"], Query()] = "en",
-) -> FirstStep:
-    """Step ⑤'s first update on the untrained model: the text's plain gradient step on −log p(光) (lr halved
-    until p rises) beside the real training's first AdamW step, with claims that carry `holds`."""
-    corpus, settings, seed = _settings_of(run, corpus, seed, dict(layers=layers, heads=heads, d_model=d_model,
-                                                                  steps=steps, lr=lr))
-    try:
-        return _first_step_for(corpus, settings, seed, lang, seeds)
-    except budget.Busy as busy:
-        raise _busy(busy) from None
-    except ValueError as err:
-        field = "heads" if "divisible" in str(err) else "seeds" if "seeds" in str(err) else "d_model"
-        raise unprocessable(("query", field), err, seeds if field == "seeds" else dict(settings).get(field)) from None
-
-
-@router.get("/api/pipeline/focus", tags=["pipeline"], responses=answers(404, 503))
-def api_focus(
-    run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
-    corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
-    seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description="default: the corpus's text")] = None,
-    query: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_QUERY,
-    expected: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_EXPECTED,
-    seeds: Annotated[int, Query(ge=0, le=10, description="also train seeds 0 .. seeds-1 with the run's settings and count (slow)")] = 0,
-    lang: Annotated[Literal["zh", "en"], Query()] = "en",
-) -> Focus:
-    """Step ③ checked: the weights from `query` (月) to every character it sees, per layer and head, and how
-    many heads give `expected` (明) the largest; with `seeds`, the same count over freshly trained models."""
-    model, tok, corpus = model_for(run, corpus, seed)
-    _, settings, _ = _settings_of(run, corpus, seed, {})
-    text = text or BUILTIN_TEXTS[corpus]
-    try:
-        with _counting(seeds):
-            counted = focus_over_seeds(corpus, dict(settings), text, query, expected, seeds) if seeds else None
-    except budget.Busy as busy:
-        raise _busy(busy) from None
-    except ValueError as err:
-        raise unprocessable(("query", "seeds" if "seeds" in str(err) else "text"), err, seeds) from None
-    try:
-        return focus(model, tok, text, query, expected, over_seeds=counted, lang=lang)
-    except ValueError as err:
-        raise unprocessable(("query", "text"), err, text) from None
-
-
-def _asked_seeds(params, name: str) -> int:
-    """How many seeds a page form asked to count over (0: none, or not a number from 1 to MAX_COUNT_SEEDS)."""
-    raw = (params.get(name) or "").strip()
-    return int(raw) if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT_SEEDS else 0
-
-
-def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str) -> dict:
-    """What the page shows for ⑤'s first update (with the −log p form) and ③'s 月, from the lessons above."""
-    raw_p = (params.get("p") or "").strip() or "0.12"
-    out: dict = {"neglog_p": raw_p, "neglog": None, "neglog_problem": None, "first": None, "focus": None,
-                 "first_busy": False, "focus_busy": False}
-    try:
-        out["neglog"] = neg_log(float(raw_p))
-    except ValueError:
-        out["neglog_problem"] = t("pipeline.step5.neglog.error", lang, got=raw_p)
-    if bg is not None:
-        corpus_, settings, seed = _settings_of(bg.id, corpus, 0, {})
-    elif settings_problem:
-        corpus_, settings, seed = corpus, (), req.seed
-    else:
-        corpus_, settings, seed = corpus, tuple((k, getattr(req, k)) for k in SETTING_FIELDS
-                                                if getattr(req, k) is not None), req.seed
-    # Counting over seeds trains or steps ten fresh models: offered only where that takes seconds, not minutes.
-    out["first_countable"] = can_count(run.model)
-    want = _asked_seeds(params, "step5_seeds") if out["first_countable"] else 0
-    try:
-        out["first"] = _first_step_for(corpus_, settings, seed, lang, want)
-    except budget.Busy:  # the count waits for a free slot: the page shows the step itself and says so
-        out["first_busy"] = True
-        out["first"] = _first_step_for(corpus_, settings, seed, lang, 0)
-    text = BUILTIN_TEXTS[corpus_]
-    n_params = sum(p.numel() for p in run.model.parameters())
-    out["focus_countable"] = count_work(n_params, run.config.steps, MAX_COUNT_SEEDS) <= COUNT_WORK_LIMIT
-    if DEFAULT_QUERY in text:
-        want = _asked_seeds(params, "focus_seeds") if out["focus_countable"] else 0
-        try:
-            with _counting(want):
-                counted = focus_over_seeds(corpus_, dict(settings), text, seeds=want) if want else None
-        except budget.Busy:
-            out["focus_busy"], counted = True, None
-        out["focus"] = focus(run.model, run.tokenizer, text, over_seeds=counted, lang=lang)
-    return out
