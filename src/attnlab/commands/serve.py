@@ -27,22 +27,30 @@ def register(app: typer.Typer) -> None:
                                   "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened."),
     ) -> None:
         """Start the lab in your browser: the web app, offline, on http://127.0.0.1:8000/ by default."""
-        from attnlab.web.server import bind, serve as run, url_of
-
-        runs = runs.expanduser().resolve()
-        if runs.exists() and not runs.is_dir():
-            typer.echo(f"attnlab serve: --runs {runs} is a file, not a folder of checkpoints", err=True)
-            raise typer.Exit(2)
-
         try:
-            sock = bind(host, port)
-        except OSError as err:
-            typer.echo(f"attnlab serve: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
-            raise typer.Exit(1) from None
-        warning = exposure_warning(host)
-        if warning:
-            typer.echo(warning, err=True)
-        typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
-        found = "" if runs.is_dir() else " (not there yet: `attnlab train --out " + str(runs / "NAME") + "` makes it)"
-        typer.echo(f"checkpoints from {runs}{found}: {url_of(sock)}/runs")
-        run(sock, hosts=(host,), runs_dir=runs)
+            _serve(host, port, runs)
+        except KeyboardInterrupt:  # Ctrl+C before the server took over its signals (e.g. while torch loads)
+            raise typer.Exit(130) from None
+
+
+def _serve(host: str, port: int, runs: Path) -> None:
+    """Check the options, bind, print the URL, serve until stopped (the server then ends the process)."""
+    from attnlab.web.server import bind, serve as run, url_of
+
+    runs = runs.expanduser().resolve()
+    if runs.exists() and not runs.is_dir():
+        typer.echo(f"attnlab serve: --runs {runs} is a file, not a folder of checkpoints", err=True)
+        raise typer.Exit(2)
+
+    try:
+        sock = bind(host, port)
+    except OSError as err:
+        typer.echo(f"attnlab serve: cannot listen on {host}:{port}: {err.strerror or err}", err=True)
+        raise typer.Exit(1) from None
+    warning = exposure_warning(host)
+    if warning:
+        typer.echo(warning, err=True)
+    typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
+    found = "" if runs.is_dir() else " (not there yet: `attnlab train --out " + str(runs / "NAME") + "` makes it)"
+    typer.echo(f"checkpoints from {runs}{found}: {url_of(sock)}/runs")
+    run(sock, hosts=(host,), runs_dir=runs)

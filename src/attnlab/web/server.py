@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +16,7 @@ import uvicorn
 from attnlab.train.background import wait_all
 from attnlab.web.app import create_app
 from attnlab.web.budget import stop_everything
+from attnlab.web.protocol import LabH11Protocol
 
 
 def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
@@ -47,22 +51,74 @@ class LabServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def _config(app, log_level: str = "warning") -> uvicorn.Config:
-    return uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=GRACE_S)
+def _config(app, log_level: str = "warning", grace: float | None = GRACE_S) -> uvicorn.Config:
+    return uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=grace,
+                          http=LabH11Protocol)
+
+
+STOP_S = 4.5  # `attnlab serve` is gone this long after SIGTERM or Ctrl+C, done or not (5 s promised; a margin)
+
+
+def leave(code: int) -> None:
+    """End the process now with `code`, after flushing what it printed. os._exit, not sys.exit: lessons
+    compute on daemon threads inside torch, and Python finalizing under them aborts the process
+    ("terminate called without an active exception", exit 134)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):  # a closed pipe; or a signal came in mid-write (reentrant)
+            pass
+    os._exit(code)
+
+
+class Foreground(LabServer):
+    """`attnlab serve`'s server. After SIGTERM (exit 0) or Ctrl+C (exit 130) it stops as LabServer does, and the
+    process leaves within STOP_S even if a request still computes; a second signal leaves at once.
+    uvicorn itself would re-raise the signal once shut down: a KeyboardInterrupt traceback for Ctrl+C."""
+
+    exit_code = 0
+    _deadline: float | None = None
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # kept until the process leaves (serve below), so a signal during the last wait is handled too
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self.handle_exit)
+        yield
+
+    def handle_exit(self, sig, frame) -> None:
+        if self._deadline is not None:
+            leave(self.exit_code)
+        self.exit_code = 130 if sig == signal.SIGINT else 0
+        self._deadline = time.monotonic() + STOP_S
+        watchdog = threading.Timer(STOP_S, self._give_up)
+        watchdog.daemon = True
+        watchdog.start()
+        super().handle_exit(sig, frame)
+
+    def _give_up(self) -> None:
+        busy = len(self.server_state.tasks)
+        if busy:
+            print(f"attnlab serve: stopped; {busy} request(s) still running were dropped", file=sys.stderr)
+        leave(self.exit_code)
+
+    def time_left(self) -> float:
+        return GRACE_S if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
 
 def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None) -> None:
-    """Serve the lab on an already bound socket until interrupted (SIGINT or SIGTERM): streams end, runs stop.
+    """Serve the lab on an already bound socket until SIGTERM or Ctrl+C; then streams end, runs stop, and the
+    process leaves (exit 0 or 130; this function does not return).
     It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,
     e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`)."""
     app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir)
-    LabServer(_config(app, log_level)).run(sockets=[sock])
-    # Reached when the server was told to exit; after a signal uvicorn raises it again once it has shut
-    # down (exit status 128 + signal), and handle_exit has already stopped the runs.
+    server = Foreground(_config(app, log_level, grace=None))  # no cancelling: the deadline ends what is left
+    server.run(sockets=[sock])
     stop_everything(app)
     from attnlab.web import runs
 
-    wait_all(runs.RUNS, timeout=GRACE_S)
+    wait_all(runs.RUNS, timeout=server.time_left())
+    leave(server.exit_code)
 
 
 @contextmanager
