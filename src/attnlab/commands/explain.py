@@ -101,10 +101,14 @@ def _topic_command(topic) -> click.Command:
         except ValueError as err:
             _fail(topic.name, str(err))
         if plot is not None:
+            from attnlab.io.atomic import atomic_file
+
             try:
-                topic.plot(result, plot, lang=lang)
+                with atomic_file(plot) as tmp:  # a full disk leaves the old file, or none, never an empty one
+                    topic.plot(result, tmp, lang=lang)
             except (OSError, ValueError) as err:
-                _fail(topic.name, f"cannot write the figure to {plot!r}: {err}")
+                why = err.strerror if isinstance(err, OSError) and err.strerror else err
+                _fail(topic.name, f"cannot write the figure to {plot!r}: {why}")
         if as_json:
             from attnlab.lessons.explain import as_dict
 

@@ -51,6 +51,7 @@ def register(app: typer.Typer) -> None:
         minutes: float = typer.Option(None, "--minutes", help="Stop after this many minutes (the learning-rate decay ends on time); default 10 for a folder of poems."),
         patience: int = typer.Option(None, "--patience", min=0, help="Stop after this many validation estimates without a new best (0: never; default 5 for a folder of poems)."),
         keep_best: bool = typer.Option(None, "--keep-best/--keep-last", help="Save the weights of the best validation estimate (default for a folder of poems) or the last step's."),
+        max_corpus_mb: float = typer.Option(None, "--max-corpus-mb", help="Refuse a corpus (file, or all the files of a folder or glob) bigger than this many MB (10^6 bytes), before reading it. Default 256: reading and tokenizing takes about 18 times the corpus's size in memory."),
     ) -> None:
         """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
         if tokenizer not in ("char", "bpe"):
@@ -72,6 +73,8 @@ def register(app: typer.Typer) -> None:
             fail("train", f"--minutes must be > 0, got {minutes}")
         if script is not None and script not in ("simplified", "traditional"):
             fail("train", f"--script must be simplified or traditional, got {script!r}")
+        if max_corpus_mb is not None and not 0 < max_corpus_mb <= 10**7:
+            fail("train", f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {max_corpus_mb}")
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
         from attnlab.train.checkpoint import check_out_dir
@@ -81,14 +84,14 @@ def register(app: typer.Typer) -> None:
         if resume and (script is not None or form is not None):
             fail("train", "--resume reads the poems the checkpoint was trained on; drop --script/--form")
         settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, compile=compile_,
-                        minutes=minutes, patience=patience, keep_best=keep_best)
+                        minutes=minutes, patience=patience, keep_best=keep_best, max_corpus_mb=max_corpus_mb)
         try:
             where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
         except ValueError as err:
             _fail_once(str(err))
         try:
             try:
-                check_out_dir(out)  # before training, so a run is never thrown away for want of a place to go
+                _check_writable(check_out_dir(out))  # before training: a run is never lost for want of a place to go
                 if resume:
                     run = resume_run(out, corpus=corpus, device=where, **settings)
                 else:
@@ -123,6 +126,16 @@ def _first_update(run, console) -> None:
                   f"−log {r.arithmetic.p:.4f} = {r.arithmetic.neg_log:.4f} (the text's −log {text.p} = {text.neg_log:.4f})")
     print_claims(console, r.claims)
     console.print(escape(t("pipeline.step5.first.why", "en", target=r.target)), style="dim", highlight=False)
+
+
+def _check_writable(out: Path) -> None:
+    """Write a probe where the checkpoint will go (a permission check alone passes /proc as root)."""
+    from attnlab.io.atomic import check_writable
+
+    try:
+        check_writable(out)
+    except OSError as err:
+        _fail_once(f"cannot write a checkpoint to {out}: {err.strerror or err}; choose another --out folder")
 
 
 def _fail_once(message: str, code: int = 2) -> None:

@@ -215,3 +215,50 @@ def atomic_dir(out: Path) -> Iterator[Path]:
         _reached("published", out)
         if old is not None:
             _remove(old)
+
+
+def check_writable(out: Path) -> None:
+    """Prove that `out` can be saved now, as atomic_dir saves it: make the folders above it (they stay, as the
+    save would make them; removing them could pull one from under another rank's probe), then a folder
+    beside `out`, named as a save's temporary folder (recover() removes it after a crash), with a file in it,
+    synced; then remove that folder. Raises the OSError that stops it (a read-only disk, /proc, no
+    permission: a permission check alone passes /proc as root), so a long job is refused before it starts,
+    not lost at its end."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    probe = _beside(out, "tmp")
+    probe.mkdir()
+    try:
+        fd = os.open(probe / "probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, b"attnlab")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+@contextmanager
+def atomic_file(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`, with the same suffix (a writer that picks the format by it picks
+    the same); when the block ends, the file is synced and renamed onto `path`. So `path` holds the old file
+    or the whole new one, never a part: a full disk or an error inside removes the temporary file and leaves
+    `path` as it was (a kill -9 may leave a hidden .NAME.part-PID-X file)."""
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.part-{os.getpid()}-{uuid.uuid4().hex[:8]}{path.suffix}"
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDWR)
+        try:
+            os.fsync(fd)  # a full disk can show only here (delayed allocation)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)

@@ -6,12 +6,29 @@ i is the token at i + 1: the text supplies its own answers (self-supervision).
 
 from __future__ import annotations
 
+import glob
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor
 
+from attnlab.text import BUILTIN_TEXTS, read_poems_json
+from attnlab.text.poetry import is_poetry_collection, poetry_files
+from attnlab.train.integrity import sha256_file
 from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream, token_stream  # noqa: F401 (token_stream: re-exported)
+
+# The default --max-corpus-mb. Reading and tokenizing a corpus takes about 18 times its size in memory (measured:
+# 20 MB of text, char tokenizer, 370 MB), so 256 MB is about 5 GB, and 20 times all of 全唐诗 (12 MB).
+MAX_CORPUS_MB = 256
+MB = 1_000_000
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")  # their "files" never end, block, or change as they are read
+CHUNK = 1 << 20
 
 
 @dataclass
@@ -100,3 +117,122 @@ def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: t
     x = stream[starts[:, None] + offsets]  # (B, T)
     y = stream[starts[:, None] + offsets + 1]  # (B, T)
     return x, y
+
+
+# ------------------------------------------------------------------------------------------ corpus files
+def check_corpus(corpus: str, max_corpus_mb: float | None = None, script: str | None = None) -> int:
+    """The bytes a corpus file, folder or glob holds (0 for a built-in text), after checking, by stat alone
+    (nothing is opened: a FIFO would block the read forever, /dev/zero would never end), that each of its
+    files is a regular file outside /dev, /proc and /sys and that together they fit in max_corpus_mb.
+    Otherwise a one-line ValueError naming the file and what to do."""
+    if corpus in BUILTIN_TEXTS:
+        return 0
+    limit = corpus_limit(max_corpus_mb)
+    if is_poetry_collection(corpus):
+        for entry in _collection_entries(corpus):  # every .json there, read or not: none may be special
+            _regular_size(entry, allow_dir=True)
+        files = poetry_files(corpus, script or "simplified")
+    else:
+        files = [Path(corpus)]
+    total = sum(_regular_size(path) for path in files)
+    if total > limit:
+        raise ValueError(f"corpus {corpus} holds {total / MB:,.1f} MB, over the {_mb(limit)} limit; train on a "
+                         f"smaller corpus, or raise the limit with --max-corpus-mb if this machine has the memory "
+                         f"(reading and tokenizing it takes about {18 * total / 1e9:.1f} GB)")
+    return total
+
+
+def read_corpus_file(path: str | Path, max_corpus_mb: float | None = None) -> tuple[list[str], str]:
+    """(texts, sha256) of one checked .txt or chinese-poetry .json file. A .txt is read no further than the
+    limit, even if it grows while being read."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".json":
+            return read_poems_json(path), sha256_file(path)
+        data = read_bounded(path, corpus_limit(max_corpus_mb))
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"corpus {path} is not UTF-8 text") from None
+    if not text.strip():
+        raise ValueError(f"corpus {path} is empty")
+    return [text], hashlib.sha256(data).hexdigest()
+
+
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """A regular file's bytes, never more than max_bytes in memory. Opened without blocking and checked again
+    once open, so a file swapped for a FIFO or a device since check_corpus is refused, not waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"corpus {path} is not a regular file any more; give a .txt or .json file")
+        chunks, size = [], 0
+        while block := os.read(fd, min(CHUNK, max_bytes + 1 - size)):
+            chunks.append(block)
+            size += len(block)
+            if size > max_bytes:
+                raise ValueError(f"corpus {path} grew past the {_mb(max_bytes)} limit while it was read; train on "
+                                 f"a copy that is not being written, or raise the limit with --max-corpus-mb")
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+@contextmanager
+def corpus_memory(corpus: str, max_corpus_mb: float | None = None) -> Iterator[None]:
+    """Out of memory while reading or tokenizing a corpus is the corpus's size, not the model's: say so."""
+    try:
+        yield
+    except (MemoryError, RuntimeError) as err:
+        if isinstance(err, RuntimeError) and "allocate memory" not in str(err):
+            raise
+        raise ValueError(f"corpus {corpus} is too big for this machine's memory once read and tokenized; train on "
+                         f"a smaller corpus, or lower --max-corpus-mb (now {_mb(corpus_limit(max_corpus_mb))}) so "
+                         f"that such a corpus is refused before it is read") from None
+
+
+def corpus_limit(max_corpus_mb: float | None) -> int:
+    """The limit in bytes (MB = 10**6 bytes); None: the default."""
+    mb = MAX_CORPUS_MB if max_corpus_mb is None else max_corpus_mb
+    if not 0 < mb <= 10**7:
+        raise ValueError(f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {mb}")
+    return int(mb * MB)
+
+
+def _mb(limit: int) -> str:
+    return f"{limit / MB:g} MB"
+
+
+def _collection_entries(spec: str) -> list[Path]:
+    """What a folder (its .json entries) or a glob names, before poetry_files keeps the regular files."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return [p for p in path.iterdir() if p.suffix.lower() == ".json"]
+    return [Path(p) for p in glob.glob(str(path), recursive=False)]
+
+
+def _regular_size(path: Path, allow_dir: bool = False) -> int:
+    """st_size of a regular file (links followed), else a ValueError saying what it is; 0 for a folder when
+    allow_dir (a glob may match one; poetry_files skips it)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"corpus {str(path)!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor an "
+                         f"existing file") from None
+    except OSError as err:
+        raise ValueError(f"cannot read corpus {path}: {err.strerror or err}") from None
+    if allow_dir and stat.S_ISDIR(st.st_mode):
+        return 0
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"corpus {path} is not a regular file (it is {_kind(st.st_mode)}); give a .txt or "
+                         f".json file, or a folder of them")
+    resolved = path.resolve()
+    if os.name == "posix" and any(resolved.is_relative_to(folder) for folder in SYSTEM_FOLDERS):
+        raise ValueError(f"corpus {path} is a system file ({resolved}), not text to train on; give a .txt or "
+                         f".json file")
+    return st.st_size
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO, a named pipe"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    return next((name for test, name in kinds if test(mode)), "a special file")

@@ -18,7 +18,7 @@ from attnlab.text import BUILTIN_TEXTS, read_corpus, train_tokenizer
 from attnlab.text.forms import parse_forms
 from attnlab.text.poetry import is_poetry_collection, read_poetry
 from attnlab.train.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
-from attnlab.train.data import TokenData, split_texts
+from attnlab.train.data import TokenData, check_corpus, corpus_memory, read_corpus_file, split_texts
 from attnlab.train.device import pick_device
 from attnlab.train.integrity import sha256_file
 from attnlab.train.loop import Probe, Trainer, TrainConfig
@@ -73,8 +73,11 @@ class Corpus:
         return split_texts(self.texts, 0.1, seed)
 
 
-def load_corpus(corpus: str, script: str | None = None, form: str | None = None, align: bool | None = None) -> Corpus:
-    """A built-in name, a .txt/.json file, or a folder/glob of chinese-poetry JSON (one script, some forms)."""
+def load_corpus(corpus: str, script: str | None = None, form: str | None = None, align: bool | None = None,
+                max_corpus_mb: float | None = None) -> Corpus:
+    """A built-in name, a .txt/.json file, or a folder/glob of chinese-poetry JSON (one script, some forms),
+    of at most max_corpus_mb (default attnlab.train.data.MAX_CORPUS_MB) in all."""
+    check_corpus(corpus, max_corpus_mb, script)  # before anything is opened: no FIFO, device or huge file is read
     if corpus not in BUILTIN_TEXTS and is_poetry_collection(corpus):
         script = script or "simplified"
         forms = parse_forms(POETRY_FORMS if form is None else form)
@@ -87,9 +90,10 @@ def load_corpus(corpus: str, script: str | None = None, form: str | None = None,
     if script is not None or form is not None:
         raise ValueError("--script and --form slice a folder or glob of chinese-poetry JSON files, not "
                          f"{corpus!r}")
-    texts = read_corpus(corpus)
-    name, checksum = _corpus_file(corpus)
-    return Corpus(name, texts, checksum)
+    if corpus in BUILTIN_TEXTS:
+        return Corpus(corpus, read_corpus(corpus), None)
+    texts, checksum = read_corpus_file(corpus, max_corpus_mb)
+    return Corpus(str(Path(corpus).resolve()), texts, checksum)  # absolute: --resume finds it from anywhere
 
 
 def make_probe(tokenizer, data: TokenData) -> Probe:
@@ -161,14 +165,16 @@ def new_run(
     form: str | None = None,
     align: bool | None = None,
     clock=None,
+    max_corpus_mb: float | None = None,
     **train_settings,
 ) -> Run:
     """A fresh, seeded run on `corpus` (a built-in name, a file path, or a folder/glob of poetry JSON)."""
     preset_name, defaults = corpus_defaults(corpus)
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
-    source = load_corpus(corpus, script, form, align)
-    texts = source.texts
-    tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
+    with corpus_memory(corpus, max_corpus_mb):
+        source = load_corpus(corpus, script, form, align, max_corpus_mb)
+        texts = source.texts
+        tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
     overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
                                        dropout=dropout).items() if v is not None}
     if ablations:
@@ -176,7 +182,8 @@ def new_run(
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
     check_size(model_cfg, cfg.batch_size)  # before anything big is allocated
     dev = pick_device(device)
-    data = source.token_data(tok, model_cfg.context_length)
+    with corpus_memory(corpus, max_corpus_mb):
+        data = source.token_data(tok, model_cfg.context_length)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
     trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data), **({"clock": clock} if clock else {}))
@@ -184,15 +191,7 @@ def new_run(
                held_out=source.split()[1] if source.by_text else [])
 
 
-def _corpus_file(corpus: str) -> tuple[str, str | None]:
-    """(name as saved, sha256): a file's absolute path, so --resume finds it from any directory, and hash."""
-    if corpus in BUILTIN_TEXTS:
-        return corpus, None
-    path = Path(corpus).resolve()
-    return str(path), sha256_file(path)
-
-
-def _resume_corpus(checkpoint, meta: dict) -> str:
+def _resume_corpus(checkpoint, meta: dict, max_corpus_mb: float | None = None) -> str:
     """The corpus a checkpoint names, if it is still the one trained on: a name a checkpoint merely claims is
     never read (an edited config.json could name any file), only one whose recorded sha256 matches."""
     recorded = meta.get("corpus")
@@ -204,7 +203,7 @@ def _resume_corpus(checkpoint, meta: dict) -> str:
     if meta.get("corpus_options") is not None:  # a poetry folder or glob: its checksum covers every file
         opts = meta["corpus_options"] if isinstance(meta["corpus_options"], dict) else {}
         try:
-            now = load_corpus(recorded, opts.get("script"), opts.get("form")).sha256
+            now = load_corpus(recorded, opts.get("script"), opts.get("form"), max_corpus_mb=max_corpus_mb).sha256
         except ValueError as e:
             raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, cannot be read any more "
                                   f"({e}); pass --corpus to say what to resume on") from None
@@ -220,6 +219,11 @@ def _resume_corpus(checkpoint, meta: dict) -> str:
     if not path.is_file():
         raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, is not a file any more; "
                               f"pass --corpus FILE to say what to resume on")
+    try:
+        check_corpus(recorded, max_corpus_mb)  # a path an edited config.json names could be a FIFO or /proc/kmsg
+    except ValueError as e:
+        raise CheckpointError(f"the corpus {checkpoint} was trained on cannot be read: {e}; pass --corpus FILE to "
+                              f"say what to resume on") from None
     if sha256_file(path) != expected:
         raise CheckpointError(f"the corpus {recorded!r} is not the one {checkpoint} was trained on (its sha256 "
                               f"differs from the one in config.json); pass --corpus {recorded} to resume on it as it "
@@ -227,12 +231,13 @@ def _resume_corpus(checkpoint, meta: dict) -> str:
     return recorded
 
 
-def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str = "auto", **train_settings) -> Run:
+def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str = "auto",
+               max_corpus_mb: float | None = None, **train_settings) -> Run:
     """Continue a saved run: same model, tokenizer, optimizer and random state; settings passed override."""
     ckpt = load_checkpoint(checkpoint)
     scalars, tensors = load_train_state(checkpoint)
     meta = ckpt.meta
-    corpus = corpus or _resume_corpus(checkpoint, meta)  # the one the user names, or the one trained on
+    corpus = corpus or _resume_corpus(checkpoint, meta, max_corpus_mb)  # the one the user names, or the one trained on
     stored = dict(meta.get("train") or {})
     try:
         cfg = TrainConfig.from_dict({**stored, **{k: v for k, v in train_settings.items() if v is not None}})
@@ -242,10 +247,11 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     opts = meta.get("corpus_options") if isinstance(meta.get("corpus_options"), dict) else {}
-    source = (load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False))) if opts
-              else load_corpus(corpus))
-    texts = source.texts
-    data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
+    with corpus_memory(corpus, max_corpus_mb):
+        source = (load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False)),
+                              max_corpus_mb) if opts else load_corpus(corpus, max_corpus_mb=max_corpus_mb))
+        texts = source.texts
+        data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
     dev = pick_device(device)
     ckpt.model.train()
     trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
