@@ -1,8 +1,16 @@
 """Benchmark (not a test): does the lab stay responsive and bounded while people try to overload it?
 
     python benchmarks/bench_hardening.py [--seconds 20] [--burst 45]
+    python benchmarks/bench_hardening.py --gets [--concurrent 32]
 
-Starts the lab (`attnlab.web.server.background()`) in a child process on a free 127.0.0.1 port, then for
+With --gets: waves of `--concurrent` simultaneous hostile GETs of every kind that builds or trains a model (the
+pipeline page and its first-step API at their largest model with distinct seeds, heavy lessons with distinct
+seeds from the lab's own page and from another site, a figure at its largest, clients that hang up on a lesson
+that trains for minutes), one kind after another, while a separate process keeps asking GET /api/toy. Prints each
+kind's statuses, the /api/toy p95 during the waves, and the lab process's memory: idle, peak, and after the waves.
+
+Without: 
+it starts the lab (`attnlab.web.server.background()`) in a child process on a free 127.0.0.1 port, then for
 `--seconds`: every second a burst of `--burst` concurrent no-JS form posts (`corpus=poem&steps=60`, the
 issue's reproducer) plus a few API training requests and hostile ones (a 2 MB body, a lone surrogate, a
 foreign Host, a cross-site Origin), while a separate client process keeps asking GET /api/toy and a static
@@ -33,7 +41,7 @@ CHILD = """
 import sys
 from attnlab.web.server import background
 from attnlab.train.background import wait_all
-from attnlab.web.pages.pipeline import RUNS
+from attnlab.web.runs import RUNS
 with background() as url:
     print(url, flush=True)
     sys.stdin.read()  # serve until the benchmark closes this pipe
@@ -50,12 +58,13 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 OPENER = urllib.request.build_opener(NoRedirect)
 
 
-def request(url: str, data: bytes | None = None, headers: dict | None = None, method: str | None = None):
-    """(status, seconds); status 0 when the connection itself failed."""
+def request(url: str, data: bytes | None = None, headers: dict | None = None, method: str | None = None,
+            timeout: float = 60):
+    """(status, seconds); status 0 when the connection itself failed or the client gave up after `timeout`."""
     req = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
     start = time.perf_counter()
     try:
-        with OPENER.open(req, timeout=60) as response:
+        with OPENER.open(req, timeout=timeout) as response:
             response.read()
             status = response.status
     except urllib.error.HTTPError as err:
@@ -100,9 +109,72 @@ def probe(base: str) -> None:
     print(json.dumps(found))
 
 
+CROSS = {"Sec-Fetch-Site": "cross-site"}
+OWN = {"Sec-Fetch-Site": "same-origin"}
+BIG = "layers=8&heads=8&d_model=256"
+# (kind, path with {i} for a distinct seed, headers, client timeout in s): what a hostile page or a careless script
+# can make the lab compute with GETs alone.
+GETS = [
+    ("first-step, largest model", "/api/pipeline/first-step?" + BIG + "&seed={i}", {}, 120),
+    ("/pipeline, largest model", "/pipeline?" + BIG + "&seed={i}", {}, 120),
+    ("mlm at its largest, from another site", "/api/explain/mlm?steps=1000&d_model=128&seed={i}", CROSS, 120),
+    ("mlm figure, from another site (<img>)", "/explain/mlm/figure.png?steps=1000&seed={i}", CROSS, 120),
+    ("sqrt-dk near its memory limit", "/api/explain/sqrt-dk?n_keys=256&d_k=1024&n_samples=100&seed={i}", OWN, 120),
+    ("multihead, distinct seeds", "/api/explain/multihead?seed={i}", OWN, 120),
+    ("positional figure at its largest", "/explain/positional/figure.png?n_positions=512&d_model=512&n_check=100000",
+     OWN, 120),
+    ("mlm, client hangs up after 3 s", "/api/explain/mlm?steps=1000&seed={i}", OWN, 3),
+]
+
+
+def hostile_gets(base: str, pid: int, concurrent: int) -> None:
+    settle = lambda: time.sleep(3)  # noqa: E731 - let computations stop and memory be given back
+    idle = memory_kib(pid)["VmRSS"]
+    prober = subprocess.Popen([sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    rows = []
+    with ThreadPoolExecutor(concurrent) as pool:
+        for kind, path, headers, timeout in GETS:
+            start = time.monotonic()
+            outcomes = list(pool.map(lambda i: request(base + path.format(i=1000 + i), headers=headers, timeout=timeout),
+                                     range(concurrent)))
+            rows.append((kind, Counter(status for status, _ in outcomes), time.monotonic() - start))
+    probed, _ = prober.communicate(timeout=120)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and request(f"{base}/api/toy")[0] != 200:  # noqa: PLR2004
+        time.sleep(0.5)
+    settle()
+    after = memory_kib(pid)
+    toy = [seconds for kind, status, seconds in json.loads(probed) if kind == "GET /api/toy"]
+    print(f"{concurrent} concurrent GETs of each kind (status 0 = the client gave up):")
+    for kind, statuses, seconds in rows:
+        print(f"  {kind}: {dict(sorted(statuses.items()))} in {seconds:.0f} s")
+    print(f"GET /api/toy during the waves: n={len(toy)}  p50={statistics.median(toy) * 1000:.1f} ms  "
+          f"p95={percentile(toy, 0.95) * 1000:.1f} ms  (target < 200 ms)")
+    print(f"lab process memory: idle {idle / 1024:.0f} MiB, peak {after['VmHWM'] / 1024:.0f} MiB (VmHWM; target "
+          f"< 1536), after the waves {after['VmRSS'] / 1024:.0f} MiB ({(after['VmRSS'] - idle) / 1024:+.0f} MiB; "
+          "target within 200 of idle)")
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--probe"]:
         probe(sys.argv[2])
+        return
+    if "--gets" in sys.argv:
+        concurrent = int(sys.argv[sys.argv.index("--concurrent") + 1]) if "--concurrent" in sys.argv else 32
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+        child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 env=env, text=True)
+        try:
+            base = child.stdout.readline().strip()
+            request(f"{base}/api/toy")
+            hostile_gets(base, child.pid, concurrent)
+        finally:
+            child.stdin.close()
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")

@@ -29,9 +29,11 @@ class Progress:
         self._models: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
+        self.why = "nobody waits for this computation any more"
 
-    def cancel(self) -> None:
-        """Stop the computation at its next report() or check()."""
+    def cancel(self, why: str | None = None) -> None:
+        """Stop the computation at its next report() or check(), saying `why`."""
+        self.why = why or self.why
         self.cancelled.set()
 
     def update(self, name: str, step: int, steps: int) -> None:
@@ -73,7 +75,7 @@ def check() -> None:
     """A point where this thread's computation may stop: Cancelled once it was cancelled (no-op elsewhere)."""
     progress = getattr(_here, "progress", None)
     if progress is not None and progress.cancelled.is_set():
-        raise Cancelled("nobody waits for this computation any more")
+        raise Cancelled(progress.why)
 
 
 __all__ = ["Cancelled", "Progress", "check", "reporting", "report"]

@@ -43,7 +43,7 @@ def stop_everything(app) -> None:
         bg.stop()
     with _lock:
         for progress in _progress.values():
-            progress.cancel()
+            progress.cancel("the lab is shutting down")
 
 
 # ---- lanes and the memory budget -----------------------------------------------------------------------------
