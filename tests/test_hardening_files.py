@@ -246,3 +246,28 @@ def test_plot_replaces_the_file_whole_and_leaves_nothing_else(tmp_path, name):
     assert [p.name for p in tmp_path.iterdir()] == [name]
     head = fig.read_bytes()[:64]
     assert head.startswith(b"\x89PNG") if name.endswith(".png") else b"<?xml" in head or b"<svg" in head
+
+
+@pytest.mark.parametrize("topic", ["one-hot", "mlm", "break"])
+def test_lessons_refuse_a_fifo_or_device_as_corpus_at_once(topic, tmp_path):
+    """`attnlab explain TOPIC --corpus` takes the same checks as `train`: a FIFO would block the read forever,
+    /dev/zero would never end."""
+    from attnlab.lessons.common.params import ParamError
+    from attnlab.lessons.explain import TOPICS
+
+    fifo = tmp_path / "fifo.txt"
+    os.mkfifo(fifo)
+    for corpus in (str(fifo), "/dev/zero"):
+        outcome = {}
+
+        def call():
+            try:
+                TOPICS[topic].run(lang="en", corpus=corpus)
+            except (ParamError, ValueError) as err:
+                outcome["error"] = str(err)
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive(), f"{topic} blocked on {corpus}"
+        assert "error" in outcome and corpus in outcome["error"], outcome

@@ -75,7 +75,7 @@ def corpus_data(name: str) -> Data:
     from attnlab.text.builtin import BUILTIN_TEXTS
     from attnlab.text.corpus import read_corpus
     from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import token_stream
+    from attnlab.train.data import check_corpus, token_stream
 
     if not name:
         raise ValueError("give a built-in text (jingyesi, poem, essay) or a corpus file")
@@ -91,6 +91,7 @@ def corpus_data(name: str) -> Data:
         text = ESSAY[:MAX_CHARS]
     else:
         try:
+            check_corpus(name)  # a regular file within the size limit: a FIFO would block forever
             text = "\n".join(read_corpus(name))[:MAX_CHARS]
         except OSError as err:
             raise ValueError(f"cannot read {name!r}: {err}") from None

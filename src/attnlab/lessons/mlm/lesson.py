@@ -134,11 +134,13 @@ def read_poems(corpus: str) -> tuple[list[str], str]:
 
     from attnlab.text import read_corpus
     from attnlab.text.poetry import is_poetry_collection, read_poetry
+    from attnlab.train.data import check_corpus
 
     spec = corpus.strip()
     if not spec:
         return mlm_task.couplets(), COUPLETS
     try:
+        check_corpus(spec)  # a regular file or folder of them, within the size limit: a FIFO would block forever
         texts = read_poetry(spec).poems if is_poetry_collection(spec) else read_corpus(spec)
     except (ValueError, OSError) as err:  # OSError: a name too long, no permission ...
         raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None

@@ -94,10 +94,12 @@ def read_texts(corpus: str) -> tuple[list[str], str]:
     from pathlib import Path
 
     from attnlab.text import JINGYESI, read_corpus
+    from attnlab.train.data import check_corpus
 
     if not corpus.strip():
         return [JINGYESI], "静夜思"
     try:
+        check_corpus(corpus.strip())  # a regular file within the size limit: a FIFO would block forever
         return read_corpus(corpus.strip()), Path(corpus.strip()).name
     except (ValueError, OSError) as err:  # OSError: a name too long, a folder, no permission ...
         raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None
