@@ -2,7 +2,9 @@
 
 Written atomically (attnlab.io.atomic): a crash at any moment leaves the old checkpoint or the new one, whole.
 config.json records the sha256 of every other file; loading checks the config (types and size, before any
-weight is allocated), the files' checksums and the weights' shapes, and says what is wrong in one line.
+weight is allocated), the files' checksums, the JSON files' size and nesting before parsing them
+(train.safe_json), and each weight's shape, number type and that it holds no NaN or inf (train.weights),
+and says what is wrong in one line; a link that loops is said too (train.links).
 Files of the user's own in the directory (notes, samples) are kept when it is saved again.
 safetensors, never pickle.
 """
@@ -19,20 +21,22 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, load_model, save_file, save_model
+from safetensors.torch import load_file, save_file, save_model
 
 from attnlab.io.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
-from attnlab.text import load_tokenizer, save_tokenizer
+from attnlab.text import save_tokenizer, tokenizer_from_dict
+from attnlab.train import safe_json
 from attnlab.train.integrity import changed_files, is_sha256, sha256_file, stored_numbers
+from attnlab.train.links import LinkLoop, is_loop, real_path
 from attnlab.train.size import check_loadable
+from attnlab.train.weights import WeightsError, load_weights
 
 FORMAT = "attnlab.gpt"
 FORMAT_VERSION = 1
 CONFIG, MODEL, TOKENIZER = "config.json", "model.safetensors", "tokenizer.json"
 TRAIN_STATE, TRAIN_TENSORS = "train_state.json", "train_state.safetensors"
 OWN_FILES = (CONFIG, MODEL, TOKENIZER, TRAIN_STATE, TRAIN_TENSORS)  # anything else in the folder is the user's
-MAX_CONFIG_BYTES = 16 * 2**20  # a config.json is a few kB; a huge one is not a checkpoint's
 
 
 class CheckpointError(ValueError):
@@ -85,7 +89,7 @@ def _keep_users_files(out: Path, tmp: Path) -> None:
 
 def is_checkpoint(path: Path) -> bool:
     try:
-        return json.loads((Path(path) / CONFIG).read_text(encoding="utf-8")).get("format") == FORMAT
+        return safe_json.read(Path(path) / CONFIG).get("format") == FORMAT
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -93,7 +97,10 @@ def is_checkpoint(path: Path) -> bool:
 def check_out_dir(out_dir: str | Path) -> Path:
     """The resolved folder a checkpoint will be written to, or a CheckpointError saying why it cannot be:
     asked before training, so no run is thrown away at the end."""
-    out = Path(out_dir).expanduser().resolve()
+    try:
+        out = real_path(Path(out_dir).expanduser())
+    except LinkLoop as err:
+        raise CheckpointError(str(err)) from None
     try:
         recover(out)  # a save that was interrupted: the checkpoint it leaves is what we check
     except OSError:
@@ -176,18 +183,25 @@ def read_meta(path: str | Path) -> dict:
         recover(path)
     except OSError:
         pass
+    for looping in (path, *(path / name for name in (CONFIG, MODEL, TOKENIZER))):
+        if is_loop(looping):  # else said as "does not exist" or "missing"
+            raise CheckpointError(str(LinkLoop(looping)))
     if not path.is_dir():
         raise CheckpointError(f"no checkpoint at {path}: the directory does not exist (train one with `attnlab train --out {path}`)")
     missing = [name for name in (CONFIG, MODEL, TOKENIZER) if not (path / name).is_file()]
     if missing:
         raise CheckpointError(f"{path} is not a complete checkpoint: missing {', '.join(missing)}")
-    if (path / CONFIG).stat().st_size > MAX_CONFIG_BYTES:
-        raise CheckpointError(f"{path / CONFIG} is too big to be a checkpoint's config ({MAX_CONFIG_BYTES // 2**20} MiB at most)")
+    return _check_meta(path, _read_json(path / CONFIG))
+
+
+def _read_json(file: Path):
+    """A checkpoint's JSON file, bounded in size and nesting before it is parsed (attnlab.train.safe_json)."""
     try:
-        meta = json.loads((path / CONFIG).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise CheckpointError(f"{path / CONFIG} is corrupt: {str(e)[:200]}") from None
-    return _check_meta(path, meta)
+        return safe_json.read(file)
+    except safe_json.JSONLimitError as e:
+        raise CheckpointError(str(e)) from None
+    except (ValueError, OSError) as e:  # invalid JSON or UTF-8; a file that went away
+        raise CheckpointError(f"{file} is corrupt: {str(e)[:200]}") from None
 
 
 def _changed_message(path: Path, names: list[str]) -> str:
@@ -199,7 +213,9 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     """Model (eval mode), tokenizer and config.json of a checkpoint directory, or a CheckpointError.
 
     Everything is checked before the model is allocated: the config (types, and a size attnlab could have
-    trained), that the file holds at least as many numbers as the model needs, and the files' checksums.
+    trained), that the file holds at least as many numbers as the model needs, and the files' checksums; then
+    each tensor's shape and type (a float type other than the model's is converted, with a warning) and that
+    every number is finite.
     """
     path = Path(path)
     meta = read_meta(path)
@@ -227,25 +243,34 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
                               f"{stored:,} numbers, the model needs at least {floor:,}")
     if sums is not None and (changed := changed_files(path, sums, (MODEL, TOKENIZER))):
         raise CheckpointError(_changed_message(path, changed))
-    try:
-        tokenizer = load_tokenizer(path / TOKENIZER)
-    except ValueError as e:
-        raise CheckpointError(f"{path / TOKENIZER} is corrupt: {e}") from None
+    tokenizer = _load_tokenizer(path / TOKENIZER)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(f"{path}: tokenizer.json has {tokenizer.vocab_size} tokens but the model expects "
                               f"{config.vocab_size}")
     model = GPT(config)
     try:
-        load_model(model, str(path / MODEL), strict=True, device=str(device))
+        warnings += load_weights(model, path / MODEL)
+    except WeightsError as e:
+        raise CheckpointError(f"{path / MODEL} {e}") from None
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
         raise CheckpointError(f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: "
                               f"{str(e).splitlines()[0]}") from None
-    except (RuntimeError, ValueError) as e:
+    except (RuntimeError, ValueError) as e:  # torch's message: a first line, then one line per tensor
         raise CheckpointError(f"{path / MODEL} does not match the model in config.json: "
-                              f"{str(e).splitlines()[0][:300]}") from None
+                              f"{' '.join(str(e).split())[:300]}") from None
     model.to(device).eval()
     return Checkpoint(path=path, model=model, tokenizer=tokenizer, meta=meta, warnings=warnings)
+
+
+def _load_tokenizer(file: Path):
+    d = _read_json(file)
+    try:
+        return tokenizer_from_dict(d)
+    except MemoryError:
+        raise
+    except Exception as e:  # KeyError, TypeError ...; the tokenizers library raises a bare Exception
+        raise CheckpointError(f"{file} is corrupt: not a valid tokenizer ({str(e)[:200]})") from None
 
 
 def load_train_state(path: str | Path) -> tuple[dict, dict]:
@@ -257,9 +282,12 @@ def load_train_state(path: str | Path) -> tuple[dict, dict]:
     if sums is not None and (changed := changed_files(path, sums, (TRAIN_STATE, TRAIN_TENSORS))):
         raise CheckpointError(_changed_message(path, changed))
     try:
-        scalars = json.loads((path / TRAIN_STATE).read_text(encoding="utf-8"))
+        scalars = _read_json(path / TRAIN_STATE)
+    except CheckpointError as e:
+        raise CheckpointError(f"the training state cannot be read: {e}") from None
+    try:
         tensors = load_file(str(path / TRAIN_TENSORS))
-    except (ValueError, SafetensorError, OSError, RecursionError) as e:
+    except (ValueError, SafetensorError, OSError) as e:
         raise CheckpointError(f"the training state in {path} is corrupt: {str(e).splitlines()[0]}") from None
     bad = _train_state_problem(scalars, tensors)
     if bad:

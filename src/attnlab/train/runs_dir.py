@@ -2,19 +2,24 @@
 
 A name is one folder directly inside DIR, as `attnlab train --out DIR/NAME` writes it. Anything else is
 refused before the disk is touched (a separator, `..`, an absolute path, a drive, a NUL), and a name that
-is a link to somewhere outside DIR is refused after resolving it. Loading goes through
+is a link to somewhere outside DIR is refused after resolving it; so is a checkpoint whose files (config.json,
+the weights, the tokenizer ...) are links leading outside DIR. Links that stay inside DIR are followed. A link
+that loops is no checkpoint at all (NoSuchRun: 404 on the web). Loading goes through
 `train.checkpoint.load_checkpoint` (its size and checksum checks); a loaded model is kept while its files
 are unchanged, so opening the same checkpoint again costs nothing.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.train.checkpoint import CONFIG, MODEL, TOKENIZER, Checkpoint, CheckpointError, load_checkpoint, read_meta
+from attnlab.train.checkpoint import (CONFIG, MODEL, OWN_FILES, TOKENIZER, Checkpoint, CheckpointError,
+                                     load_checkpoint, read_meta)
+from attnlab.train.links import LinkLoop, real_path
 
 MAX_NAME = 200  # characters of a checkpoint folder's name
 MAX_LISTED = 500  # folders a listing looks at (a runs folder holds a few dozen)
@@ -60,11 +65,19 @@ def check_name(name: str) -> str:
     return name
 
 
+def _real(path: Path) -> Path:
+    """`path` resolved; a link that loops is NoSuchRun (nothing can be opened there)."""
+    try:
+        return real_path(path)
+    except LinkLoop as err:
+        raise NoSuchRun(str(err)) from None
+
+
 def resolve(root: str | Path, name: str) -> Path:
     """The checkpoint folder `root/name`, resolved, or OutsideRuns / NoSuchRun."""
     check_name(name)
-    base = Path(root).resolve()
-    path = (base / name).resolve()
+    base = _real(Path(root))
+    path = _real(base / name)
     if not path.is_relative_to(base):
         raise OutsideRuns(f"{name!r} leads outside the runs folder (a link elsewhere); the lab opens only "
                           f"checkpoints inside {base}")
@@ -73,6 +86,17 @@ def resolve(root: str | Path, name: str) -> Path:
     if not path.is_dir():
         raise NoSuchRun(f"no checkpoint named {name!r} in {base} (train one with `attnlab train --out {base / name}`)")
     return path
+
+
+def check_files(root: str | Path, path: Path) -> None:
+    """OutsideRuns when a file the loader opens in the checkpoint folder `path` is a link leading outside the
+    runs folder (links inside it are fine); NoSuchRun when one loops. A missing file is the loader's to say."""
+    base = _real(Path(root))
+    for name in OWN_FILES:
+        file = path / name
+        if os.path.lexists(file) and not _real(file).is_relative_to(base):
+            raise OutsideRuns(f"{path.name!r}: {name} leads outside the runs folder (a link elsewhere); the lab "
+                              f"opens only files inside {base}")
 
 
 def _int(model: dict, key: str) -> int | None:
@@ -87,11 +111,12 @@ def _num(meta: dict, key: str) -> float | None:
 
 def _entry(base: Path, path: Path) -> RunEntry:
     try:
-        if not path.resolve().is_relative_to(base):
+        if not _real(path).is_relative_to(base):
             raise OutsideRuns("a link to a folder outside the runs folder (not opened)")
+        check_files(base, path)
         meta = read_meta(path)
         problem = None
-    except (CheckpointError, OutsideRuns, OSError) as err:
+    except (CheckpointError, OutsideRuns, NoSuchRun, OSError) as err:
         meta, problem = {}, str(err)
     model = meta.get("model") if isinstance(meta.get("model"), dict) else {}
     return RunEntry(name=path.name, corpus=meta.get("corpus"), tokenizer=meta.get("tokenizer") if isinstance(
@@ -107,7 +132,10 @@ def _looks_like_checkpoint(path: Path) -> bool:
 def list_runs(root: str | Path) -> list[RunEntry]:
     """The checkpoint folders directly inside `root`, by name (folders without any checkpoint file are left
     out; an incomplete or damaged one is listed with its problem). A missing `root` lists nothing."""
-    base = Path(root).resolve()
+    try:
+        base = real_path(Path(root))
+    except LinkLoop:
+        return []
     if not base.is_dir():
         return []
     entries = []
@@ -117,7 +145,7 @@ def list_runs(root: str | Path) -> list[RunEntry]:
             if path.name.startswith(".") or not path.is_dir():
                 continue
             # a link out of the folder is listed (so its owner learns why it does not open), never looked into
-            if path.resolve().is_relative_to(base) and not _looks_like_checkpoint(path):
+            if real_path(path).is_relative_to(base) and not _looks_like_checkpoint(path):
                 continue
         except (OSError, OutsideRuns):
             continue
@@ -142,6 +170,7 @@ def open_run(root: str | Path, name: str) -> Checkpoint:
     """The checkpoint `name` inside `root`, loaded on the CPU and checked (OutsideRuns, NoSuchRun,
     CheckpointError); kept in memory while its files stay the same."""
     path = resolve(root, name)
+    check_files(root, path)  # before the cache: a file may have become a link since it was loaded
     try:
         key = _signature(path)
     except OSError:
