@@ -243,3 +243,15 @@ def test_a_shape_mismatch_names_the_tensor_and_both_shapes(runs):
     rewrite(runs / "good", weights=lambda ts: {k: (v.T.contiguous() if k == "blocks.0.ffn.W_1.weight" else v)
                                              for k, v in ts.items()})
     refused_everywhere(runs, "blocks.0.ffn.W_1.weight is stored as [32, 128] but the model expects [128, 32]")
+
+
+def test_serve_says_one_line_for_a_runs_folder_that_loops(tmp_path):
+    from typer.testing import CliRunner
+
+    from attnlab.cli import app
+
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    result = CliRunner().invoke(app, ["serve", "--port", "0", "--runs", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "loops back on itself" in result.output
+    assert "Traceback" not in result.output

@@ -37,7 +37,13 @@ def _serve(host: str, port: int, runs: Path) -> None:
     """Check the options, bind, print the URL, serve until stopped (the server then ends the process)."""
     from attnlab.web.server import bind, serve as run, url_of
 
-    runs = runs.expanduser().resolve()
+    from attnlab.train.links import LinkLoop, real_path
+
+    try:
+        runs = real_path(runs.expanduser())
+    except LinkLoop as err:
+        typer.echo(f"attnlab serve: --runs {err}", err=True)
+        raise typer.Exit(2) from None
     if runs.exists() and not runs.is_dir():
         typer.echo(f"attnlab serve: --runs {runs} is a file, not a folder of checkpoints", err=True)
         raise typer.Exit(2)
