@@ -30,7 +30,7 @@ LESSON = "/api/explain/mlm?steps=1000"  # a heavy lesson: trains a model for a w
 
 # `attnlab serve` whose lessons never stop when asked (no cancellation reaches them): what a computation
 # stuck inside torch does. The server must still leave, by its deadline, without aborting.
-DEAF = ("import sys; from attnlab.train import progress; progress.Progress.cancel = lambda self: None; "
+DEAF = ("import sys; from attnlab.train import progress; progress.Progress.cancel = lambda self, why=None: None; "
         "sys.argv[0] = 'attnlab'; from attnlab.cli import app; app(prog_name='attnlab')")
 
 

@@ -47,8 +47,10 @@ class LabServer(uvicorn.Server):
     uvicorn alone waits for every open connection, and an event stream stays open as long as its run."""
 
     def handle_exit(self, sig, frame) -> None:
-        stop_everything(self.config.app)
-        super().handle_exit(sig, frame)
+        try:
+            stop_everything(self.config.app)
+        finally:  # whatever happens there, the server still stops
+            super().handle_exit(sig, frame)
 
 
 def _config(app, log_level: str = "warning", grace: float | None = GRACE_S) -> uvicorn.Config:
@@ -113,12 +115,16 @@ def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...
     e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`)."""
     app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir)
     server = Foreground(_config(app, log_level, grace=None))  # no cancelling: the deadline ends what is left
-    server.run(sockets=[sock])
-    stop_everything(app)
-    from attnlab.web import runs
+    try:
+        server.run(sockets=[sock])
+        stop_everything(app)
+        from attnlab.web import runs
 
-    wait_all(runs.RUNS, timeout=server.time_left())
-    leave(server.exit_code)
+        wait_all(runs.RUNS, timeout=server.time_left())
+    except Exception as err:  # noqa: BLE001 - said in one line, then the same clean exit
+        print(f"attnlab serve: stopped by an error: {type(err).__name__}: {err}", file=sys.stderr)
+        leave(1)
+    leave(server.exit_code)  # never a Python shutdown under torch's threads
 
 
 @contextmanager
