@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from attnlab.i18n import LANGS
+
 
 class Problem(BaseModel):
     """Every error's body: a sentence a person can act on, and the details."""
@@ -38,5 +40,24 @@ def answers(*codes: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
-SSE = {200: {"description": "server-sent events (text/event-stream)",
-             "content": {"text/event-stream": {"schema": {"type": "string"}}}}}
+# A stream of events, not one JSON document: text/event-stream only (no application/json). The example is a
+# real two-step run's stream (tests/test_openapi_exact.py checks its events against a run's).
+SSE_EXAMPLE = (
+    'retry: 1000\n\n'
+    'id: 0\nevent: step\ndata: {"type": "step", "step": 1, "steps": 2, "loss": 1.7913, "lr": 0.01, "p_probe": 0.1637, '
+    '"val_loss": null, "best_val_loss": null, "seconds": 0.0594}\n\n'
+    'id: 1\nevent: step\ndata: {"type": "step", "step": 2, "steps": 2, "loss": 1.6369, "lr": 0.001, "p_probe": 0.1694, '
+    '"val_loss": null, "best_val_loss": null, "seconds": 0.0819}\n\n'
+    'id: 2\nevent: done\ndata: {"type": "done", "step": 2, "loss": 1.6369, "val_loss": null, "p_probe": 0.1694, '
+    '"stopped": false, "seconds": 0.0887, "stop_reason": null, "best_val_loss": null, "best_step": null, '
+    '"restored_best": false}\n\n'
+)
+SSE = {200: {"description": "server-sent events: each has an `id:` (0, 1, 2 ...), an `event:` (step, done or failed) "
+                            "and one JSON `data:` line; a `: still training` comment keeps an idle stream open",
+             "content": {"text/event-stream": {"schema": {"type": "string"}, "example": SSE_EXAMPLE}}}}
+
+
+def form_lang(value: str) -> str:
+    """A form's `lang` field as a handler may use it: zh or en, else '' (the handler then takes the request's
+    language), so no other text reaches a page or a redirect's Location header."""
+    return value if value in LANGS else ""

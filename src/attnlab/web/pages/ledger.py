@@ -48,14 +48,18 @@ def ledger_page(request: Request):
 
 @router.get("/api/ledger", tags=["ledger"])
 def api_ledger(
-    n: Annotated[int, Query(description="tokens")] = 4,
-    d: Annotated[int | None, Query(description="model width d (default 4)")] = None,
-    h: Annotated[int | None, Query(description="heads h, dividing d (default 2)")] = None,
-    d_model: Annotated[int | None, Query(description="the older name of d", deprecated=True)] = None,
-    heads: Annotated[int | None, Query(description="the older name of h", deprecated=True)] = None,
+    n: Annotated[int, Query(description="tokens", json_schema_extra={"minimum": 1, "maximum": MAX_N})] = 4,
+    d: Annotated[int | None, Query(description="model width d (default 4)",
+                                   json_schema_extra={"minimum": 1, "maximum": MAX_D})] = None,
+    h: Annotated[int | None, Query(description="heads h, a divisor of d (default 2): an h that does not divide "
+                                   "d is answered 422", json_schema_extra={"minimum": 1, "maximum": MAX_D})] = None,
+    # The older names stay accepted but out of the document: with both names a request could say two things.
+    d_model: Annotated[int | None, Query(include_in_schema=False)] = None,
+    heads: Annotated[int | None, Query(include_in_schema=False)] = None,
 ) -> Ledger:
     """Every matrix's shape for n tokens, what is parallel in training and sequential in generation, and the
-    per-layer cost in multiply-adds: 2 n^2 d (attention matrix) + 12 n d^2 (projections and FFN)."""
+    per-layer cost in multiply-adds: 2 n^2 d (attention matrix) + 12 n d^2 (projections and FFN). The older
+    names d_model and heads are still accepted for d and h."""
     for new, old, a, b in (("d", "d_model", d, d_model), ("h", "heads", h, heads)):
         if a is not None and b is not None and a != b:
             raise unprocessable(("query", old), f"{old} is the older name of {new}; give one of them, got "

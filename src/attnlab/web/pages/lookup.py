@@ -11,7 +11,7 @@ from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.toy.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
 from attnlab.lessons.toy.lesson import HEADS, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
-from attnlab.web.pages.toy import say
+from attnlab.web.pages.toy import QueryParam, say
 from attnlab.web.render import lang_of, render
 
 router = APIRouter()
@@ -39,8 +39,9 @@ def lookup_page(request: Request):
 
 @router.get("/api/lookup", tags=["lookup"])
 def api_lookup(
-    query: Annotated[str, Query(description="the query token (猫, 追, 老鼠, 它) or its position 1..4")] = "它",
-    head: Annotated[int, Query(description="which toy head supplies q, K, V (1 or 2)")] = 1,
+    query: QueryParam = "它",
+    head: Annotated[int, Query(description=f"which toy head supplies q, K, V (1 to {len(HEADS)})",
+                               json_schema_extra={"minimum": 1, "maximum": len(HEADS)})] = 1,
 ) -> SoftLookup:
     """A hard (argmax, one-hot) and a soft (softmax) lookup of one query in one toy head."""
     try:

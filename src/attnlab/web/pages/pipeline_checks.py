@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
-from attnlab.lessons.pipeline.first_step import FirstStep, NegLog, can_count, first_step, neg_log
+from attnlab.lessons.pipeline.first_step import COUNT_LIMIT, FirstStep, NegLog, can_count, first_step, neg_log
 from attnlab.lessons.pipeline.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
                                             focus_over_seeds)
 from attnlab.models import preset as model_preset
@@ -22,7 +22,7 @@ from attnlab.train.run import corpus_defaults
 from attnlab.train.size import estimate_size
 from attnlab.web import budget, runs
 from attnlab.web.errors import unprocessable
-from attnlab.web.pages.train_api import model_for
+from attnlab.web.pages.train_api import SHARED_CHARS, TEXT_DOC, model_for
 from attnlab.web.responses import answers
 from attnlab.web.runs import run_or_404
 
@@ -92,11 +92,12 @@ async def api_first_step(
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     layers: Annotated[int | None, Query(ge=1, le=8)] = None,
-    heads: Annotated[int | None, Query(ge=1, le=8)] = None,
+    heads: Annotated[int | None, Query(ge=1, le=8, description="a divisor of d_model (default: the corpus's)")] = None,
     d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
     steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
     lr: Annotated[float | None, Query(gt=0, le=1)] = None,
-    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower)")] = 0,
+    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower); "
+                                f"only for a model of at most {COUNT_LIMIT:,} parameters")] = 0,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
 ) -> FirstStep:
     """Step ⑤'s first update on the untrained model: the text's plain gradient step on −log p(光) (lr halved
@@ -119,8 +120,10 @@ async def api_focus(
     run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description="default: the corpus's text")] = None,
-    query: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_QUERY,
+    text: Annotated[str | None, Query(max_length=200, description=TEXT_DOC,
+                                      json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})] = None,
+    query: Annotated[str, Query(min_length=1, max_length=8, description="one character of the text",
+                                json_schema_extra={"pattern": f"^[{SHARED_CHARS}]$"})] = DEFAULT_QUERY,
     expected: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_EXPECTED,
     seeds: Annotated[int, Query(ge=0, le=10, description="also train seeds 0 .. seeds-1 with the run's settings and count (slow)")] = 0,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",

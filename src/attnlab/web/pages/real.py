@@ -19,6 +19,15 @@ from attnlab.web.responses import answers
 
 router = APIRouter()
 LEVELS = 8  # shades of a mini map; the full map of a head prints every number
+LAYERS, HEADS = 6, 12  # of lesson.MODEL (all-MiniLM-L6-v2)
+# Each of these characters is at most one WordPiece piece (ASCII, CJK punctuation and ideographs, full-width
+# forms; a Korean syllable, by contrast, is three), and [CLS] and [SEP] come with every text: so MAX_CHARS of
+# them always fit in lesson.MAX_TOKENS. Other text is served too when its pieces fit; the document names only this.
+_SHOWN = "!-~\u3001-\u303f\u4e00-\u9fff\uff01-\uff5e"
+MAX_CHARS = lesson.MAX_TOKENS - 2
+TEXT_PATTERN = f"^[ \u3000{_SHOWN}]*[{_SHOWN}][ \u3000{_SHOWN}]*$"  # and at least one that is not a space
+LANG = Query(description="zh or en: the language of the claims (anything else: en)",
+             json_schema_extra={"enum": ["zh", "en"]})
 
 
 def mini_paths(weights: list[list[float]]) -> list[tuple[float, str]]:
@@ -53,10 +62,10 @@ def real_page(request: Request):
                       state={}, problems=[], text=text, word=word)
     problems = []
     try:
-        layer, head = _int(q.get("layer"), "layer", 6), _int(q.get("head"), "head", 12)
+        layer, head = _int(q.get("layer"), "layer", LAYERS), _int(q.get("head"), "head", HEADS)
         if q.get("pick"):  # a map clicked in the grid: "L.H"
             layer, _, head = q["pick"].partition(".")
-            layer, head = _int(layer, "layer", 6), _int(head, "head", 12)
+            layer, head = _int(layer, "layer", LAYERS), _int(head, "head", HEADS)
         r = lesson.analyse(text, layer, head)
     except BadInput as err:
         problems.append(err.text(lang))
@@ -82,11 +91,17 @@ def _missing() -> HTTPException:
 
 @router.get("/api/real", tags=["real"], responses=answers(503))
 def api_real(
-    text: Annotated[str, Query(description="any sentence (English works best); at most 64 WordPiece tokens")] = lesson.DEFAULT_TEXT,
-    layer: Annotated[int | None, Query(description="1..6: with head, the full map of one head")] = None,
-    head: Annotated[int | None, Query(description="1..12")] = None,
+    text: Annotated[str, Query(description=f"a sentence (English works best), not only spaces, of at most "
+                               f"{lesson.MAX_TOKENS} WordPiece tokens with [CLS] and [SEP]: {MAX_CHARS} characters "
+                               "of ASCII or Chinese always fit (other text is served when its pieces fit)",
+                               json_schema_extra={"maxLength": MAX_CHARS, "pattern": TEXT_PATTERN})] = lesson.DEFAULT_TEXT,
+    layer: Annotated[int | None, Query(description=f"1..{LAYERS}: with head, the full map of one head",
+                                       json_schema_extra={"minimum": 1, "maximum": LAYERS})] = None,
+    head: Annotated[int | None, Query(description=f"1..{HEADS}, given with layer",
+                                      json_schema_extra={"minimum": 1, "maximum": HEADS})] = None,
 ) -> lesson.RealAnalysis:
-    """Tokens, every layer's and head's attention weights (L, H, T, T), and head-pattern scores."""
+    """Tokens, every layer's and head's attention weights (L, H, T, T), and head-pattern scores. `layer` and
+    `head` come together or not at all (one alone: 422)."""
     if not lesson.model_available():
         raise _missing()
     try:
@@ -96,7 +111,7 @@ def api_real(
 
 
 @router.get("/api/real/coreference", tags=["real"], responses=answers(503))
-def api_coreference(lang: str = "en") -> lesson.Coreference:
+def api_coreference(lang: Annotated[str, LANG] = "en") -> lesson.Coreference:
     """How much "it" attends to each candidate in every head, and how many heads prefer the implied referent."""
     if not lesson.model_available():
         raise _missing()
@@ -105,8 +120,10 @@ def api_coreference(lang: str = "en") -> lesson.Coreference:
 
 @router.get("/api/real/embeddings", tags=["real"], responses=answers(503))
 def api_embeddings(
-    word: Annotated[str, Query(description="one English word in the vocabulary")] = "king",
-    lang: str = "en",
+    word: Annotated[str, Query(description="one whole English word of the model's vocabulary (king, paris; any "
+                               "case); a word outside it is answered 422 naming its pieces",
+                               examples=["king", "paris"], json_schema_extra={"pattern": "^[A-Za-z]+$"})] = "king",
+    lang: Annotated[str, LANG] = "en",
 ) -> lesson.Embeddings:
     """Nearest neighbours by cosine in the input table; king − man + woman and the rank of queen; one-hot vs dense."""
     if not lesson.model_available():

@@ -7,14 +7,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from attnlab.lessons.toy.hand_calc import (
-    MOVES, TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, how_far_o_moved, mix, parse_number, parse_score,
+    MAX_ABS, MAX_DIM, MAX_KEYS, MOVES, TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, how_far_o_moved,
+    mix, parse_number, parse_score,
 )
 from attnlab.i18n import t
 from attnlab.lessons.common.bad_input import BadInput
-from attnlab.lessons.toy.lesson import QUESTIONS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
+from attnlab.lessons.toy.lesson import QUESTIONS, TOKENS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import make_url, lang_of, render
 from attnlab.web.responses import answers
@@ -101,8 +102,11 @@ def hand_label(name: str, lang: str) -> str:
 
 # ---- JSON API ----------------------------------------------------------------------------------------
 
+# The OpenAPI document states each parameter's real values (the enums, ranges and patterns below, taken from the
+# lesson's own constants); the lesson still checks them, so a refusal keeps its own message.
+QUERIES = [*TOKENS, *(str(i) for i in range(1, len(TOKENS) + 1))]
 QueryParam = Annotated[str, Query(description="the query token (猫, 追, 老鼠, 它) or its 1-based position 1..4",
-                                  examples=["它", "4"])]
+                                  examples=["它", "4"], json_schema_extra={"enum": QUERIES})]
 
 
 @router.get("/api/toy", tags=["toy"])
@@ -123,13 +127,52 @@ def _finite_or_text(x: Any) -> Any:
     return x
 
 
-Entry = Annotated[float | str, BeforeValidator(_finite_or_text)]
+# What the lesson parses, as patterns: a decimal or a fraction of integers under MAX_ABS ('-0.5', '3/4'), and
+# for a score also the log of a positive fraction ('ln 3', '-ln(3/2)'). The lesson takes a little more
+# (exponents, 'log', spaces); the schema names the forms every client can rely on.
+_RATIONAL = r"-?([0-9]{1,6}(\.[0-9]{1,6})?|[0-9]{1,6}/[1-9][0-9]{0,5})"
+_POSITIVE = r"[1-9][0-9]{0,5}(/[1-9][0-9]{0,5})?"
+_LOG = rf"-?ln ?(\({_POSITIVE}\)|{_POSITIVE})"
+_NUMBER = {"type": "number", "minimum": -MAX_ABS, "maximum": MAX_ABS}
+VALUE_SCHEMA = {"anyOf": [_NUMBER, {"type": "string", "pattern": f"^{_RATIONAL}$"}]}
+SCORE_SCHEMA = {"anyOf": [_NUMBER, {"type": "string", "pattern": f"^({_RATIONAL}|{_LOG})$"}]}
+Value = Annotated[float | str, BeforeValidator(_finite_or_text), WithJsonSchema(VALUE_SCHEMA)]
+Score = Annotated[float | str, BeforeValidator(_finite_or_text), WithJsonSchema(SCORE_SCHEMA)]
+
+
+def _vectors(n: tuple[int, int], d: tuple[int, int]):
+    """The schema of `values`: n[0]..n[1] vectors of d[0]..d[1] components (added to pydantic's own)."""
+    def extra(schema: dict) -> None:
+        schema.update(minItems=n[0], maxItems=n[1])
+        schema["items"].update(minItems=d[0], maxItems=d[1])
+    return extra
+
+
+# One value vector per score, all of one length: JSON Schema says "equal" as one branch per possible length.
+SAME_LENGTHS = {"allOf": [
+    {"anyOf": [{"properties": {"scores": {"minItems": n, "maxItems": n}, "values": {"minItems": n, "maxItems": n}}}
+               for n in range(1, MAX_KEYS + 1)]},
+    {"anyOf": [{"properties": {"values": {"items": {"minItems": d, "maxItems": d}}}} for d in range(1, MAX_DIM + 1)]},
+]}
+EXAMPLE = {"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]}
 
 
 class MixRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]}]})
-    scores: list[Entry] = Field(description="one score per key: a finite number, or a string like 'ln 3', '-ln 2', '3/4'")
-    values: list[list[Entry]] = Field(description="one value vector per key, all of one length")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE], **SAME_LENGTHS})
+    scores: list[Score] = Field(description=f"one score per key (1 to {MAX_KEYS}): a number, or a string like "
+                                "'ln 3', '-ln 2', '3/4'", json_schema_extra={"minItems": 1, "maxItems": MAX_KEYS})
+    values: list[list[Value]] = Field(description=f"one value vector per key, all of one length (1 to {MAX_DIM})",
+                                      json_schema_extra=_vectors((1, MAX_KEYS), (1, MAX_DIM)))
+
+
+class HandRequest(MixRequest):
+    """The hand calculation's shape: two scores, two value vectors of two components."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE]})
+    scores: list[Score] = Field(description="the two scores s1, s2: numbers, or strings like 'ln 3', '3/4'",
+                                json_schema_extra={"minItems": 2, "maxItems": 2})
+    values: list[list[Value]] = Field(description="v1 and v2, two components each",
+                                      json_schema_extra=_vectors((2, 2), (2, 2)))
 
 
 def _lesson_call(fn, body: BaseModel):
@@ -147,16 +190,24 @@ def api_mix(body: MixRequest) -> Mix:
 
 
 @router.post("/api/toy/hand", tags=["toy"], responses=answers(400))
-def api_hand(body: MixRequest) -> HandCalc:
+def api_hand(body: HandRequest) -> HandCalc:
     """The hand calculation: 2 scores, 2 two-dim values, compared with the textbook values v1 = (2, 0),
     v2 = (0, 2) under the same scores (delta_o = sum_j a_j delta_v_j)."""
     return _lesson_call(hand_calc, body)
 
 
+ANSWERS = sorted({o for q in QUESTIONS for o in q.options})
+
+
 @router.get("/api/toy/check", tags=["toy"])
-def api_check(question: Annotated[str, Query(description=", ".join(q.id for q in QUESTIONS))],
-              answer: str) -> Verdict:
-    """Check a committed prediction against the lab; the evidence is the lab's own numbers."""
+def api_check(
+    question: Annotated[str, Query(description=", ".join(q.id for q in QUESTIONS),
+                                   json_schema_extra={"enum": [q.id for q in QUESTIONS]})],
+    answer: Annotated[str, Query(description="; ".join(f"{q.id}: {', '.join(q.options)}" for q in QUESTIONS),
+                                 json_schema_extra={"enum": ANSWERS})],
+) -> Verdict:
+    """Check a committed prediction against the lab; the evidence is the lab's own numbers. Each question
+    takes its own answers (see `answer`); another question's answer is refused (422)."""
     try:
         return check_prediction(question, answer)
     except ValueError as err:

@@ -6,7 +6,7 @@ POST /api/train/{id}/stop (stop, keep the model), DELETE /api/train/{id} (stop a
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
@@ -38,16 +38,34 @@ Int = Annotated[int, BeforeValidator(_not_bool)]
 Num = Annotated[float, BeforeValidator(_not_bool)]
 
 
+def bounded(kind: type, **bounds) -> Any:
+    """`kind` (int or float) within `bounds` (ge, le, gt), refusing JSON booleans; `bounded(int, ge=1) | None`
+    for an optional field. The bounds stand before the validator: after it, pydantic writes them into the
+    OpenAPI document as "ge"/"le", words no JSON Schema reader knows, so a client saw no limit at all."""
+    return Annotated[kind, Field(**bounds), BeforeValidator(_not_bool)]
+
+
+# JSON true/false only: strict, so 0, 1 and "true" are refused (422) instead of read as booleans.
+Flag = Annotated[bool, Field(strict=True)]
+
+
+# A model knows the characters of the text it was built for (a run's, or `corpus`'s): the schema names the
+# ones every built-in text has; each corpus's own are in the description.
+SHARED_CHARS = "".join(sorted(set.intersection(*(set(text) for text in BUILTIN_TEXTS.values()))))
+TEXT_DOC = ("the text for ① to ③ (default: the corpus's text), in characters the model knows: "
+            + "; ".join(f"{c}: {''.join(dict.fromkeys(text))}" for c, text in BUILTIN_TEXTS.items()))
+
+
 class TrainRequest(BaseModel):
     """A training run's settings; a field left out takes the corpus's default."""
 
     model_config = ConfigDict(extra="forbid")
     corpus: Literal["poem", "jingyesi"] = "poem"
-    layers: Int | None = Field(None, ge=1, le=8, description="Transformer blocks")
-    heads: Int | None = Field(None, ge=1, le=8, description="attention heads per block; must divide d_model")
-    d_model: Int | None = Field(None, ge=2, le=256, description="width of every token vector")
-    steps: Int | None = Field(None, ge=1, le=5000, description="optimizer steps")
-    lr: Num | None = Field(None, gt=0, le=1, description="peak learning rate")
+    layers: bounded(int, ge=1, le=8) | None = Field(None, description="Transformer blocks")
+    heads: bounded(int, ge=1, le=8) | None = Field(None, description="attention heads per block; must divide d_model")
+    d_model: bounded(int, ge=2, le=256) | None = Field(None, description="width of every token vector")
+    steps: bounded(int, ge=1, le=5000) | None = Field(None, description="optimizer steps")
+    lr: bounded(float, gt=0, le=1) | None = Field(None, description="peak learning rate")
     seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
     pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); "
                          "a run's pauses total at most 60 s, so long runs pause less")
@@ -56,13 +74,15 @@ class TrainRequest(BaseModel):
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: str = Field(..., description="id of a training run (from POST /api/train)")
-    prompt: str = Field(..., min_length=1, max_length=200)
+    prompt: str = Field(..., min_length=1, max_length=200, json_schema_extra={"pattern": f"^[{SHARED_CHARS}]+$"},
+                        description="characters of the run's text (every built-in text has the ones the "
+                                    "pattern names; see GET /api/pipeline's `text` for each corpus's own)")
     max_new_tokens: Int = Field(30, ge=1, le=300)
     temperature: Num = Field(1.0, ge=0, le=10, description="0 = greedy")
-    top_k: Int | None = Field(None, ge=1)
-    top_p: Num | None = Field(None, gt=0, le=1)
-    greedy: bool = False
-    seed: Int | None = Field(None, ge=0, le=2**31 - 1)
+    top_k: bounded(int, ge=1) | None = None
+    top_p: bounded(float, gt=0, le=1) | None = None
+    greedy: Flag = False
+    seed: bounded(int, ge=0, le=2**31 - 1) | None = None
 
 
 class TrainStarted(BaseModel):
@@ -163,7 +183,8 @@ def api_pipeline(
     run: Annotated[str | None, Query(description="a training run's id; none = an untrained model")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description="the text for ① to ③ (default: the poem)")] = None,
+    text: Annotated[str | None, Query(max_length=200, description=TEXT_DOC,
+                                      json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})] = None,
 ) -> PipelineView:
     """Steps ① to ④ for a run's model (or the untrained model of `corpus` and `seed`)."""
     model, tok, corpus = model_for(run, corpus, seed)
