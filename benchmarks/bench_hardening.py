@@ -123,6 +123,7 @@ GETS = [
     ("multihead, distinct seeds", "/api/explain/multihead?seed={i}", OWN, 120),
     ("positional figure at its largest", "/explain/positional/figure.png?n_positions=512&d_model=512&n_check=100000",
      OWN, 120),
+    ("/real, distinct sentences", "/real?text=the+cat+{i}+sat+on+the+mat+because+it+was+tired&layer=3&head=5", {}, 120),
     ("mlm, client hangs up after 3 s", "/api/explain/mlm?steps=1000&seed={i}", OWN, 3),
 ]
 

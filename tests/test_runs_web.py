@@ -242,3 +242,19 @@ def test_a_model_without_the_poem_says_so_and_reads_its_own_text(tmp_path):
     assert page.count('class="mat heatmap"') == 1 and 'id="next-table"' in page
     got = client.get("/api/runs/cat", params={"text": "the mat"}).json()
     assert got["focus"]["focus"] is None and got["focus"]["unseen"] == list("床前明月光")
+
+
+def test_opening_a_checkpoint_waits_in_a_lane_like_a_lesson(client, monkeypatch):
+    """Loading a model from its files is work a GET starts: it takes room in a lane (web/budget.py), and while
+    that lane is full the answer is 503 with Retry-After, not another model in memory."""
+    from attnlab.web import budget
+
+    monkeypatch.setattr(budget, "LESSON_WAIT_S", 0.0)
+    taken = [budget.LIGHT.try_take() for _ in range(budget.LIGHT.size)]  # a small checkpoint opens in the light lane
+    try:
+        r = client.get("/api/runs/poem")
+        assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+    finally:
+        for _ in taken:
+            budget.LIGHT.give_back()
+    assert client.get("/api/runs/poem").status_code == 200

@@ -191,24 +191,32 @@ async def run(fn: Callable, cost, *, request=None, lane: Lane | None = None):
 
 
 @contextmanager
-def heavy(mb: float = 0.0) -> Iterator[None]:
-    """A heavy-lane slot for work a request does on its own worker thread (the pipeline's counts over seeds,
-    which train up to ten models): Foreign from another site, Busy when the lane stays full for LESSON_WAIT_S.
-    Inside work that already holds a heavy slot it takes nothing more."""
+def hold(cost) -> Iterator[None]:
+    """Room in the lane `cost` asks for, for work a request does on its own worker thread (opening a
+    checkpoint, the pipeline's counts over seeds): TooLarge, Foreign from another site, Busy when the lane
+    stays full for LESSON_WAIT_S. Inside work that already holds a heavy slot it takes nothing more."""
+    lane = lane_for(cost)
     if getattr(_held, "lane", None) is HEAVY:
         yield
         return
-    _admit(HEAVY)
+    _admit(lane)
     deadline = time.monotonic() + LESSON_WAIT_S
-    while not HEAVY.try_take(mb):
+    while not lane.try_take(cost.mb):
         if time.monotonic() >= deadline:
-            raise Busy()
+            raise Busy(lane=lane.name)
         time.sleep(0.05)
     try:
         yield
     finally:
-        HEAVY.give_back(mb)
+        lane.give_back(cost.mb)
         _trim()
+
+
+def heavy(mb: float = 0.0):
+    """hold() for work that trains models (the pipeline's counts over seeds): the heavy lane."""
+    from attnlab.lessons.common.cost import Cost
+
+    return hold(Cost(mb, trains=True))
 
 
 async def _wait(future: concurrent.futures.Future, request, on_gone: Callable[[], None] | None = None):

@@ -20,14 +20,16 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
 from attnlab.sampling import Generation, generate, prob_text
 from attnlab.train.checkpoint import CheckpointError
 from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run
+from attnlab.web import budget
 from attnlab.web.errors import describe, unprocessable
 from attnlab.web.pages.pipeline import GEN_FIELDS, SHOWN_DIMS, TRUE, page_problems
-from attnlab.web.pages.train_api import Int, Num
+from attnlab.web.pages.train_api import Flag, Int, Num, bounded
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
 
@@ -51,10 +53,20 @@ class RunGenerateRequest(BaseModel):
     prompt: str = Field(..., max_length=200, description="empty = start a new text")
     max_new_tokens: Int = Field(30, ge=1, le=300)
     temperature: Num = Field(1.0, ge=0, le=10, description="0 = greedy")
-    top_k: Int | None = Field(None, ge=1)
-    top_p: Num | None = Field(None, gt=0, le=1)
-    greedy: bool = False
-    seed: Int | None = Field(None, ge=0, le=2**31 - 1)
+    top_k: bounded(int, ge=1) | None = None
+    top_p: bounded(float, gt=0, le=1) | None = None
+    greedy: Flag = False
+    seed: bounded(int, ge=0, le=2**31 - 1) | None = None
+
+
+def _open_cost(root: Path, name: str) -> Cost:
+    """Opening a checkpoint holds its weights about twice while they load (the file's size; 0 when it is not
+    there yet: open_run then says why)."""
+    try:
+        size = (root / name / "model.safetensors").stat().st_size
+    except (OSError, ValueError):
+        size = 0
+    return Cost.of_bytes(2 * size, extra_mb=16)
 
 
 def _open(request: Request, name: str):
@@ -63,7 +75,8 @@ def _open(request: Request, name: str):
     if root is None:
         raise HTTPException(404, "this server was started without a runs folder (attnlab serve --runs DIR)")
     try:
-        return open_run(root, name)
+        with budget.hold(_open_cost(root, name)):  # a model is built from the files: in a lane, like a lesson
+            return open_run(root, name)
     except OutsideRuns as err:
         raise HTTPException(403, str(err)) from None
     except NoSuchRun as err:
@@ -85,7 +98,8 @@ def api_runs(request: Request) -> RunsListing:
 def api_run(
     request: Request,
     name: str,
-    text: Annotated[str, Query(max_length=MAX_TEXT, description="the text for ① to ④")] = DEFAULT_TEXT,
+    text: Annotated[str, Query(max_length=MAX_TEXT, description="the text for ① to ④, in characters the "
+                               "checkpoint's tokenizer knows", json_schema_extra={"minLength": 1})] = DEFAULT_TEXT,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
 ) -> ModelView:
     """A checkpoint opened: ① ids ② embeddings ③ every layer's and head's attention on `text`, ④ the next
