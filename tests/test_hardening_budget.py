@@ -173,3 +173,24 @@ def test_lanes_count_memory():
     assert lane.try_take(10) and not lane.try_take(0)  # three slots taken
     lone = budget.Lane("t", 2, memory_mb=100)
     assert lone.try_take(300)  # alone, a computation under MAX_MB may take more than the lane's share
+
+
+def test_a_process_that_exits_while_a_lesson_trains_exits_cleanly():
+    """A page shown with its progress leaves its lesson training on a daemon thread; when the process then
+    exits (a script, a test run), the lesson is stopped first: no abort in torch's threads."""
+    import subprocess
+    import sys
+
+    script = (
+        "from fastapi.testclient import TestClient\n"
+        "from attnlab.web.app import create_app\n"
+        "from attnlab.web import budget\n"
+        "c = TestClient(create_app())\n"
+        "r = c.get('/explain/seq2seq', params={'train_steps': 1000, 'n_seeds': 5, 'seed': 77})\n"
+        "assert r.status_code == 202, r.status_code\n"
+        "assert budget._running\n"
+        "print('left while training', flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "left while training" in done.stdout and "terminate called" not in done.stderr

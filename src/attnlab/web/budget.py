@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextvars
 import ctypes
@@ -138,6 +139,23 @@ def _admit(lane: Lane) -> None:
 
 
 _held = threading.local()  # the lane this thread's computation holds: nested work does not take a second slot
+
+
+def _stop_at_exit(wait_s: float = 20.0) -> None:
+    """At interpreter exit, ask the computations still running to stop, and wait for them a while: a daemon
+    thread inside torch while Python finalizes aborts the process ("terminate called ...")."""
+    with _lock:
+        for progress in _progress.values():
+            progress.cancel("the process is exiting")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        with _lock:
+            if not _running:
+                return
+        time.sleep(0.05)
+
+
+atexit.register(_stop_at_exit)
 
 
 def _trim() -> None:

@@ -13,6 +13,8 @@ from fastapi.responses import HTMLResponse
 
 from attnlab.lessons.real import lesson
 from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.common.cost import Cost
+from attnlab.web import budget
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
@@ -51,8 +53,16 @@ def _int(value: str | None, field: str, n: int) -> int | None:
         raise BadInput(f"real.err.{field}", field, n=n, got=shown(value)) from None
 
 
+REAL = Cost(64.0)  # a forward pass of MiniLM on at most 64 tokens, and the page of its 72 maps: the light lane
+
+
 @router.get("/real", response_class=HTMLResponse, include_in_schema=False)
 def real_page(request: Request):
+    with budget.hold(REAL):  # like every computation with a model (web/budget.py)
+        return _real_page(request)
+
+
+def _real_page(request: Request):
     lang = lang_of(request)
     q = request.query_params
     text = q.get("text", lesson.DEFAULT_TEXT)
@@ -105,7 +115,8 @@ def api_real(
     if not lesson.model_available():
         raise _missing()
     try:
-        return lesson.analyse(text, layer, head)
+        with budget.hold(REAL):
+            return lesson.analyse(text, layer, head)
     except BadInput as err:
         raise unprocessable(("query", err.field or "text"), err, {"layer": layer, "head": head}.get(err.field, text)) from None
 
