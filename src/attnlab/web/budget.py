@@ -177,7 +177,8 @@ def _compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
     finally:
         _held.lane = None
         lane.give_back(mb)  # before the answer, so a client that got its answer finds the room free
-        _trim()
+        if lane is HEAVY:  # seconds of work: a collection is cheap beside it (a light page's is not)
+            _trim()
 
 
 async def _take(lane: Lane, mb: float) -> None:
@@ -227,7 +228,8 @@ def hold(cost) -> Iterator[None]:
         yield
     finally:
         lane.give_back(cost.mb)
-        _trim()
+        if lane is HEAVY:
+            _trim()
 
 
 def heavy(mb: float = 0.0):
