@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from attnlab.web.export import site as export
+from exported_site_support import exported_site
 from attnlab.i18n import t
 from attnlab.web.nav import LESSONS
 
@@ -26,12 +26,8 @@ CONTROLS_ON = "input:not([type=hidden]):enabled, button:enabled, select:enabled,
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The site with both languages, exported once per session (shared with tests/test_export_site.py,
-    which checks its files; an export is atomic, so a folder that is there is complete)."""
-    site = tmp_path_factory.getbasetemp() / "attnlab-site-both"
-    if not site.exists():  # the states a learner clicks to: tests/test_export_states.py (a smaller site)
-        export.export_site(site, states=False)
-    return site
+    """The site with both languages, exported once per run (shared with tests/test_export_site.py)."""
+    return exported_site(tmp_path_factory)
 
 
 class Quiet(SimpleHTTPRequestHandler):

@@ -11,7 +11,8 @@ def show(console, r, lang, t) -> None:
 
     k = "explain.break_it"
     console.print(escape(r.description), style="bold")
-    console.print(escape(t(f"{k}.setup", lang, steps=r.params["train_steps"], seconds=r.seconds, **r.setup)), style="dim")
+    console.print(escape(t(f"{k}.setup", lang, steps=r.params["train_steps"], **r.setup)
+                         + t(f"{k}.took", lang, seconds=r.seconds)), style="dim")
     console.print(escape(t(f"{k}.causal_on.{r.causal_on}", lang)), style="dim")
     rows = [[x.label, f"{x.train_mean:.4f} ± {x.train_std:.4f}", f"{x.causal_mean:.4f} ± {x.causal_std:.4f}",
              f"{x.causal_min:.4f} – {x.causal_max:.4f}"] for x in r.table]
