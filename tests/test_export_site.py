@@ -207,6 +207,11 @@ def test_every_page_shows_what_the_live_lab_shows(site, live):
     for file in pages(site):
         url = live_url(site, file)
         response = live.get(url)
+        if response.status_code == 202 and url.startswith("/explain/"):
+            # this worker's lab has not trained that lesson yet (the site may have been exported by another
+            # worker): the API waits for the training the page started, then the page answers from the cache
+            assert live.get("/api" + url).status_code == 200, url
+            response = live.get(url)
         assert response.status_code == 200, url
         served = Page(response.text)
         lang = served.first("html")["lang"][:2]

@@ -11,32 +11,30 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager, nullcontext
 
-_lock = threading.Lock()
-_users = 0
-_before = 1
+_mine = threading.local()  # per thread: how deep in one_thread() it is, and its count before
+
 
 SMALL_MODEL = 250_000  # parameters; below this a CPU step is too small to share between threads
 
 
 @contextmanager
 def one_thread():
-    """Run torch on one CPU thread inside the block. The setting is process-wide, so nested and concurrent
-    uses (the web app serves requests and trains on threads) share one count; the last to leave restores."""
+    """Run torch on one CPU thread inside the block. torch keeps the count per calling thread (OpenMP's and
+    MKL's settings are thread-local), so each thread sets its own: a lesson computing beside another (the web
+    app serves requests on threads) still runs on one thread, and gets the same numbers as it would alone."""
     import torch
 
-    global _users, _before
-    with _lock:
-        if _users == 0:
-            _before = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _users += 1
+    depth = getattr(_mine, "depth", 0)
+    if depth == 0:
+        _mine.before = torch.get_num_threads()
+        torch.set_num_threads(1)
+    _mine.depth = depth + 1
     try:
         yield
     finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                torch.set_num_threads(_before)
+        _mine.depth = depth
+        if depth == 0:
+            torch.set_num_threads(_mine.before)
 
 
 def threads_for(model):
