@@ -1,24 +1,41 @@
-"""The exported site with both languages, made once per test run and shared by tests/test_export_site.py and
-tests/browser/test_exported_site.py, even on two xdist workers: an export computes every lesson at its
-defaults (about two minutes on 2 cores), so the second file to ask waits for the first's export instead of
-making its own. An export is atomic: a folder that is there is complete."""
+"""The site `attnlab export-site DIR` writes with its defaults (both languages, every state a learner clicks to,
+the poem model trained for /pipeline), made once per test run and shared by every test of the export
+(tests/test_export_site.py, tests/test_export_states.py and their browser tests), even on two xdist workers:
+the second file to ask waits for the first's export instead of making its own. An export is atomic: a folder
+that is there is complete. What the report says that the folder does not (the trained run's id, which the
+live lab of the exporting process knows) is written beside it."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from pathlib import Path
 
 from attnlab.web.export import site as export
 
 
-def exported_site(tmp_path_factory) -> Path:
+def _base(tmp_path_factory) -> Path:
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # .../pytest-N/popen-gwK: the run's folder is shared by the workers
         base = base.parent
+    return base
+
+
+def exported_site(tmp_path_factory) -> Path:
+    base = _base(tmp_path_factory)
     site = base / "attnlab-site-both"
     with open(base / "attnlab-site-both.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker exports; the other waits, then finds the folder
-        if not site.exists():  # the states a learner clicks to: tests/test_export_states.py (a smaller site)
-            export.export_site(site, states=False)
+        if not site.exists():
+            report = export.export_site(site)  # the command's defaults: no reduced stand-in
+            trained = vars(report.trained) | {"pid": os.getpid()}
+            (base / "attnlab-site-both.json").write_text(json.dumps({"trained": trained}), encoding="utf-8")
     return site
+
+
+def export_report(tmp_path_factory) -> dict:
+    """{'trained': {'run', 'corpus', 'seed', 'steps', 'prompt', 'pid'}} of the shared export (pid: the process
+    whose live lab holds that run)."""
+    exported_site(tmp_path_factory)
+    return json.loads((_base(tmp_path_factory) / "attnlab-site-both.json").read_text(encoding="utf-8"))

@@ -1,9 +1,11 @@
 """`attnlab export-site DIR`: every page in both languages, every reference resolving inside the folder,
 nothing that calls a server, the same numbers as the live lab, and a folder that is written whole or not
-at all. The site is exported once for the session (tests/browser/test_export_site.py shares it)."""
+at all. The site is the command's default export, states included, made once per run and shared by every
+export test (tests/exported_site_support.py)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -19,16 +21,19 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from attnlab.web.export import site as export
-from exported_site_support import exported_site
+from exported_site_support import export_report, exported_site
 from attnlab.cli import app
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, as_dict
 from attnlab.lessons.toy.lesson import toy_lab
+from attnlab.web import runs
 from attnlab.web.app import create_app
 from attnlab.web.nav import LESSONS
 
 URL_ATTRS = {"href", "src", "srcset", "action", "formaction", "poster", "data"}
 NAMESPACE = re.compile(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"')
+# What the copy adds to a page (attnlab.web.export.states): notes of links to its states, what needs the live lab.
+ADDED = re.compile(r'\n?<p class="note static-links".*?</p>', re.S)
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +45,19 @@ def site(tmp_path_factory) -> Path:
 def live():
     with TestClient(create_app()) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def live_runs(tmp_path_factory, live) -> dict[str, str]:
+    """{'poem': the id by which this process's lab knows the model the export trained}: the export's own run
+    when this process exported, else the same seeded training asked of the live lab, as the export asks it."""
+    trained = export_report(tmp_path_factory)["trained"]
+    if trained["pid"] == os.getpid() and runs.RUNS.get(trained["run"]) is not None:
+        return {trained["corpus"]: trained["run"]}
+    started = live.post("/api/train", json={"corpus": trained["corpus"]})
+    assert started.status_code == 202, started.text
+    runs.RUNS.get(started.json()["id"]).wait()
+    return {trained["corpus"]: started.json()["id"]}
 
 
 CLOCK = re.compile(r"seconds|time_slope")  # data-bind paths of measured times: they differ run to run
@@ -78,7 +96,8 @@ class Page(HTMLParser):
         if "data-value" in a:
             self.values.append(a["data-value"])
             if tag == "td" and self._table:
-                self.tables.setdefault(self._table, []).append(float(a["data-value"]))
+                value = a["data-value"]  # 'null': a masked score of /toy's causal pages
+                self.tables.setdefault(self._table, []).append(float("nan") if value == "null" else float(value))
 
     def handle_endtag(self, tag):
         if tag == self._clock:
@@ -100,19 +119,29 @@ def read(path: Path) -> Page:
     return Page(path.read_text(encoding="utf-8"))
 
 
+@functools.lru_cache(maxsize=None)
+def ids_of(path: Path) -> frozenset[str]:
+    """The ids of a site file, read once (a page is the target of many references)."""
+    return frozenset(read(path).ids)
+
+
 def pages(site: Path) -> list[Path]:
     return sorted(site.rglob("*.html"))
 
 
-def live_url(site: Path, file: Path) -> str:
-    """The lab URL an exported page was rendered from (the inverse of the layout in attnlab.web.export.site)."""
+def live_url(site: Path, file: Path, run_ids: dict[str, str] | None = None) -> str:
+    """The lab URL an exported page was rendered from (the inverse of the layout in attnlab.web.export.site):
+    values are decoded (_XX is a byte), a run named by its corpus gets its id from `run_ids`."""
     rel = file.relative_to(site).as_posix()
     lang = "zh"
     if rel.startswith("en/"):
         lang, rel = "en", rel[3:]
     name, *pairs = rel[: -len(".html")].split("~")
     path = "/" if name == "index" else f"/{name}"
-    query = [tuple(p.split("=", 1)) for p in pairs] + ([("lang", "en")] if lang == "en" else [])
+    query = [p.split("=", 1) for p in pairs]
+    query = [(k, unquote(re.sub(r"_([0-9A-F]{2})", r"%\1", v))) for k, v in query]
+    query = [(k, (run_ids or {}).get(v, v) if k == "run" else v) for k, v in query]
+    query += [("lang", "en")] if lang == "en" else []
     return f"{path}?{urlencode(query)}" if query else path
 
 
@@ -140,7 +169,7 @@ def check_references(site: Path) -> int:
                 assert target.is_file(), where
                 assert site.resolve() in target.parents, where
                 if parts.fragment:
-                    assert parts.fragment in read(target).ids, where
+                    assert parts.fragment in ids_of(target), where
     for css in site.rglob("*.css"):
         assert not re.search(r"url\(|@import|https?://", css.read_text(encoding="utf-8")), css
     return checked
@@ -202,10 +231,10 @@ def test_nothing_in_the_copy_calls_a_server(site):
 
 # ---- the same numbers as the lab ---------------------------------------------------------------------
 
-def test_every_page_shows_what_the_live_lab_shows(site, live):
+def test_every_page_shows_what_the_live_lab_shows(site, live, live_runs):
     numbers = clocks = 0
     for file in pages(site):
-        url = live_url(site, file)
+        url = live_url(site, file, live_runs)
         response = live.get(url)
         if response.status_code == 202 and url.startswith("/explain/"):
             # this worker's lab has not trained that lesson yet (the site may have been exported by another
@@ -215,7 +244,7 @@ def test_every_page_shows_what_the_live_lab_shows(site, live):
         assert response.status_code == 200, url
         served = Page(response.text)
         lang = served.first("html")["lang"][:2]
-        shown = Page(file.read_text(encoding="utf-8").replace(export.banner(lang), "", 1))
+        shown = Page(ADDED.sub("", file.read_text(encoding="utf-8").replace(export.banner(lang), "", 1)))
         assert shown.values == served.values, url  # every number's exact value, in order
         assert shown.words == served.words, url  # and every text, the numbers as printed
         assert shown.clock == served.clock, url  # the same clock readings, in the same places
@@ -345,3 +374,14 @@ def test_a_failed_render_writes_nothing(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="template broke"):
         export.export_site(tmp_path / "site")
     assert os.listdir(tmp_path) == []
+
+
+def test_the_copy_carries_the_labs_chinese_font_and_its_licence(site):
+    """fonts.css names the web font by url(): the copy follows it, so Chinese shows on a machine without a
+    Chinese font over file:// too (tests/browser/test_font.py checks the font is used), with the OFL beside it."""
+    from importlib.resources import files
+
+    fonts = files("attnlab.web").joinpath("static", "fonts")
+    for name in ("AttnlabCJK-Regular.woff2", "OFL.txt"):
+        assert (site / "static" / "fonts" / name).read_bytes() == fonts.joinpath(name).read_bytes(), name
+    assert 'url("fonts/AttnlabCJK-Regular.woff2")' in (site / "static" / "fonts.css").read_text(encoding="utf-8")

@@ -1,23 +1,28 @@
-"""The static site's states (attnlab.web.export.states): the pages a learner reaches by clicking what the lab's
-forms offer are rendered ahead of time and linked, each one what the live lab answers for that URL; what
-needs the live lab says so. Uses the test-sized export of tests/export_states_support.py."""
+"""The static site's states (attnlab.web.export.states, attnlab.web.export.axes): the pages a learner reaches by
+clicking what the lab's forms offer are rendered ahead of time and linked; /toy's three parts are rendered one
+at a time, so its pages add up (1 + the sum of each part's states less one) instead of multiplying, a count
+read here from the page's own controls; what needs the live lab says so. Uses the command's default export,
+shared by every export test (tests/exported_site_support.py); tests/test_export_site.py checks that every
+page of it, states included, is what the live lab renders for its URL."""
 
 from __future__ import annotations
 
+import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.web.export import axes
 from attnlab.web.export import site as export
 from attnlab.web.export import states as export_states
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
 from attnlab.web.app import create_app
-from export_states_support import small_site
+from exported_site_support import export_report, exported_site
 
 ADDED = re.compile(r'\n?<p class="note static-links".*?</p>|\n?<p class="note warn" id="static-copy".*?</p>', re.S)
 
@@ -55,13 +60,13 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    return small_site(tmp_path_factory)
+def site(tmp_path_factory) -> Path:
+    return exported_site(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def site(exported) -> Path:
-    return exported[0]
+def trained(tmp_path_factory) -> dict:
+    return export_report(tmp_path_factory)["trained"]
 
 
 @pytest.fixture(scope="module")
@@ -78,30 +83,29 @@ def follow(site: Path, file: str, tag: str, **match) -> str:
     return target.resolve().relative_to(site.resolve()).as_posix()
 
 
-def live_url(file: str, run: str) -> str:
-    name, *pairs = file[: -len(".html")].split("~")
-    query = [p.split("=", 1) for p in pairs]
-    query = [(k, unquote(re.sub(r"_([0-9A-F]{2})", r"%\1", v))) for k, v in query]
-    query = [(k, run if k == "run" else v) for k, v in query]
-    return f"/{'' if name == 'index' else name}" + (f"?{urlencode(query)}" if query else "")
+def state_of(file: str) -> dict[str, str]:
+    """The query an exported page was rendered for, from its name (toy~causal=1~query=_E7_8C_AB.html)."""
+    pairs = [p.split("=", 1) for p in Path(file).name[: -len(".html")].split("~")[1:]]
+    return {k: unquote(re.sub(r"_([0-9A-F]{2})", r"%\1", v)) for k, v in pairs}
 
 
-def test_every_state_page_is_what_the_live_lab_renders_for_its_url(site, exported, live):
-    report = exported[1]
-    states = [p for p in report.pages if "~" in p and not p.startswith("ledger")]
-    assert len(states) >= 25
-    for file in states:
-        text = (site / file).read_text(encoding="utf-8")
-        served = live.get(live_url(file, report.trained.run))
-        assert served.status_code == 200, file
-        shown, want = Page(ADDED.sub("", text)), Page(served.text)
-        assert shown.values == want.values, file  # every number, in order
-        if not file.startswith("explain/"):  # (the small export lists two topics in the topics' menu)
-            assert shown.words == want.words, file  # every text: a control that became a link keeps its words
-        assert "<script" not in text
-        for tag, a in shown.tags:  # every control left is off; forms send nothing
-            assert tag not in ("input", "button", "select", "textarea") or "disabled" in a or a.get("type") == "hidden"
-            assert tag != "form" or not {"action", "method"} & set(a), file
+def offered(text: str) -> dict[str, set[str]]:
+    """Every value each query key of /toy can take from the page's own controls: a radio's values or none,
+    a checkbox on or off, a named button's values (a preset stands for the boxes it fills), a text box its
+    value, a link to /toy its query's values; the default page as the live lab renders it."""
+    values: dict[str, set[str]] = {}
+    for tag, a in Page(text).tags:
+        name, kind = a.get("name"), (a.get("type") or "").lower()
+        if tag == "input" and name and kind != "hidden":
+            extra = {"", a.get("value") or "on"} if kind in ("radio", "checkbox") else {a.get("value") or ""}
+            values.setdefault(name, set()).update(extra)
+        elif tag == "button" and name:
+            values.setdefault(name, set()).add(a.get("value") or "")
+        elif tag == "a" and urlsplit(a.get("href") or "").path == "/toy":
+            for k, v in parse_qsl(urlsplit(a["href"]).query):
+                if k != "lang":
+                    values.setdefault(k, set()).add(v)
+    return values
 
 
 def test_toy_query_mask_answers_and_preset_are_links(site, live):
@@ -128,9 +132,43 @@ def test_toy_query_mask_answers_and_preset_are_links(site, live):
     assert "disabled" in toy.first("input", id="in-s1") and "disabled" in toy.first("button", id="hand-go")
 
 
-def test_pipeline_shows_the_trained_model_and_its_generations(site, exported):
-    report = exported[1]
-    assert report.trained.corpus == "poem" and report.trained.seed == 0 and report.trained.steps > 0
+def test_toy_pages_are_one_part_at_a_time_and_as_many_as_its_controls_make(site, live):
+    """/toy's controls, read from the page the live lab renders, give each part's states (the product of its
+    keys' values); the copy has 1 + the sum of (a part's states - 1) pages a language, each with at most one
+    part away from its defaults, and every value of every control is on one of them."""
+    for lang, prefix in (("zh", ""), ("en", "en/")):
+        text = live.get("/toy", params={"lang": lang}).text
+        sections, values = axes.parts(text), offered(text)
+        assert set(sections.values()) == {"predict", "hand", "lab"} and set(values) == set(sections)
+        by_part: dict[str, list[str]] = {}
+        for key, part in sections.items():
+            by_part.setdefault(part, []).append(key)
+        states = {part: math.prod(len(values[k]) for k in keys) for part, keys in by_part.items()}
+        files = [p.relative_to(site).as_posix() for p in (site / prefix).glob("toy*.html")]
+        assert len(files) == 1 + sum(n - 1 for n in states.values()), (lang, states)
+        shown: dict[str, set[str]] = {k: set() for k in values}
+        for file in files:
+            state = state_of(file)
+            assert len({sections[k] for k in state}) <= 1, file  # one part away from the defaults
+            for key in values:
+                shown[key].add(state.get(key, ""))
+        for key in ("query", "causal", "v2_guess", *(k for k in values if k.startswith("ans_"))):
+            assert values[key] - {"它"} <= shown[key], key  # 它 is the default: the page with no query
+
+
+def test_a_link_that_changes_two_parts_of_a_sectioned_page_is_refused():
+    sections = {"query": "lab", "ans_keys": "predict"}
+    source = (("query", "1"),)
+    assert axes.narrow((("ans_keys", "4"), ("query", "1")), source, sections) == (("ans_keys", "4"),)
+    assert axes.narrow((("ans_keys", "4"), ("query", "2")), (("ans_keys", "4"),), sections) == (("query", "2"),)
+    assert axes.narrow((), (("ans_keys", "4"), ("query", "1")), sections) == ()  # the plain /toy of the navigation
+    assert axes.narrow(source, source, sections) == source  # the language switch keeps the state
+    with pytest.raises(axes.TwoParts):
+        axes.narrow((("ans_keys", "4"), ("query", "2")), source, sections)
+
+
+def test_pipeline_shows_the_trained_model_and_its_generations(site, trained):
+    assert trained["corpus"] == "poem" and trained["seed"] == 0 and trained["steps"] > 0
     run = follow(site, "pipeline.html", "a", href="pipeline~run=poem.html")
     text = (site / run).read_text(encoding="utf-8")
     assert t("export.states.trained.link", "zh") in text
@@ -140,7 +178,7 @@ def test_pipeline_shows_the_trained_model_and_its_generations(site, exported):
     for href in links:
         page = (site / unquote(href)).read_text(encoding="utf-8")
         generated = Page(page).text_of(page, "gen-text")
-        assert generated.startswith(report.trained.prompt) and len(generated) > len(report.trained.prompt)
+        assert generated.startswith(trained["prompt"]) and len(generated) > len(trained["prompt"])
         shown.add(tuple(Page(ADDED.sub("", page)).words))
     assert len(shown) == len(links)  # each setting's page shows its own steps: candidates and probabilities
 
@@ -156,8 +194,9 @@ def test_explain_values_come_from_params_and_heavy_topics_say_so(site):
     for h in links:
         figure = Page((site / "explain" / h).read_text(encoding="utf-8")).first("img", id="explain-figure")["src"]
         assert (site / "explain" / unquote(figure)).read_bytes()[:4] == b"\x89PNG"
-    heavy = (site / "explain/norms.html").read_text(encoding="utf-8")
-    assert 'id="static-values"' in heavy and not list((site / "explain").glob("norms~*"))
+    for topic in export_states.HEAVY_TOPICS:
+        heavy = (site / f"explain/{topic}.html").read_text(encoding="utf-8")
+        assert 'id="static-values"' in heavy and not list((site / "explain").glob(f"{topic}~*")), topic
 
 
 def test_param_values_stay_in_range_and_on_the_step():
@@ -175,3 +214,22 @@ def test_states_false_keeps_the_frozen_copy(monkeypatch):
     assert export_states.form_choices(text, "/toy") == {text.index("<button"): "/toy?query=%E7%8C%AB"}
     page = export.static_page(f"<main>{text}</main>", "/toy", "zh", lambda target: None)
     assert "<button" in page and "disabled" in page and "href" not in page
+
+
+def test_a_real_link_loop_is_still_refused(monkeypatch):
+    """A page that links an ever new URL of itself trips the guard, whatever the states do."""
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse
+
+    import attnlab.web.app as web_app
+
+    loop = FastAPI()
+
+    @loop.get("/", response_class=HTMLResponse)
+    def home(n: int = 0):
+        return f'<html><body><main><a href="/?n={n + 1}">next</a></main></body></html>'
+
+    monkeypatch.setattr(web_app, "create_app", lambda: loop)
+    monkeypatch.setattr(export, "MAX_FILES", 40)
+    with pytest.raises(export.ExportError, match="link loop"):
+        export.render_site(("zh",), states=False)

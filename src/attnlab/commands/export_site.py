@@ -21,9 +21,10 @@ def register(app: typer.Typer) -> None:
         lang: Lang = typer.Option(Lang.both, "--lang", help="both = Chinese at the root, English under en/."),
         force: bool = typer.Option(False, "--force", help="Replace everything in DIR if it is not empty."),
         states: bool = typer.Option(True, "--states/--no-states",
-                                    help="Also render what a learner clicks to (/toy's queries, mask, answers and "
-                                         "presets; a few values of each explain topic; a poem model trained now "
-                                         "and its generations). --no-states: each page in its default state."),
+                                    help="Also render what a learner clicks to (/toy's queries, mask, answers, "
+                                         "presets and v2 guesses, each part of the page on its own; a few "
+                                         "values of each explain topic; a poem model trained now and its "
+                                         "generations). --no-states: each page in its default state."),
     ) -> None:
         """Write the lab as a static site a teacher can host or open from file://: every page, in Chinese and
         English, with its figures and its API's JSON, and the states the pages' choices lead to, as linked

@@ -4,8 +4,9 @@ Every page is rendered by the real app (FastAPI's TestClient, no server, no seco
 starting from the home page in each language and following every link the pages hold, so each lesson is
 there in its default state, plus the states the pages link to (the ledger's presets), plus (unless
 states=False) the states a learner reaches through the pages' forms, listed by attnlab.web.export.states: /toy's
-queries, mask, answers and presets, each explain topic at a few values, and a poem model trained for the
-export with a few generations. Then each page is post-processed, never the templates:
+queries, mask, answers, presets and v₂ guesses (each of its three parts on its own, the others at their defaults:
+attnlab.web.export.axes, so its pages add up instead of multiplying), each explain topic at a few values, and a
+poem model trained for the export with a few generations. Then each page is post-processed, never the templates:
 - links become relative file paths (the site works from any folder, host or file://);
 - a banner says it is a static copy (i18n key `export.banner`);
 - the scripts are left out (each calls the server, and every page is complete without them); a button, radio
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import html
 import posixpath
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,11 +39,12 @@ from pathlib import Path
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 from attnlab.io.atomic import atomic_dir
+from attnlab.web.export.axes import SECTIONED, TwoParts, narrow, parts
 from attnlab.web.export.tags import Tag, Tags
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 
 BANNER_ID = "static-copy"
-MAX_FILES = 3000  # a guard: the lab and its states are some hundreds of pages; more would mean a loop
+MAX_FILES = 3000  # a guard: the lab and its states are some hundreds of files; more would mean a loop
 ORIGIN = "http://testserver"  # the TestClient's base URL
 FOLLOW = {("a", "href"), ("link", "href"), ("img", "src"), ("source", "src")}  # what gets copied and linked
 CONTROLS = {"input", "button", "select", "textarea"}
@@ -210,6 +213,9 @@ def banner(lang: str) -> str:
 
 # ---- rendering the site -------------------------------------------------------------------------------
 
+CSS_URL = re.compile(r"""url\(\s*["']?([^"')]+)["']?\s*\)""")  # a url(...) in a style sheet
+
+
 def _kind(content_type: str) -> str:
     media = content_type.split(";")[0].strip().lower()
     return {"text/html": "html", "application/json": "json"}.get(media, "other")
@@ -235,6 +241,7 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
     added: dict[Target, object] = {}  # each page's attnlab.web.export.states.Extras
     moved: dict[Target, Target] = {}  # a form's URL the lab redirects (a preset) -> where it lands
     reached_by_form: set[Target] = set()
+    sections: dict[Target, dict[str, str]] = {}  # a sectioned page's {query key: its part} (attnlab.web.export.axes)
     seeds = [Target("/", (), lang) for lang in langs]
     queue, seen = deque(seeds), set(seeds)
     with TestClient(create_app(), follow_redirects=False) as client:
@@ -247,6 +254,15 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
                 raise ExportError(f"GET {target.url} answered {response.status_code}, expected 200: "
                                   f"{response.text[:200]}")
             return response
+
+        def from_here(found: Target | None, source: Target) -> Target | None:
+            """What a link on `source` leads to in the copy: on a sectioned page, only the part it changes."""
+            if found is None or found.path != source.path or source not in sections:
+                return found
+            try:
+                return Target(found.path, narrow(found.query, source.query, sections[source]), found.lang)
+            except TwoParts as err:
+                raise ExportError(f"{source.url}: {err}; the copy renders one part of this page at a time") from None
 
         def visit(found: Target | None, state: bool = False) -> None:
             if found is None or found in seen or (found.lang and found.lang not in langs):
@@ -275,15 +291,22 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
                 continue
             kind = _kind(response.headers.get("content-type", ""))
             fetched[target] = (kind, response.content)
+            if target.path.endswith(".css"):  # the web font fonts.css names, and its licence beside it
+                for url in CSS_URL.findall(response.text):
+                    visit(target_of(url, target.path))
+                    if "/fonts/" in url:
+                        visit(target_of("fonts/OFL.txt", target.path))
             if kind != "html":
                 continue
+            if target.path in SECTIONED:
+                sections[target] = parts(response.text)
             for tag, attr, value in references(response.text):
-                visit(target_of(value, target.path) if (tag, attr) in FOLLOW else None)
+                visit(from_here(target_of(value, target.path), target) if (tag, attr) in FOLLOW else None)
             if states is not False:
                 more = page_extras(response.text, target.path, dict(target.query), target.lang, target.url, trained)
                 added[target] = more
                 for url in more.urls():
-                    visit(target_of(url, target.path), state=True)
+                    visit(from_here(target_of(url, target.path), target), state=True)
 
         # Each page /x in its default state with a JSON API /api/x: that answer, beside the page.
         pages = [tg for tg, (kind, _) in fetched.items() if kind == "html" and not tg.query and tg.path != "/"]
@@ -307,7 +330,10 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
     for tg, (kind, body) in fetched.items():
         name = names[tg]
         if kind == "html":
-            link = lambda target, name=name: relative(names[target], name) if target in names else None
+            def link(target: Target, name: str = name, tg: Target = tg) -> str | None:
+                target = from_here(target, tg)
+                return relative(names[target], name) if target in names else None
+
             body = static_page(body.decode("utf-8"), tg.url, tg.lang, link, added.get(tg)).encode("utf-8")
             report.pages.append(name)
         elif tg.path.startswith("/api/"):

@@ -26,9 +26,7 @@ from attnlab.web.export.tags import Tags
 HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm"})
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
 SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a learner can see on one page
-# On /toy a learner commits one prediction at a time in the copy: answering one question shows that verdict
-# (4 queries x mask x 2 presets x 9 answers = 144 pages a language; every combination would be 720).
-EXCLUSIVE = {"/toy": "ans_"}
+# /toy's three parts are rendered one at a time (attnlab.web.export.axes), so its answers combine freely.
 # The pages whose GET forms become links (/pipeline's and /real's forms type or train: they stay off), and
 # forms left as they are (a topic's parameters get their links from PARAMS, one at a time, below).
 EXPANDED = ("/toy", "/lookup", "/explain/")
@@ -141,9 +139,6 @@ def _submit(here: str, form: _Form, fields: list[tuple[str, str]]) -> str:
     """The URL a GET form sends: its action with the fields that have a value."""
     action = urljoin(here, form.attrs.get("action") or here)
     parts = urlsplit(action)
-    prefix, last = EXCLUSIVE.get(parts.path), fields[-1][0] if fields else ""
-    if prefix and last.startswith(prefix):  # the field just set (last) is the only one of its kind kept
-        fields = [(k, v) for k, v in fields if not k.startswith(prefix) or k == last]
     defaults = page_defaults(parts.path)  # a value at its default is left out, as the lab's own links do
     query = urlencode([(k, v) for k, v in dict(fields).items() if v and defaults.get(k) != v])
     return parts.path + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
