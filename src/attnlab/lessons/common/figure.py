@@ -2,8 +2,9 @@
 
 Each lesson's `figure.py` has `plot(result, fig, tr)`, which draws the lesson's returned numbers into `fig`;
 it computes nothing.
-`save(plot, result, path, lang)` makes the figure, picks a font that has Chinese glyphs when one is
-installed (falling back to English labels when none is), and writes the file.
+`save(plot, result, path, lang)` makes the figure in the lab's own Chinese font (attnlab.display.fonts,
+registered by file: no system font needed), with an installed Chinese font as a fallback for characters the
+lab's font lacks, warns once about characters no font has, and writes the file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from attnlab.display import fonts  # noqa: E402
 from attnlab.i18n import t  # noqa: E402
 
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC",
@@ -30,8 +32,13 @@ RED, BLUE, GREY, INK = "#c0392b", "#2c6fbb", "#8a8a8a", "#222222"
 _LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=1)
 def cjk_font() -> str | None:
+    """A font family with Chinese glyphs: the lab's own, else an installed one, else None."""
+    return fonts.register() or system_cjk_font()
+
+
+@lru_cache(maxsize=1)
+def system_cjk_font() -> str | None:
     """The first installed font family that has Chinese glyphs, or None."""
     for family in CJK_FONTS:
         try:
@@ -43,7 +50,7 @@ def cjk_font() -> str | None:
 
 
 class Labels:
-    """t() for figure labels, in English when Chinese was asked for but no Chinese font is installed."""
+    """t() for figure labels, in English when Chinese was asked for but no Chinese font can be found."""
 
     def __init__(self, lang: str):
         self.lang = lang if (lang == "en" or cjk_font()) else "en"
@@ -61,10 +68,14 @@ def save(plot, result, path, *, lang: str = "zh"):
         if path.suffix.lower() not in FORMATS:
             raise ValueError(f"a figure is written as .png or .svg, got {path.name!r}")
         fmt = path.suffix.lower()[1:]
-    families = ["DejaVu Sans"] + ([cjk_font()] if cjk_font() else [])
-    style = {"font.family": families, "axes.unicode_minus": False, "svg.fonttype": "path",
+    style = {"font.family": fonts.families(system_cjk_font()), "axes.unicode_minus": False, "svg.fonttype": "path",
              "axes.spines.top": False, "axes.spines.right": False}
-    with _LOCK, plt.rc_context(style):  # rcParams are global: one figure at a time (the web app has threads)
+
+    def missing(chars: str) -> str:
+        return t("fonts.missing_glyphs", lang, chars=chars)
+
+    # rcParams are global: one figure at a time (the web app has threads); missing glyphs: one warning, not 100
+    with _LOCK, plt.rc_context(style), fonts.one_warning(missing):
         fig = Figure(figsize=(12, 7.5), dpi=100)  # not pyplot's figure manager: nothing to close or leak
         plot(result, fig, Labels(lang))
         fig.savefig(path, format=fmt, dpi=110, bbox_inches="tight")
