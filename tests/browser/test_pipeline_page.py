@@ -70,7 +70,7 @@ def test_train_live_then_generate(open_page, api):
     assert first.locator(".cand.chosen .tok").inner_text() == "明"
     assert first.locator(".cand.kept").count() == 1  # greedy: only the argmax survives
     assert first.locator(".cand-mark").count() == 5 and first.locator(".mark").count() == 0  # not the logo's class
-    assert first.locator(".chosen-tok small").inner_text() == "1 can be drawn; the 5 most probable are listed"
+    assert first.locator(".chosen-tok small").inner_text() == "· candidates that could be drawn: 1 (the 5 most probable are listed)"
     assert page.locator("#gen-memorized").is_visible()  # the memorised line: try 静夜思 and a higher temperature
     expected = api("/api/generate", {"run": run_id, "prompt": "床前", "greedy": True})
     assert [float(c.get_attribute("data-prob")) for c in first.locator(".cand").all()] == \

@@ -1,6 +1,7 @@
 """The whole pipeline page (/pipeline): ① ids ② embeddings ③ attention ④ next-token probabilities, ⑤ train
-live, ⑥ generate token by token; and the first-step and focus APIs (GET /api/pipeline/neg-log, first-step,
-focus). The training API is attnlab.web.pages.train_api, the runs the service attnlab.web.runs.
+live, ⑥ generate token by token (5 samples side by side, counted: lessons.pipeline.samples); and the
+first-step and focus APIs (GET /api/pipeline/neg-log, first-step, focus). The training API is
+attnlab.web.pages.train_api, the runs the service attnlab.web.runs.
 
 Runs live in this server's memory (a few at a time) and train in a background thread; the page follows one
 by SSE. Without JavaScript the settings form posts to /pipeline/train, which starts the run the same way
@@ -20,8 +21,10 @@ from pydantic import AfterValidator, ValidationError
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.lesson import pipeline
+from attnlab.lessons.pipeline.samples import (HINT_CORPUS, HINT_STEPS, HINT_TEMPERATURE, N_SAMPLES, Samples, draw_seed,
+                                              sample_texts)
 from attnlab.models import preset as model_preset
-from attnlab.sampling import prob_text
+from attnlab.sampling import Generation, prob_text
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
 from attnlab.train.run import corpus_defaults
@@ -201,7 +204,7 @@ def _pipeline_page(request: Request):
     history = list(run.trainer.history)
     status = status_of(bg) if bg is not None else None
 
-    generation, gen_problem = None, None
+    generation, samples, gen_problem = None, None, None
     asked = bg is not None and bg.finished and "prompt" in params  # the ⑥ form was sent
     unseen = bg.run.tokenizer.unknown(gen_state["prompt"]) if asked else []
     if asked and not gen_state["prompt"]:
@@ -211,7 +214,7 @@ def _pipeline_page(request: Request):
                         corpus=t("pipeline.corpus." + bg.run.corpus, lang))
     elif asked:
         try:
-            generation = generate_for(GenerateRequest(
+            samples, generation = samples_for(bg, GenerateRequest(
                 run=bg.id, prompt=gen_state["prompt"], max_new_tokens=gen_state["max_new_tokens"] or 30,
                 temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
                 top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
@@ -240,10 +243,22 @@ def _pipeline_page(request: Request):
         model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
         placeholders=placeholders,
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
+        samples=samples, hint=dict(corpus=HINT_CORPUS, steps=HINT_STEPS, temperature=HINT_TEMPERATURE),
         gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size), prob_text=prob_text,
         checked=checked, setting_fields=PAGE_FIELDS,
         probe_target=run.trainer.probe.target if run.trainer.probe else "?", corpus_placeholders=corpus_placeholders(),
     )
+
+
+def samples_for(bg, req: GenerateRequest) -> tuple[Samples, Generation]:
+    """⑥ on the page: N_SAMPLES draws side by side (seeds seed .. seed+4; a blank seed gets a random base,
+    shown), and the first one step by step. The same checks as POST /api/generate (generate_for)."""
+    seed = req.seed if req.seed is not None else draw_seed()
+    first = generate_for(req.model_copy(update={"seed": seed}))  # 404 / 409 / 422 as the API says them
+    summary, gens = sample_texts(bg.run.model, bg.run.tokenizer, req.prompt, n=N_SAMPLES, seed=seed,
+                                 max_new_tokens=req.max_new_tokens, temperature=req.temperature, top_k=req.top_k,
+                                 top_p=req.top_p, greedy=req.greedy, n_candidates=5, first=first)
+    return summary, gens[0]
 
 
 @router.post("/pipeline/train", include_in_schema=False)
