@@ -30,7 +30,7 @@ def test_shown_not_shown_and_contradicted_read_the_same_as_the_api(open_page, ap
     assert page.evaluate(ITEMS) == expected(data)
     assert {c["status"] for c in data["claims"]} == {"shown", "contradicted"}
     word = "与说法相反" if lang == "zh" else "contradicted"
-    assert word in page.locator('#claims li[data-status="contradicted"] .versus').inner_text()
+    assert word in page.locator('#claims li[data-status="contradicted"] .versus').text_content()
 
     if js:
         explain_update(page, lambda: page.locator("#p-d_k-slider").fill("0"))  # log2 scale: d_k = 1
@@ -41,4 +41,4 @@ def test_shown_not_shown_and_contradicted_read_the_same_as_the_api(open_page, ap
     not_shown = page.locator('#claims li[data-status="not_shown"]')
     assert not_shown.count() >= 1 and "claim not-shown" in not_shown.first.get_attribute("class")
     word = "在这些设置下未显示" if lang == "zh" else "not shown at these settings"
-    assert word in not_shown.first.locator(".versus").inner_text()
+    assert word in not_shown.first.locator(".versus").text_content()

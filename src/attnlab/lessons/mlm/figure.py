@@ -25,9 +25,11 @@ def plot(r, fig, tr: Labels) -> None:
         ax2.bar(np.arange(2) + (i - 1) * 0.27, vals, 0.27, color=color, label=t(f"explain.mlm.model.{k}", tr.lang))
     if r.chance is not None:
         ax2.axhline(r.chance, color=GREY, ls="--", lw=1, label=t("explain.mlm.chance", tr.lang))
-    ax2.set_xticks(range(2), [t(f"explain.mlm.verse.{v}", tr.lang) for v in ("first", "second")], fontsize=7)
+    verses = [t(f"explain.mlm.verse.{v}", tr.lang).replace(" (", "\n(") for v in ("first", "second")]  # side by side they ran together
+    ax2.set_xticks(range(2), verses, fontsize=7)
     ax2.set(ylim=(0, 1.1), title=tr("mlm.verse"))
-    ax2.legend(fontsize=7, loc="upper left")
+    # below the axes, not over them: in the plot's corner the legend covered the first verse's bars
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     ax3.axis("off")
     ax3.set_title(tr("mlm.example"), fontsize=10)
     guesses = [g for ex in r.examples for g in ex.guesses][:20]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import threading
 from collections import OrderedDict
 from urllib.parse import urlencode
@@ -27,7 +28,7 @@ from attnlab.i18n import catalog, t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
-from attnlab.web import budget
+from attnlab.web import budget, figure_store
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
 
@@ -88,6 +89,48 @@ def _raw(request: Request) -> dict[str, str]:
     return {k.replace("-", "_"): v for k, v in request.query_params.items() if k not in RESERVED}
 
 
+ASK_OPTIONS = "abcd"  # a topic's question offers explain.<slug>.ask.opt.a, .b, ... (those that exist)
+
+
+def ask(topic: Topic, lang: str) -> dict | None:
+    """The topic's question, asked before its claims are revealed: {"q", "options": [(value, text)]}, or None
+    for a topic that asks none (the glossary has its own quizzes)."""
+    key, strings = f"explain.{topic.slug}.ask", catalog()
+    if f"{key}.q" not in strings:
+        return None
+    return {"q": t(f"{key}.q", lang),
+            "options": [(o, t(f"{key}.opt.{o}", lang)) for o in ASK_OPTIONS if f"{key}.opt.{o}" in strings]}
+
+
+_SHELL_SAFE = re.compile(r"[^A-Za-z0-9_@%+=:,./-]")  # shlex.quote's rule; explain.js quotes the same way
+
+
+def _shell(value: str) -> str:
+    if value and not _SHELL_SAFE.search(value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def cli_line(topic: Topic, raw: dict[str, str]) -> str:
+    """`attnlab explain TOPIC` with the options whose values differ from the defaults (explain.js keeps it current
+    as the controls move, by the same rule). Values that do not parse are shown as given."""
+    words = ["attnlab", "explain", topic.name]
+    for p in topic.params:
+        if p.name not in raw or p.cli_only or p.name in FORM_HIDDEN:
+            continue
+        try:
+            value = p.parse(raw[p.name])
+        except ParamError:
+            value = raw[p.name]
+        if value == p.default:
+            continue
+        if p.kind == "bool" and isinstance(value, bool):
+            words.append(p.option if value else "--no-" + p.option[2:])
+        else:
+            words += [p.option, _shell(str(raw[p.name]))]
+    return " ".join(words)
+
+
 def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
     """What the form shows for each parameter: its spec, its current value and its label."""
     out = []
@@ -99,7 +142,8 @@ def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
         own = f"explain.{topic.slug}.param.{p.name}"  # a lesson may name a shared parameter its own way
         label = t(own if own in catalog() else f"explain.param.{p.name}", lang)
         spec.update(value=value, label=label, hidden=p.name in FORM_HIDDEN or p.cli_only,
-                    control=_control(p))
+                    control=_control(p), option=p.option, note=t(f"{own}.note", lang) if f"{own}.note" in catalog() else "",
+                    default=str(p.default).lower() if p.kind == "bool" else str(p.default))
         out.append(spec)
     return out
 
@@ -150,19 +194,21 @@ async def explain_page(request: Request, topic: str):
     except budget.Training as training:  # first visit: the models train in the background; 202 and their steps
         return render(request, "explain_topic.html", status_code=202, topic=tp, topics=list(TOPICS.values()),
                       controls=_controls(tp, raw, lang), r=None, error=None, sig=sig, heat_style=heat_style,
-                      query=query, training=_labelled(tp, training.models, lang),
+                      query=query, cli=cli_line(tp, raw), ask=None, training=_labelled(tp, training.models, lang),
                       progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}))
     return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
         render, request, "explain_topic.html", status_code=200 if error is None else 422,
         topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
         sig=sig, heat_style=heat_style, query=query, timed=result is not None and measures_time(as_dict(result)),
+        cli=cli_line(tp, raw), ask=ask(tp, lang),
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
     )
 
 
 def _labelled(tp: Topic, models: list[dict], lang: str) -> list[dict]:
     """The progress rows with each model's name in the page's language (the topic's own model names)."""
-    return [{**m, "label": t(f"explain.{tp.slug}.model.{m['name']}", lang)} for m in models]
+    keys = {m["name"]: f"explain.{tp.slug}.model.{m['name']}" for m in models}
+    return [{**m, "label": t(keys[m["name"]], lang) if keys[m["name"]] in catalog() else m["name"]} for m in models]
 
 
 @router.get("/explain/{topic}/figure.png", include_in_schema=False)
@@ -175,10 +221,11 @@ async def explain_figure(request: Request, topic: str):
         if error is not None:
             raise HTTPException(422, error)
         key = budget.lesson_key(tp, raw, lang)
-        png = _figures.get(key)
+        png = _figures.get(key) or await run_in_threadpool(figure_store.stored, key)  # this run's, or an earlier one's
         if png is None:  # drawn once per result, one figure at a time (matplotlib holds the interpreter)
             png = await budget.run(lambda: _png(tp, result, lang), DRAWING, request=request, lane=budget.DRAW)
-            _figures.put(key, png)
+            figure_store.store(key, png)
+        _figures.put(key, png)
     except budget.Busy as busy:
         raise HTTPException(503, t("explain.error.busy", lang, seconds=busy.retry_after),
                             headers={"Retry-After": str(busy.retry_after)}) from None
@@ -231,14 +278,16 @@ def api_topics(request: Request) -> list[dict]:
 @router.get("/api/explain/{topic}/progress", tags=["explain"], responses=answers(404))
 def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]) -> dict:
     """How far the lesson for these query parameters has got: {"status": "done" | "training" | "idle",
-    "models": [{"name", "step", "steps"}, ...]}. done: GET /api/explain/{topic} answers at once; training: it
+    "models": [{"name", "label", "step", "steps"}, ...]} (label: the model's name in `lang`). done: GET /api/explain/{topic} answers at once; training: it
     is training these models now; idle: not computed (GET /api/explain/{topic} or the page computes it).
-    Only lessons that train models (seq2seq) report steps. A bad value: 422, as /api/explain/{topic}."""
+    The lessons that train models (seq2seq, mlm, break, one-hot, multihead) report steps. A bad value: 422, as /api/explain/{topic}."""
     tp = _topic(topic)
     raw = _raw(request)
     try:
         refuse_cli_only(tp.params, raw)
-        return budget.progress_of(tp, raw, lang_of(request))
+        lang = lang_of(request)
+        found = budget.progress_of(tp, raw, lang)
+        return {**found, "models": _labelled(tp, found["models"], lang)}
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
         raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),

@@ -21,6 +21,7 @@
   let ticket = 0;
   let timer = null;
   let lastData = null;
+  let asking = null; // the AbortController of the request in flight: newer settings cancel it (and the server stops training for it)
 
   // ---------------------------------------------------------------------------------------- formatting
   function sig(x) {
@@ -112,11 +113,13 @@
     table.querySelector("tbody")?.replaceWith(body);
   }
 
-  // One claim as macros.html's claim_item draws it: ✓ shown, ○ not shown at these settings, ✗ contradicted.
+  // One claim as macros.html's claim_item draws it: ✓ shown, ○ not shown at these settings, ✗ contradicted, each
+  // with its status in words (the list's data-words, in the page's language).
   const CLAIM = { shown: ["holds", "✓"], not_shown: ["not-shown", "○"], contradicted: ["fails", "✗"] };
 
   function renderClaims(list, ctx) {
     const claims = get(ctx, list.dataset.claims) || [];
+    const words = JSON.parse(list.dataset.words || "{}");
     list.replaceChildren(...claims.map((c) => {
       const [cls, sign] = CLAIM[c.status] || CLAIM.not_shown;
       const li = document.createElement("li");
@@ -128,10 +131,13 @@
       mark.className = "claim-mark";
       mark.setAttribute("aria-hidden", "true");
       mark.textContent = sign;
+      const word = document.createElement("span");
+      word.className = "claim-word";
+      word.textContent = words[c.status] || c.status;
       const text = document.createElement("span");
       text.className = "text";
       text.textContent = c.text;
-      li.append(mark, text);
+      li.append(mark, word, text);
       if (c.versus) {
         const versus = document.createElement("span");
         versus.className = "versus";
@@ -213,25 +219,61 @@
     return "";
   }
 
+  // While new settings compute, the old results must not pass for theirs: dimmed at once, put away after
+  // PUT_AWAY_MS (a quick lesson answers before that, without a flash) or as soon as the lesson reports training,
+  // and the #computing card says so, with each model's steps when it trains.
+  const PUT_AWAY_MS = 400;
+  let putAway = null;
+
+  function computing(on, mine, q) {
+    const res = results(), fig = document.getElementById("figure-card"), box = document.getElementById("computing");
+    const busy = document.getElementById("explain-busy");
+    clearTimeout(putAway);
+    if (busy) busy.hidden = !on;
+    res?.classList.toggle("stale", on);
+    if (!on) {
+      for (const el of [res, fig, box]) if (el) el.hidden = el === box;
+      box?.querySelector(".training")?.replaceChildren();
+      if (box) { box.querySelector("[data-training]").hidden = true; box.querySelector("[data-plain]").hidden = false; }
+      return;
+    }
+    const hide = () => {
+      if (mine !== ticket) return;
+      for (const el of [res, fig]) if (el) el.hidden = true;
+      if (box) box.hidden = false;
+    };
+    putAway = setTimeout(hide, PUT_AWAY_MS);
+    const progress = window.attnlabProgress;
+    if (!progress || !box) return;
+    progress.follow(`/api/explain/${topic}/progress?${withLang(q)}`, (models) => {
+      hide();
+      box.querySelector("[data-plain]").hidden = true;
+      box.querySelector("[data-training]").hidden = false;
+      progress.showModels(box.querySelector(".training"), models, box.dataset.stepsWord);
+    }, () => mine === ticket);
+  }
+
   async function update(extra) {
     const mine = ++ticket;
     const invalid = invalidField();
     if (invalid) { showError(invalid); return null; }
     const q = query(extra);
-    const busy = document.getElementById("explain-busy");
-    if (busy) busy.hidden = false;
+    if (!results()) { location.assign(`/explain/${topic}?${withLang(q)}`); return null; } // no results yet: the page shows the training
+    computing(true, mine, q);
+    asking?.abort();
+    const controller = new AbortController();
+    asking = controller;
     let response, data;
     try {
-      response = await fetch(`/api/explain/${topic}?${withLang(q)}`, { credentials: "same-origin" });
+      response = await fetch(`/api/explain/${topic}?${withLang(q)}`, { credentials: "same-origin", signal: controller.signal });
       data = await response.json();
     } catch (err) {
-      if (mine === ticket) location.assign(`/explain/${topic}?${withLang(q)}`);
+      if (mine === ticket && err.name !== "AbortError") location.assign(`/explain/${topic}?${withLang(q)}`);
       return null;
     }
     if (mine !== ticket) return null;
-    if (busy) busy.hidden = true;
+    computing(false, mine, q);
     if (!response.ok) { showError(localizedMessage(data) || response.statusText); return null; }
-    if (!results()) { location.assign(`/explain/${topic}?${withLang(q)}`); return null; } // the page had no results yet
     showError("");
     lastData = data;
     walk(results(), { root: data });
@@ -246,6 +288,7 @@
   }
 
   function schedule(delay) {
+    showCli();
     clearTimeout(timer);
     ticket++; // a response to an older value must not land after a newer one is asked for
     timer = setTimeout(() => update(), delay);
@@ -301,6 +344,54 @@
       const data = await update({ quiz: n, answer });
       if (data) document.getElementById(`quiz-${n}-answer`)?.focus();
     });
+  }
+
+  // --------------------------------------------------------------------------- the equivalent CLI line
+  // The options whose values differ from the defaults, as pages/explain.py's cli_line writes them.
+  function shell(v) {
+    return v && !/[^A-Za-z0-9_@%+=:,./-]/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+  }
+
+  function showCli() {
+    const code = document.getElementById("explain-cli");
+    if (!code) return;
+    const words = ["attnlab", "explain", topic];
+    for (const el of form.querySelectorAll("[data-option]")) {
+      const value = el.type === "checkbox" ? String(el.checked) : el.value;
+      const def = el.dataset.default;
+      const same = value === def || (value.trim() !== "" && def !== "" && Number(value) === Number(def));
+      if (same) continue;
+      if (el.type === "checkbox") words.push(el.checked ? el.dataset.option : `--no-${el.dataset.option.slice(2)}`);
+      else words.push(el.dataset.option, shell(value));
+    }
+    code.textContent = words.join(" ");
+  }
+
+  // ------------------------------------------------------------------- the question before the answers
+  // The claims open only once an answer is chosen; the choice is echoed above them.
+  const reveal = document.getElementById("reveal");
+  if (reveal) {
+    const chosen = () => document.querySelector("input[name=predict]:checked");
+    const first = document.getElementById("ask-first");
+    reveal.querySelector("summary").addEventListener("click", (event) => {
+      if (!reveal.open && !chosen()) { event.preventDefault(); first.hidden = false; document.querySelector("input[name=predict]")?.focus(); }
+    });
+    document.addEventListener("change", (event) => {
+      if (event.target.name === "predict") first.hidden = true;
+    });
+    reveal.addEventListener("toggle", () => {
+      const guess = document.getElementById("your-guess");
+      const pick = chosen();
+      guess.hidden = !(reveal.open && pick);
+      if (pick) guess.querySelector("b").textContent = pick.labels[0].textContent.trim();
+    });
+  }
+
+  // -------------------------------------------------------------- the topic chips: the current one in view
+  const current = document.querySelector(".topics [aria-current=page]");
+  const strip = current?.closest("ul");
+  if (strip && strip.scrollWidth > strip.clientWidth) {
+    strip.scrollLeft += current.getBoundingClientRect().left - strip.getBoundingClientRect().left - 8;
   }
 
   window.attnlabExplain = { sig, update, get lastData() { return lastData; } };
