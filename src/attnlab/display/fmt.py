@@ -39,6 +39,15 @@ def fixed(x: float, digits: int = 3) -> str:
     return text
 
 
+def rounded(x: float, digits: int = 3) -> float:
+    """x rounded to `digits` decimals for a result (a dataclass, JSON), honest as `fixed` is: a number that is not
+    whole never becomes whole, so the pages and the API cannot show it as one (0.99980 -> 0.9998, not 1.0;
+    0.00004 -> 4e-05, not 0.0, which would read as masked)."""
+    if not math.isfinite(x):
+        return x
+    return float(fixed(x, digits))
+
+
 MINUS = "\u2212"
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.display.fmt import rounded
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead
 
@@ -106,7 +107,7 @@ def count_case(case_id: str, pair: str, text: str, tokens, it: int, candidates, 
     n_layers = reads.shape[0]
     ties = sum(h.prefers is None for h in heads)
     other = next(c for c in candidates if c != implied)
-    mean = {c: round(float(reads[:, :, i].mean()), 4) for i, c in enumerate(candidates)}
+    mean = {c: rounded(float(reads[:, :, i].mean()), 4) for i, c in enumerate(candidates)}
     return CorefCase(
         id=case_id, pair=pair, text=text, tokens=list(tokens), pronoun_index=it, candidates=list(candidates),
         implied=implied, other=other, first_noun=candidates[0], heads=heads, n_heads=len(heads),

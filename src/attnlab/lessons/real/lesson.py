@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import torch
 
+from attnlab.display.fmt import num, rounded
 from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.bad_input import BadInput, shown
@@ -27,7 +28,7 @@ from attnlab.trace import trace
 MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 64  # [CLS] and [SEP] included; 72 maps of 64 x 64 are already a lot to look at
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-DIGITS = 4  # weights are rounded to this many decimals in the results
+DIGITS = 4  # weights are rounded to this many decimals in the results, honestly (display.fmt.rounded)
 
 # The set the head patterns are measured on: plain English of different shapes and lengths.
 PATTERN_SENTENCES = (
@@ -118,7 +119,20 @@ def _encode(tok, text: str):
 
 
 def _rounded(x: torch.Tensor, digits: int = DIGITS):
-    return torch.round(x.double(), decimals=digits).tolist()
+    """x rounded to `digits` decimals, except where that would make a number whole that is not (0.99980 -> 1.0,
+    4e-5 -> 0.0, which would read as masked): those keep what fmt.rounded keeps."""
+    x = x.double()
+    r = torch.round(x, decimals=digits)
+    wrong = (r == r.round()) & (r != x)
+    k = 1 - torch.floor(torch.log10(x.abs()))  # decimals that keep 2 significant digits of a tiny number
+    tiny = wrong & (r == 0) & (k <= 22)  # the many: as fmt.tiny, at tensor speed (10**k is exact up to 22)
+    if tiny.any():
+        scale = torch.pow(10.0, k[tiny])
+        r[tiny] = torch.round(x[tiny] * scale) / scale
+    rest = wrong & ~tiny  # the few: next to a whole number, or below 1e-21
+    if rest.any():
+        r[rest] = torch.tensor([rounded(v, digits) for v in x[rest].tolist()], dtype=torch.float64)
+    return r.tolist()
 
 
 def _run(text: str):
@@ -206,7 +220,7 @@ def head_patterns() -> HeadPatterns:
         flat = mean[p].flatten()
         order = torch.argsort(flat, descending=True, stable=True).tolist()
         H = mean[p].shape[1]
-        ranking[p] = [HeadScore(i // H + 1, i % H + 1, round(float(flat[i]), 3)) for i in order]
+        ranking[p] = [HeadScore(i // H + 1, i % H + 1, rounded(float(flat[i]), 3)) for i in order]
     return HeadPatterns(list(PATTERN_SENTENCES), list(PATTERNS), {p: _rounded(m, 3) for p, m in mean.items()}, ranking)
 
 
@@ -347,20 +361,20 @@ def embeddings(word: str = "king", k: int = 10, lang: str = "zh") -> Embeddings:
         lead("analogy_top1", t("real.emb.claim.analogy", lang, rank=rank, alone=rank_alone), lang,
              measured=rank, baseline=rank_alone, margin=max(rank_alone - 1, 1), lower=True,
              control=t("real.control.king_alone", lang), values={"rank": rank, "rank_king_alone": rank_alone}),
-        within("onehot_zero", t("real.emb.claim.onehot", lang, cos=round(onehot_cos, 3), x=x, y=y), lang,
+        within("onehot_zero", t("real.emb.claim.onehot", lang, cos=num(onehot_cos), x=x, y=y), lang,
                measured=onehot_cos, expected=0.0, tol=0.0, control=t("real.control.orthogonal", lang),
                values={"cosine": onehot_cos}),
-        lead("dense_related", t("real.emb.claim.dense", lang, cos=dense_cos, mean=typical_mean, bound=typical_q, x=x, y=y),
+        lead("dense_related", t("real.emb.claim.dense", lang, cos=num(dense_cos), mean=num(typical_mean), bound=num(typical_q), x=x, y=y),
              lang, measured=dense_cos, baseline=typical_mean, margin=typical_q - typical_mean,
              control=t("real.control.typical", lang, x=x),
              values={"cosine": dense_cos, "typical_mean": typical_mean, "typical_q99": typical_q}),
     ]
     return Embeddings(
         word=tok.token(i), word_id=i, d_model=E.shape[1], vocab_size=E.shape[0],
-        neighbours=[Neighbour(tok.token(j), round(s, 4)) for j, s in near],
+        neighbours=[Neighbour(tok.token(j), rounded(s, 4)) for j, s in near],
         analogy=list(ANALOGY), analogy_rank=rank,
-        analogy_top=[Neighbour(tok.token(j), round(s, 4)) for j, s in top],
-        analogy_cosine=round(float(cos[target]), 4), pair=[x, y],
-        onehot_cosine=onehot_cos, dense_cosine=round(dense_cos, 4), claims=claims,
-        analogy_rank_king_alone=rank_alone, typical_cosine=round(typical_mean, 4), typical_q99=round(typical_q, 4),
+        analogy_top=[Neighbour(tok.token(j), rounded(s, 4)) for j, s in top],
+        analogy_cosine=rounded(float(cos[target]), 4), pair=[x, y],
+        onehot_cosine=onehot_cos, dense_cosine=rounded(dense_cos, 4), claims=claims,
+        analogy_rank_king_alone=rank_alone, typical_cosine=rounded(typical_mean, 4), typical_q99=rounded(typical_q, 4),
     )

@@ -3,37 +3,50 @@ lesson computed every number; this only formats)."""
 
 from __future__ import annotations
 
+from attnlab.display.fmt import num  # honest: 0.99980 reads 0.9998, never 1; 4e-5 never 0 (as on the page)
+
 
 def show(r, lang: str) -> None:
+    """The sentence's tokens, the top heads per pattern, and (with --layer and --head) one head's two maps in column
+    blocks that fit the terminal ($COLUMNS when set): every number shown, none cut to an ellipsis."""
     from rich.console import Console
-    from rich.table import Table
 
     from attnlab.i18n import t
+    from attnlab.lessons.real.term import blocks, pack
 
     console = Console(highlight=False)
+    width = console.width
+
+    def say(line: str, **kw) -> None:
+        console.print(line, markup=False, **kw)
+
     console.rule(f"[bold]{t('real.title', lang)}")
-    console.print(t("real.english", lang), style="dim", markup=False)
-    console.print(f"{t('real.tokens.h', lang)}: " + " ".join(r.tokens), markup=False)
+    say(t("real.english", lang), style="dim")
+    say(f"{t('real.tokens.h', lang)}: " + " ".join(r.tokens))
     patterns = r.patterns
-    table = Table(title=t("real.pat.h", lang), show_edge=False)
+    say(t("real.pat.h", lang) + " · " + t("real.cli.top", lang), style="bold")
     for p in patterns.patterns:
-        table.add_column(t(f"real.pat.name.{p}", lang))
-    for i in range(5):
-        table.add_row(*(f"L{h.layer}·H{h.head} {num(h.score)}" for h in (patterns.ranking[p][i] for p in patterns.patterns)))
-    console.print(table)
+        items = [f"L{h.layer}·H{h.head} {num(h.score)}" for h in patterns.ranking[p][:5]]
+        for line in pack(t(f"real.pat.name.{p}", lang) + ":", items, width):
+            say(line, no_wrap=True)
     d = r.detail
     if d is None:
-        console.print("--layer L --head H: " + t("real.grid.note", lang), style="dim", markup=False)
+        say("--layer L --head H: " + t("real.grid.note", lang), style="dim")
         return
-    for title, m in ((t("real.detail.weights", lang), d.weights), (t("real.detail.contrib", lang), d.contribution_norms)):
-        table = Table(title=f"{t('real.detail.h', lang, l=d.layer, h=d.head)} — {title}", show_edge=False)
-        table.add_column("")
-        for tok in r.tokens:
-            table.add_column(tok, justify="right")
-        for tok, row in zip(r.tokens, m):
-            table.add_row(tok, *(num(x, 2) for x in row))
-        console.print(table)
-    console.print(t("real.detail.note", lang, n=d.disagreements, T=len(r.tokens)), markup=False)
+    maps = ((t("real.detail.weights", lang), d.weights, 3), (t("real.detail.contrib", lang), d.contribution_norms, 2))
+    for title, m, digits in maps:  # the page's digits for each map
+        say("")
+        say(f"{t('real.detail.h', lang, l=d.layer, h=d.head)} — {title}", style="bold")
+        parts = blocks([[num(x, digits) for x in row] for row in m], r.tokens, r.tokens, width)
+        say(t("real.cli.rows", lang), style="dim")
+        for start, end, lines in parts:
+            if len(parts) > 1:
+                say(t("real.cli.cols", lang, a=start + 1, b=end, n=len(r.tokens)), style="dim")
+            for line in lines:
+                say(line, no_wrap=True)
+    say("")
+    say(t("real.detail.note", lang, n=d.disagreements, T=len(r.tokens)))
+    say(t("real.cli.more", lang), style="dim")
 
 
 def show_coref(co, lang: str) -> None:
@@ -53,7 +66,7 @@ def show_coref(co, lang: str) -> None:
         console.print("  " + t("real.coref.chance", lang, expected=num(case.chance_expected), untied=case.n_untied,
                                 need=case.chance_needed) + " " + t("real.coref.first", lang, first=case.first_noun, n=case.n_prefer_first),
                       markup=False)
-        console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {w:.3f}" for c, w in case.mean_weight.items()), markup=False)
+        console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {num(w)}" for c, w in case.mean_weight.items()), markup=False)
     console.rule(t("real.coref.pairs.h", lang))
     for p in co.pairs:
         console.print(t("real.coref.pair.h", lang, a=p.cases[0], b=p.cases[1]) + ": " + t(
@@ -73,13 +86,7 @@ def show_embeddings(e, lang: str) -> None:
 
     console = Console(highlight=False)
     console.rule(f"[bold]{t('real.emb.h', lang)}")
-    console.print(t("real.emb.near", lang, word=e.word) + ": " + ", ".join(f"{n.token} {n.cosine:.3f}" for n in e.neighbours), markup=False)
-    console.print(t("real.emb.analogy", lang) + ": " + t("real.emb.analogy.rank", lang, rank=e.analogy_rank, cos=f"{e.analogy_cosine:.3f}"), markup=False)
-    console.print(t("real.emb.onehot.text", lang, onehot=f"{e.onehot_cosine:g}", dense=f"{e.dense_cosine:.3f}"), markup=False)
+    console.print(t("real.emb.near", lang, word=e.word) + ": " + ", ".join(f"{n.token} {num(n.cosine)}" for n in e.neighbours), markup=False)
+    console.print(t("real.emb.analogy", lang) + ": " + t("real.emb.analogy.rank", lang, rank=e.analogy_rank, cos=num(e.analogy_cosine)), markup=False)
+    console.print(t("real.emb.onehot.text", lang, onehot=num(e.onehot_cosine), dense=num(e.dense_cosine)), markup=False)
     print_claims(console, e.claims)
-
-
-def num(x: float, digits: int = 3) -> str:
-    """0.87157 -> '0.872', 0.5 -> '0.5' (the page's format; the CLI does not import from web/)."""
-    text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text.replace("-", "\u2212")

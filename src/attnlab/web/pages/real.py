@@ -76,7 +76,8 @@ def _real_page(request: Request):
         if q.get("pick"):  # a map clicked in the grid: "L.H"
             layer, _, head = q["pick"].partition(".")
             layer, head = _int(layer, "layer", LAYERS), _int(head, "head", HEADS)
-        r = lesson.analyse(text, layer, head)
+        r = budget.remembered("real.analyse", {"text": text, "layer": layer, "head": head},  # kept on disk too
+                              lambda: lesson.analyse(text, layer, head), source="real")
     except BadInput as err:
         problems.append(err.text(lang))
         try:
@@ -85,13 +86,14 @@ def _real_page(request: Request):
             text = lesson.DEFAULT_TEXT
             r = lesson.analyse(text)
     try:
-        emb = lesson.embeddings(word, lang=lang)
+        emb = budget.remembered("real.embeddings", {"word": word}, lambda: lesson.embeddings(word, lang=lang), lang=lang,
+                                source="real")
     except BadInput as err:
         problems.append(err.text(lang))
         word = "king"
         emb = lesson.embeddings(word, lang=lang)
     state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
-    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=lesson.coreference(lang), emb=emb, state=state,
+    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=budget.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real"), emb=emb, state=state,
                   problems=problems, text=text, word=word)
 
 
