@@ -13,27 +13,38 @@ nothing but the layout (weights are shown as given, never recomputed).
 from __future__ import annotations
 
 import dataclasses
-import html
-import math
 from collections.abc import Sequence
 
+from attnlab.display.heatmap import CORNER, MAX_CELLS, esc as _esc, heatmap, number as _num
+
 MAX_ITEMS = 8  # list items (dataclasses) shown before "… n more"
-MAX_CELLS = 24  # a matrix side drawn as a heatmap; bigger ones are summarized by their shape
-CELL = 34  # px
+
+# Which labels a matrix field's rows and columns carry, for a result that has `tokens` (and `features`), like
+# the toy lab: "tokens" and "features" are the result's own lists, "dims" numbers a head's columns 1..d.
+AXES = {
+    "X": ("tokens", "features"),
+    "W_Q": ("features", "dims"), "W_K": ("features", "dims"), "W_V": ("features", "dims"),
+    "Q": ("tokens", "dims"), "K": ("tokens", "dims"), "V": ("tokens", "dims"), "output": ("tokens", "dims"),
+    "concat": ("tokens", "dims"), "contributions": ("tokens", "dims"),
+    "dots": ("tokens", "tokens"), "scores": ("tokens", "tokens"), "masked_scores": ("tokens", "tokens"),
+    "weights": ("tokens", "tokens"), "mask": ("tokens", "tokens"),
+}
+
+PER_KEY = ("dots", "scores", "weights", "contribution_norms", "value_norms")  # vectors with one number per token
 
 
-def _esc(x: object) -> str:
-    return html.escape(str(x), quote=True)
+def _labels(result, names: dict) -> dict:
+    """The label lists a result passes down to its fields (and their nested parts): its tokens and features."""
+    found = {k: getattr(result, k) for k in ("tokens", "features")
+             if isinstance(getattr(result, k, None), list) and all(isinstance(x, str) for x in getattr(result, k))}
+    return {**names, **found}
 
 
-def _num(x: float) -> str:
-    if isinstance(x, bool) or x is None:
-        return "—" if x is None else ("✓" if x else "✗")
-    if isinstance(x, int):
-        return str(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.2e}"
+def _axis(kind: str, size: int, names: dict) -> list[str] | None:
+    if kind == "dims":
+        return [str(j + 1) for j in range(size)]
+    labels = names.get(kind)
+    return list(labels) if labels is not None and len(labels) == size else None  # never a mislabelled axis
 
 
 def _is_number(x) -> bool:
@@ -41,39 +52,19 @@ def _is_number(x) -> bool:
 
 
 def _is_matrix(x) -> bool:
-    return (isinstance(x, list) and x and all(isinstance(r, list) and r for r in x)
-            and all(_is_number(v) for r in x for v in r) and len({len(r) for r in x}) == 1)
+    """Numbers (None = a masked score) or booleans (a mask), in equal rows."""
+    if not (isinstance(x, list) and x and all(isinstance(r, list) and r for r in x) and len({len(r) for r in x}) == 1):
+        return False
+    values = [v for r in x for v in r]
+    return all(_is_number(v) for v in values) or all(isinstance(v, bool) for v in values)
 
 
-def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str] | None = None,
-            cols: Sequence[str] | None = None, title: str = "") -> str:
-    """An inline SVG heatmap: each cell's shade is its share of the largest |value|, and it prints the value."""
-    n, m = len(matrix), len(matrix[0])
-    if n > MAX_CELLS or m > MAX_CELLS:
-        return f"<code>{_esc(title)} ({n}×{m})</code>"
-    top = max((abs(v) for r in matrix for v in r if v is not None and math.isfinite(v)), default=0.0) or 1.0
-    left, head = (40 if rows else 4), (20 if cols else 4)
-    width, height = left + m * CELL + 4, head + n * CELL + 4
-    parts = [f'<svg width="{width}" height="{height}" role="img" '
-             f'aria-label="{_esc(title)}" style="font:11px sans-serif">']
-    if title:
-        parts.append(f"<title>{_esc(title)}</title>")
-    for j, c in enumerate(cols or []):
-        parts.append(f'<text x="{left + j * CELL + CELL / 2}" y="{head - 6}" text-anchor="middle">{_esc(c)}</text>')
-    for i, row in enumerate(matrix):
-        if rows:
-            parts.append(f'<text x="{left - 4}" y="{head + i * CELL + CELL / 2 + 4}" text-anchor="end">'
-                         f"{_esc(rows[i])}</text>")
-        for j, v in enumerate(row):
-            share = 0.0 if v is None or not math.isfinite(v) else abs(v) / top
-            fill = f"rgba(200,70,40,{share:.3f})" if v is not None and v < 0 else f"rgba(30,90,200,{share:.3f})"
-            x, y = left + j * CELL, head + i * CELL
-            ink = "#fff" if share > 0.55 else "#222"
-            parts.append(f'<rect x="{x}" y="{y}" width="{CELL - 1}" height="{CELL - 1}" fill="{fill}" '
-                         f'stroke="#ddd"/><text x="{x + CELL / 2}" y="{y + CELL / 2 + 4}" text-anchor="middle" '
-                         f'fill="{ink}">{_esc(_num(v))}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+def _matrix(name: str, x, names: dict) -> str:
+    kinds = AXES.get(name)
+    rows = _axis(kinds[0], len(x), names) if kinds else None
+    cols = _axis(kinds[1], len(x[0]), names) if kinds else None
+    corner = CORNER if kinds and kinds == ("tokens", "tokens") and rows and cols else ""
+    return heatmap(x, rows, cols, title=name, corner=corner)
 
 
 CLAIM_MARKS = {"shown": ("✓", "#2f7d4f"), "not_shown": ("○", "#6b7283"), "contradicted": ("✗", "#b3261e")}
@@ -86,22 +77,26 @@ def _claim(c) -> str:
             f'<br><small style="color:#4a5266">{_esc(c.versus)}</small>')
 
 
-def _value(x, depth: int) -> str:
+def _value(x, depth: int, name: str = "", names: dict | None = None) -> str:
+    """A field's value as HTML; `name` is the field's name and `names` the labels its result passes down."""
+    names = names or {}
     if dataclasses.is_dataclass(x) and hasattr(x, "status") and hasattr(x, "versus"):
         return _claim(x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return html_of(x, depth + 1) if depth < 2 else f"<code>{_esc(type(x).__name__)}</code>"
+        return html_of(x, depth + 1, names) if depth < 2 else f"<code>{_esc(type(x).__name__)}</code>"
     if _is_matrix(x):
-        return heatmap(x)
+        return _matrix(name, x, names)
     if isinstance(x, list) and x and all(_is_number(v) for v in x):
-        shown = ", ".join(_num(v) for v in x[:MAX_CELLS]) + (" …" if len(x) > MAX_CELLS else "")
+        keys = _axis("tokens", len(x), names) if name in PER_KEY else None  # a query's row: one number per key
+        items = [f"{keys[j]} {_num(v)}" if keys else _num(v) for j, v in enumerate(x[:MAX_CELLS])]
+        shown = ", ".join(items) + (" …" if len(x) > MAX_CELLS else "")
         return f"<code>({_esc(shown)})</code>"
     if isinstance(x, list) and x and all(dataclasses.is_dataclass(v) for v in x):
-        items = "".join(f"<li>{_value(v, depth)}</li>" for v in x[:MAX_ITEMS])
+        items = "".join(f"<li>{_value(v, depth, name, names)}</li>" for v in x[:MAX_ITEMS])
         more = f"<li>… {len(x) - MAX_ITEMS} more</li>" if len(x) > MAX_ITEMS else ""
         return f"<ol>{items}{more}</ol>"
     if isinstance(x, dict):
-        return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_value(v, depth)}</td></tr>"
+        return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_value(v, depth, str(k), names)}</td></tr>"
                                    for k, v in list(x.items())[:MAX_CELLS]) + "</table>"
     if _is_number(x) or isinstance(x, bool):
         return _esc(_num(x))
@@ -109,10 +104,12 @@ def _value(x, depth: int) -> str:
     return _esc(text if len(text) <= 200 else text[:200] + " …")
 
 
-def html_of(result, depth: int = 0) -> str:
-    """A lesson's dataclass as a table of its fields: numbers, vectors, matrices as heatmaps, nested parts."""
+def html_of(result, depth: int = 0, names: dict | None = None) -> str:
+    """A lesson's dataclass as a table of its fields: numbers, vectors, matrices as heatmaps (their rows and
+    columns labelled with the result's tokens and features, see AXES), nested parts."""
+    names = _labels(result, names or {})
     rows = "".join(f'<tr><th style="text-align:left;vertical-align:top">{_esc(f.name)}</th>'
-                   f"<td style=\"text-align:left\">{_value(getattr(result, f.name), depth)}</td></tr>"
+                   f"<td style=\"text-align:left\">{_value(getattr(result, f.name), depth, f.name, names)}</td></tr>"
                    for f in dataclasses.fields(result))
     return (f'<div class="attnlab-repr"><strong>{_esc(type(result).__name__)}</strong>'
             f"<table>{rows}</table></div>")
