@@ -25,7 +25,7 @@ def flat(text: str) -> str:
 
 def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tmp_path):
     out = tmp_path / "poem"
-    result = runner.invoke(app, ["train", "--corpus", "poem", "--steps", "30", "--seed", "1", "--out", str(out)])
+    result = runner.invoke(app, ["train", "--corpus", "poem", "--steps", "30", "--seed", "1", "--out", str(out), "--lang", "en"])
     assert result.exit_code == 0, result.output
     printed = flat(result.output)
     want = first_step(new_run("poem", steps=30, seed=1, device="cpu"), seeds=0, lang="en")
@@ -49,6 +49,6 @@ def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tm
 def test_resumed_training_prints_no_first_update(tmp_path):
     out = tmp_path / "poem"
     assert runner.invoke(app, ["train", "--corpus", "poem", "--steps", "3", "--out", str(out)]).exit_code == 0
-    again = runner.invoke(app, ["train", "--out", str(out), "--steps", "5", "--resume"])
+    again = runner.invoke(app, ["train", "--out", str(out), "--steps", "5", "--resume", "--lang", "en"])
     assert again.exit_code == 0, again.output
     assert "first update" not in again.output

@@ -41,7 +41,7 @@ def test_train_then_generate_recites_the_line_as_commands(tmp_path):
         exe = [sys.executable, "-c", "from attnlab.cli import app; app()"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "poem"
-    trained = subprocess.run([*exe, "train", "--corpus", "poem", "--out", str(out)], capture_output=True,
+    trained = subprocess.run([*exe, "train", "--corpus", "poem", "--out", str(out), "--lang", "en"], capture_output=True,
                              text=True, env=env, timeout=300)
     assert trained.returncode == 0, trained.stderr
     assert "loss" in trained.stderr and "p(光|床前明月)" in trained.stderr  # the progress bar's fields
@@ -118,7 +118,7 @@ def test_resume_continues_to_more_steps(tmp_path):
     out = tmp_path / "ck"
     assert attnlab("train", "--corpus", "jingyesi", "--steps", "20", "--out", out).exit_code == 0
     assert json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] == 20
-    result = attnlab("train", "--resume", "--steps", "40", "--out", out)
+    result = attnlab("train", "--resume", "--steps", "40", "--out", out, "--lang", "en")
     assert result.exit_code == 0, result.output
     assert json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] == 40
     assert "step 40/40" in result.stdout
@@ -165,7 +165,7 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
             pytest.fail(reason)
         pytest.skip(reason)
     out = tmp_path / "ck"
-    proc = subprocess.Popen([exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out)],
+    proc = subprocess.Popen([exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
@@ -180,7 +180,7 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
     assert "stopped early" in stdout
     step = json.loads((out / "config.json").read_text(encoding="utf-8"))["step"]
     assert 0 < step < 200_000
-    resumed = attnlab("train", "--resume", "--steps", str(step + 5), "--out", out)
+    resumed = attnlab("train", "--resume", "--steps", str(step + 5), "--out", out, "--lang", "en")
     assert resumed.exit_code == 0 and f"step {step + 5}/{step + 5}" in resumed.stdout
 
 

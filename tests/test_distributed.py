@@ -168,7 +168,7 @@ def test_two_processes_train_the_model_one_process_trains_on_both_batches(tmp_pa
 # --- torchrun -m attnlab train, as typed ---------------------------------------------------------------
 
 def torchrun_train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*ATTNLAB, "train", *args, "--device", "cpu"], capture_output=True, text=True,
+    return subprocess.run([*ATTNLAB, "train", *args, "--device", "cpu", "--lang", "en"], capture_output=True, text=True,
                           env=ENV, timeout=timeout)
 
 
@@ -208,7 +208,7 @@ def test_ctrl_c_stops_every_rank_rank_0_saves_and_resume_continues(tmp_path):
     out = tmp_path / "ck"
     # a new session, so the signal goes to torchrun and both ranks, as a terminal's Ctrl+C does
     proc = subprocess.Popen([*ATTNLAB, "train", "--corpus", "jingyesi", "--steps", "200000", "--device", "cpu",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--out", str(out), "--lang", "en"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=ENV, start_new_session=True)
     try:
         for line in proc.stderr:  # printed once every rank catches Ctrl+C

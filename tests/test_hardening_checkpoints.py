@@ -189,7 +189,7 @@ def console_script() -> str:
 
 def test_sigterm_stops_after_the_step_and_saves(tmp_path):
     out = tmp_path / "ck"
-    proc = subprocess.Popen([console_script(), "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out)],
+    proc = subprocess.Popen([console_script(), "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:

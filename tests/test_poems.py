@@ -235,7 +235,7 @@ def memorized(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ckpt") / "poems"
     result = CliRunner().invoke(app, ["train", "--corpus", str(folder), "--out", str(out), "--steps", "60",
                                       "--layers", "1", "--heads", "2", "--d-model", "32", "--context", "32",
-                                      "--lr", "0.01", "--minutes", "30"])
+                                      "--lr", "0.01", "--minutes", "30", "--lang", "en"])
     assert result.exit_code == 0, result.output
     assert "2 poems, simplified, form wujue,qijue,wulv,qilv" in " ".join(result.output.split())
     return out

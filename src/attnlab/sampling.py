@@ -209,7 +209,8 @@ def generate(
     context = model.config.context_length
     cropped = max(0, len(prompt_ids) - context)
     seq = prompt_ids[cropped:] or [tokenizer.eot_id]
-    if start_of_text and cropped == 0 and prompt_ids and len(prompt_ids) < context:
+    started = start_of_text and cropped == 0 and bool(prompt_ids) and len(prompt_ids) < context
+    if started:
         seq = [tokenizer.eot_id] + seq
     generator = torch.Generator().manual_seed(seed) if seed is not None and not greedy else None
 
@@ -258,6 +259,41 @@ def generate(
     text = tokenizer.decode(prompt_ids + new_ids)
     new_text = text[len(prompt):] if text.startswith(prompt) else tokenizer.decode(new_ids)
     settings = dict(max_new_tokens=max_new_tokens, temperature=0.0 if greedy else float(temperature),
-                    top_k=top_k, top_p=top_p, greedy=greedy, seed=seed, use_cache=use_cache)
+                    top_k=top_k, top_p=top_p, greedy=greedy, seed=seed, use_cache=use_cache,
+                    start_of_text=started or not prompt_ids)  # what the model read first: the end-of-text mark
     return Generation(prompt=prompt, prompt_ids=prompt_ids, cropped=cropped, new_ids=new_ids, new_text=new_text,
                       text=prompt + new_text, stop_reason=stop_reason, settings=settings, steps=steps)
+
+
+def starts_poems(meta) -> bool:
+    """Whether a checkpoint is a poem model whose generation starts a poem by default.
+
+    The signal is config.json's `corpus_options`, which only a chinese-poetry folder or glob writes (with its
+    script and forms; attnlab.train.run.load_corpus): one poem per text, each after the end-of-text mark, and
+    (the default, `align`) every training window starts at that mark, so a poem's first character is always at
+    position 1. A prompt read without the mark sits one position early and the learned positions no longer
+    line up with the verses (a 6-character first verse from a 五言 model). Not the corpus's name (any folder
+    name) nor its characters; and not the built-in poems, which are learned from position 0 without a mark.
+    """
+    return isinstance(meta, dict) and isinstance(meta.get("corpus_options"), dict)
+
+
+def generate_from(checkpoint, prompt: str, *, poem_start: bool | None = None, form: str | None = None,
+                  **settings) -> Generation:
+    """generate() with a loaded checkpoint (anything with .model, .tokenizer and .meta, such as
+    attnlab.train.load_checkpoint's), starting as it was trained.
+
+    poem_start: True reads the end-of-text mark before the prompt (the prompt begins a poem), False the bare
+    prompt; None (default) does what the checkpoint was trained for: True for a poem model (starts_poems) or
+    when a form is asked for. form ('wujue', 'qijue', 'wulv', 'qilv') only chooses where to stop: after the
+    form's last verse. `settings` are generate()'s (max_new_tokens, temperature, top_k, seed ...).
+    """
+    from attnlab.text.forms import FORMS, complete_verses
+
+    if form is not None and form not in FORMS:
+        raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
+    start = poem_start if poem_start is not None else (form is not None or starts_poems(checkpoint.meta))
+    n_verses = FORMS[form][0] if form is not None else 0
+    stop_when = (lambda text: complete_verses(text) >= n_verses) if form is not None else None
+    return generate(checkpoint.model, checkpoint.tokenizer, prompt, start_of_text=bool(start), stop_when=stop_when,
+                    **settings)

@@ -24,8 +24,9 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", min=0, help="Seed for sampling, so a run can be repeated."),
         explain: bool = typer.Option(False, "--explain", help="Show the pipeline: ① ids, ② embeddings, ③ attention, ④ next-token probabilities, then every step's candidates."),
         device: str = typer.Option("cpu", "--device", help="auto, cpu, cuda or mps."),
-        lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain)."),
+        lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain and the --form verdict)."),
         form: str = typer.Option(None, "--form", help="Write a poem of this form from the prompt as its start: wujue (五绝), qijue (七绝), wulv (五律) or qilv (七律); stops after the form's last verse, and --explain shows each step's verse and character."),
+        poem_start: bool = typer.Option(None, "--poem-start/--no-poem-start", help="Read the end-of-text mark before the prompt, so the prompt begins a poem as every poem began in training. Default: on for a checkpoint trained on a folder or glob of poems (its config.json has corpus_options) and with --form; off otherwise (the built-in poems are learned without the mark)."),
     ) -> None:
         """Generate text from a checkpoint, one token at a time (KV cache), greedy or sampled."""
         if temperature < 0 or temperature != temperature:
@@ -41,13 +42,12 @@ def register(app: typer.Typer) -> None:
             fail("generate", f"--lang must be zh or en, got {lang!r}")
         if not prompt:
             fail("generate", "--prompt is empty; give the beginning of a text, e.g. --prompt 床前")
-        from attnlab.text.forms import FORMS, complete_verses
+        from attnlab.text.forms import FORMS
 
         if form is not None and form not in FORMS:
             fail("generate", f"--form must be one of {', '.join(FORMS)}, got {form!r}")
-        n_verses = FORMS[form][0] if form else None
 
-        from attnlab.sampling import generate as run_generation  # torch loads here
+        from attnlab.sampling import generate_from  # torch loads here
         from attnlab.lessons.pipeline.view import show_pipeline, show_steps
         from attnlab.train import load_checkpoint, pick_device
 
@@ -69,10 +69,10 @@ def register(app: typer.Typer) -> None:
                            f"({context}); the model reads only its last {context}", err=True)
             if explain:
                 show_pipeline(ckpt, prompt, lang)
-            gen = run_generation(ckpt.model, ckpt.tokenizer, prompt, max_new_tokens=max_new_tokens,
-                                 temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy, seed=seed,
-                                 n_candidates=5, start_of_text=form is not None,
-                                 stop_when=(lambda text: complete_verses(text) >= n_verses) if form else None)
+            # a poem checkpoint starts the prompt as a poem, as its training windows did (sampling.starts_poems)
+            gen = generate_from(ckpt, prompt, poem_start=poem_start, form=form, max_new_tokens=max_new_tokens,
+                                temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy, seed=seed,
+                                n_candidates=5)
         except ValueError as err:
             fail("generate", str(err))
         if explain:
@@ -89,4 +89,5 @@ def _check_form(text: str, form: str, lang: str) -> None:
 
     verses, chars = FORMS[form]
     key = "poems.check.holds" if classify(text) == form else "poems.check.fails"
-    typer.echo(t(key, lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars), err=True)
+    # a blank line first: the verdict is not a line of the poem, even where stdout and stderr are shown joined
+    typer.echo("\n" + t(key, lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars), err=True)

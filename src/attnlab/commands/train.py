@@ -11,6 +11,9 @@ from pathlib import Path
 
 import typer
 
+from attnlab.commands import lang_option
+from attnlab.commands.train_progress import PROGRESS_EVERY
+
 DEVICES = ("auto", "cpu", "cuda", "mps")
 MAX_SEED = 2**31 - 1  # as the web lab; torch.manual_seed overflows past 64 bits
 
@@ -52,6 +55,8 @@ def register(app: typer.Typer) -> None:
         patience: int = typer.Option(None, "--patience", min=0, help="Stop after this many validation estimates without a new best (0: never; default 5 for a folder of poems)."),
         keep_best: bool = typer.Option(None, "--keep-best/--keep-last", help="Save the weights of the best validation estimate (default for a folder of poems) or the last step's."),
         max_corpus_mb: float = typer.Option(None, "--max-corpus-mb", help="Refuse a corpus (file, or all the files of a folder or glob) bigger than this many MB (10^6 bytes), before reading it. Default 256: reading and tokenizing takes about 18 times the corpus's size in memory."),
+        progress_every: float = typer.Option(PROGRESS_EVERY, "--progress-every", min=0, help="When the output is not a terminal (a file, a pipe), print a progress line every this many seconds (0: at every logged step)."),
+        lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
         if tokenizer not in ("char", "bpe"):
@@ -100,7 +105,7 @@ def register(app: typer.Typer) -> None:
                                   script=script, form=form, **settings)
             except ValueError as err:  # bad corpus, sizes (too big included), checkpoint, unseen characters ...
                 _fail_once(str(err))
-            _train(run, out)
+            _train(run, out, lang, progress_every)
         except typer.Exit:  # click's Exit is a RuntimeError too: let it through
             raise
         except (RuntimeError, MemoryError) as err:  # out of memory on the device, a CUDA error ...
@@ -111,21 +116,30 @@ def register(app: typer.Typer) -> None:
             distributed.teardown()
 
 
-def _first_update(run, console) -> None:
-    """Step ⑤'s first update before training starts: the text's plain gradient step on −log p(target) beside
-    the real first AdamW step, each on a copy of the untrained model (attnlab.lessons.pipeline.first_step)."""
+def _first_update(run, console, lang: str) -> None:
+    """Step ⑤'s first update before training starts: the text's plain gradient step on −log p(光) beside the
+    real first AdamW step, each on a copy of the untrained model (attnlab.lessons.pipeline.first_step).
+    Only where the corpus holds the text's example (床前明月光): elsewhere the probe is a line of the corpus
+    (attnlab.train.run.make_probe), and one step moves one character's p among thousands by nothing worth
+    reading (0.0002 → 0.0002 on 全唐诗), so a line says why it is skipped instead."""
     from rich.markup import escape
 
     from attnlab.i18n import t
     from attnlab.lessons.common.view import print_claims
     from attnlab.lessons.pipeline.first_step import first_step, neg_log
+    from attnlab.train.run import PROBE_CONTEXT, PROBE_TARGET
 
-    r = first_step(run, seeds=0, lang="en")
+    probe = run.trainer.probe
+    if (probe.context, probe.target) != (PROBE_CONTEXT, PROBE_TARGET):
+        console.print(escape(t("train.cli.first.skipped", lang, target=PROBE_TARGET, context=PROBE_CONTEXT)),
+                      style="dim", highlight=False, soft_wrap=True)
+        return
+    r = first_step(run, seeds=0, lang=lang)
     text = neg_log(0.12)
-    console.print(f"⑤ first update, on copies of the untrained model · −log p({escape(r.target)}) = "
-                  f"−log {r.arithmetic.p:.4f} = {r.arithmetic.neg_log:.4f} (the text's −log {text.p} = {text.neg_log:.4f})")
+    console.print(escape(t("train.cli.first", lang, target=r.target, p=f"{r.arithmetic.p:.4f}",
+                           neg_log=f"{r.arithmetic.neg_log:.4f}", text_p=text.p, text_neg_log=f"{text.neg_log:.4f}")))
     print_claims(console, r.claims)
-    console.print(escape(t("pipeline.step5.first.why", "en", target=r.target)), style="dim", highlight=False)
+    console.print(escape(t("pipeline.step5.first.why", lang, target=r.target)), style="dim", highlight=False)
 
 
 def _check_writable(out: Path) -> None:
@@ -147,36 +161,22 @@ def _fail_once(message: str, code: int = 2) -> None:
     fail("train", message, code)
 
 
-def _train(run, out: Path) -> None:
+def _train(run, out: Path, lang: str, every: float) -> None:
     import signal
     import threading
 
     from rich.console import Console
-    from rich.markup import escape
 
     from attnlab.train import distributed
 
     main = distributed.is_main()  # with torchrun, only rank 0 prints and saves
     console = Console(stderr=True, quiet=not main)
-    trainer, cfg, model_cfg = run.trainer, run.config, run.model.config
-    probe = trainer.probe
-    n_params = sum(p.numel() for p in run.model.parameters())
-    console.print(
-        f"corpus {escape(run.corpus)}: {len(run.data.train)} training tokens"
-        + (f", {len(run.data.val)} held out" if run.data.val is not None else "")
-        + (f" ({len(run.texts)} poems, {run.corpus_options['script']}, form {run.corpus_options['form']}; "
-           f"{len(run.held_out)} held out by poem)" if run.corpus_options else "")
-        + f" · {run.tokenizer.kind} tokenizer, {run.tokenizer.vocab_size} tokens · GPT {model_cfg.n_layers} layers, "
-        f"{model_cfg.n_heads} heads, d_model {model_cfg.d_model}, context {model_cfg.context_length}, "
-        f"{n_params:,} parameters · {trainer.device}, {trainer.precision}" + (" + compile" if cfg.compile else "")
-        + (f" · ablations: {', '.join(model_cfg.ablations)}" if model_cfg.ablations else "")
-        + (f" · DDP, {trainer.world_size} processes × batch {cfg.batch_size}" if trainer.world_size > 1 else "")
-    )
+    console.print(_header(run, lang), highlight=False, markup=False, soft_wrap=True)
     for warning in run.warnings if main else []:
         typer.echo(f"attnlab train: warning: {warning}", err=True)
-    if main and not distributed.active() and trainer.step == 0 and probe is not None:
-        _first_update(run, console)
-    before = trainer.probe_prob()
+    if main and not distributed.active() and run.trainer.step == 0 and run.trainer.probe is not None:
+        _first_update(run, console, lang)
+    before = run.trainer.probe_prob()
 
     stop = {"asked": False}
 
@@ -189,56 +189,53 @@ def _train(run, out: Path) -> None:
     # second one cannot cut the save short.
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
     try:
-        _train_and_save(run, out, console, main, stop, before)
+        _train_and_save(run, out, console, main, stop, before, lang, every)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _train_and_save(run, out: Path, console, main: bool, stop: dict, before) -> None:
+def _header(run, lang: str = "zh") -> str:
+    """The corpus, the tokenizer, the model and where it trains, in one line."""
+    from attnlab.i18n import t
+
+    trainer, cfg, m = run.trainer, run.config, run.model.config
+    line = t("train.cli.corpus", lang, corpus=run.corpus, n=len(run.data.train))
+    if run.data.val is not None:
+        line += t("train.cli.held_out", lang, n=len(run.data.val))
+    if run.corpus_options:
+        line += t("train.cli.poems", lang, n=len(run.texts), script=run.corpus_options["script"],
+                  form=run.corpus_options["form"], held=len(run.held_out))
+    line += t("train.cli.model", lang, kind=run.tokenizer.kind, vocab=run.tokenizer.vocab_size, layers=m.n_layers,
+              heads=m.n_heads, d_model=m.d_model, context=m.context_length,
+              params=f"{sum(p.numel() for p in run.model.parameters()):,}", device=trainer.device,
+              precision=trainer.precision)
+    line += " + compile" if cfg.compile else ""
+    line += t("train.cli.ablations", lang, names=", ".join(m.ablations)) if m.ablations else ""
+    if trainer.world_size > 1:
+        line += t("train.cli.ddp", lang, n=trainer.world_size, batch=cfg.batch_size)
+    return line
+
+
+def _train_and_save(run, out: Path, console, main: bool, stop: dict, before, lang: str, every: float) -> None:
     import threading
 
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from attnlab.commands.train_progress import Bar, Lines, View
+    from attnlab.i18n import t
     from attnlab.train import distributed
 
     trainer, cfg, probe = run.trainer, run.config, run.trainer.probe
-    main_thread = threading.current_thread() is threading.main_thread()
     distributed.barrier()  # every rank catches Ctrl+C before the hint says so
-    if main_thread:
-        console.print("Ctrl+C stops after the current step and saves (continue later with --resume)", style="dim")
-    label = f"p({probe.target}|{probe.context})" if probe else ""
-    timed = cfg.minutes is not None  # the bar fills with time; the step count is shown beside it
-    columns = [TextColumn("[bold]train"), BarColumn(),
-               TextColumn("step {task.fields[step]}") if timed else MofNCompleteColumn(),
-               TextColumn("loss {task.fields[loss]}")]
-    if run.data.val is not None:
-        columns.append(TextColumn("val loss {task.fields[val]}"))
-        if cfg.keep_best or cfg.patience:
-            columns.append(TextColumn("best {task.fields[best]}"))
-    if probe is not None:
-        shown = escape(label).replace("{", "{{").replace("}", "}}")  # TextColumn formats and parses markup
-        columns.append(TextColumn(shown + " {task.fields[p]}"))
-    columns.append(TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False, disable=not main) as progress:
-        total = 60 * cfg.minutes if timed else cfg.steps
-        task = progress.add_task("train", total=total, completed=0 if timed else trainer.step, loss="-", val="-",
-                                 p="-", best="-", step=trainer.step)
-
-        def show(event: dict) -> None:
-            if event["type"] != "step":
-                return
-            fields = dict(loss=f"{event['loss']:.4f}", step=event["step"])
-            if event["val_loss"] is not None:
-                fields["val"] = f"{event['val_loss']:.4f}"
-            if event.get("best_val_loss") is not None:
-                fields["best"] = f"{event['best_val_loss']:.4f}"
-            if event["p_probe"] is not None:
-                fields["p"] = f"{event['p_probe']:.3f}"
-            progress.update(task, completed=min(event["seconds"], total) if timed else event["step"], **fields)
-
-        result = trainer.run(callback=show, should_stop=lambda: stop["asked"])
+    if threading.current_thread() is threading.main_thread():
+        console.print(t("train.cli.hint", lang), style="dim", highlight=False, markup=False)
+    label = f"p({probe.target}|{probe.context})" if probe else None
+    view = View(cfg.steps, 60 * cfg.minutes if cfg.minutes is not None else None, label, lang)
+    if console.is_terminal:  # a live bar; elsewhere it would draw nothing until the end
+        with Bar(view, console, trainer.step, enabled=main) as bar:
+            result = trainer.run(callback=bar, should_stop=lambda: stop["asked"])
+    else:
+        lines = Lines(view, lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True), every)
+        result = trainer.run(callback=lines, should_stop=lambda: stop["asked"])
 
     error = None
     if main:
@@ -253,30 +250,18 @@ def _train_and_save(run, out: Path, console, main: bool, stop: dict, before) -> 
         fail("train", f"could not write the checkpoint to {out}: {error}; nothing there was changed, and this "
                       f"run's training is lost", 1)
     if main:
-        _report(console, probe, label, before, result, path, run.config.steps)
+        _report(console, label, before, result, path, cfg, lang)
 
 
-STOPPED = {"asked": "stopped early; continue with --resume",
-           "time": "the --minutes budget ran out; continue with --resume",
-           "patience": "stopped early: validation stopped improving (--patience)"}
+def _report(console, label: str | None, before, result, path, cfg, lang: str) -> None:
+    from attnlab.commands.train_progress import summary
+    from attnlab.i18n import t
 
-
-def _report(console, probe, label: str, before, result, path, steps: int) -> None:
-    from rich.markup import escape
-
-    if probe is not None and before is not None and result.p_probe is not None:
-        # the course's number: how sure the model is of 光 after 床前明月, and the loss -log p
-        console.print(f"{escape(label)}: {before:.3f} → {result.p_probe:.3f}   "
-                      f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})")
-    summary = f"step {result.step}/{steps}, loss {result.loss:.4f}"
-    if result.val_loss is not None:
-        summary += f", val loss {result.val_loss:.4f}"
-    if result.best_val_loss is not None and result.best_step is not None and result.best_step != result.step:
-        summary += (f"; best val loss {result.best_val_loss:.4f} at step {result.best_step}"
-                    + (", the weights saved" if result.restored_best else ""))
-    if result.stopped:
-        summary += f" ({STOPPED.get(result.stop_reason, STOPPED['asked'])})"
-    typer.echo(f"saved {path} · {summary}")
+    if label is not None and before is not None and result.p_probe is not None:
+        # the course's number: how sure the model is of 光 after 床前明月 (or of a corpus line's 5th character)
+        console.print(f"{label}: {before:.3f} → {result.p_probe:.3f}   "
+                      f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})", highlight=False, markup=False)
+    typer.echo(t("train.cli.saved", lang, path=path, summary=summary(result, cfg.steps, cfg.minutes, lang)))
 
 
 def _log(p: float) -> float:

@@ -96,14 +96,18 @@ def load_corpus(corpus: str, script: str | None = None, form: str | None = None,
     return Corpus(str(Path(corpus).resolve()), texts, checksum)  # absolute: --resume finds it from anywhere
 
 
-def make_probe(tokenizer, data: TokenData) -> Probe:
-    """p(光 | 床前明月) when the tokenizer spells both as characters, else the corpus's own 5th token."""
+def make_probe(tokenizer, data: TokenData, texts: list[str] | None = None) -> Probe:
+    """p(光 | 床前明月) when the corpus holds the text's example (all of `texts` is searched; None: only the
+    tokenizer's spelling is asked) and the tokenizer spells both as characters; else the corpus's own 5th token
+    (after the opening end-of-text mark of a stream whose windows start at a poem), a line the run does train
+    on: 全唐诗 spells 床前明月 and 光 but has no 床前明月光, so p(光) there would say nothing."""
     ctx, target = PROBE_CONTEXT, PROBE_TARGET
-    if not tokenizer.unknown(ctx + target):
+    if not tokenizer.unknown(ctx + target) and (texts is None or any(ctx + target in text for text in texts)):
         ctx_ids, target_ids = tokenizer.encode(ctx), tokenizer.encode(target)
         if len(target_ids) == 1:
             return Probe(ctx_ids, target_ids[0], ctx, target)
-    ids = data.train[:5].tolist()
+    n = 6 if len(data.train) > 5 and int(data.train[0]) == tokenizer.eot_id else 5
+    ids = data.train[:n].tolist()
     return Probe(ids[:-1], ids[-1], tokenizer.decode(ids[:-1]), tokenizer.token(ids[-1]))
 
 
@@ -186,7 +190,7 @@ def new_run(
         data = source.token_data(tok, model_cfg.context_length)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
-    trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data), **({"clock": clock} if clock else {}))
+    trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data, texts), **({"clock": clock} if clock else {}))
     return Run(source.name, texts, tok, model, data, trainer, source.sha256, corpus_options=source.options,
                held_out=source.split()[1] if source.by_text else [])
 
@@ -254,7 +258,7 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
         data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
     dev = pick_device(device)
     ckpt.model.train()
-    trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data))
+    trainer = Trainer(ckpt.model, data, cfg, device=dev, probe=make_probe(ckpt.tokenizer, data, texts))
     try:
         trainer.load_state(scalars, tensors)
     except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as e:

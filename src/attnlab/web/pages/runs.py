@@ -23,7 +23,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
-from attnlab.sampling import Generation, generate, prob_text
+from attnlab.sampling import Generation, generate_from, prob_text, starts_poems
 from attnlab.train.checkpoint import CheckpointError
 from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run
 from attnlab.web import budget
@@ -57,6 +57,8 @@ class RunGenerateRequest(BaseModel):
     top_p: bounded(float, gt=0, le=1) | None = None
     greedy: Flag = False
     seed: bounded(int, ge=0, le=2**31 - 1) | None = None
+    poem_start: Flag | None = Field(None, description="read the end-of-text mark before the prompt, so it begins a "
+                                    "poem; null: as the checkpoint was trained (on for a folder of poems)")
 
 
 def _open_cost(root: Path, name: str) -> Cost:
@@ -112,9 +114,10 @@ def api_run(
 
 
 def _generate(ckpt, body: RunGenerateRequest) -> Generation:
-    return generate(ckpt.model, ckpt.tokenizer, body.prompt, max_new_tokens=body.max_new_tokens,
-                    temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, greedy=body.greedy,
-                    seed=body.seed, n_candidates=5)
+    """A poem checkpoint starts the prompt as a poem unless asked not to (attnlab.sampling.starts_poems)."""
+    return generate_from(ckpt, body.prompt, poem_start=body.poem_start, max_new_tokens=body.max_new_tokens,
+                         temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, greedy=body.greedy,
+                         seed=body.seed, n_candidates=5)
 
 
 @router.post("/api/runs/{name}/generate", tags=["runs"], responses=answers(400, 403, 404))
@@ -157,6 +160,8 @@ def _refused(request: Request, name: str, status: int, key: str, detail: str = "
 def _page_generation(ckpt, params, lang: str) -> tuple[dict, Generation | None, str | None]:
     """⑥ on the page: the form's state, the generation (when the form was sent) or the problem, in `lang`."""
     state = {k: (params.get(k) or v).strip() for k, v in GEN_FIELDS.items()}
+    opted_out = (params.get("no_poem_start") or "").strip().lower() in TRUE  # the box a poem model's form shows
+    state["no_poem_start"] = "1" if opted_out else ""
     if "prompt" not in params:
         return state, None, None
     unseen = ckpt.tokenizer.unknown(state["prompt"])
@@ -166,7 +171,8 @@ def _page_generation(ckpt, params, lang: str) -> tuple[dict, Generation | None, 
         body = RunGenerateRequest(prompt=state["prompt"], max_new_tokens=state["max_new_tokens"] or 30,
                                   temperature=state["temperature"] or 1.0, top_k=state["top_k"] or None,
                                   top_p=state["top_p"] or None, greedy=state["greedy"].lower() in TRUE,
-                                  seed=state["gseed"] or None)
+                                  seed=state["gseed"] or None,
+                                  poem_start=False if opted_out else None)
         return state, _generate(ckpt, body), None
     except ValidationError as err:
         return state, None, page_problems(list(err.errors()), lang, form="gen")
@@ -209,4 +215,5 @@ def run_page(request: Request, name: str):
                   steps=view.steps if view else None, emb=emb,
                   fv=view.focus if view else focus_view(ckpt.model, ckpt.tokenizer, lang=lang),
                   gen_state=gen_state, generation=generation, gen_problem=gen_problem, prob_text=prob_text,
+                  poem_model=starts_poems(ckpt.meta),
                   warnings=ckpt.warnings)
