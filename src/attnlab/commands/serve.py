@@ -25,18 +25,30 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0 = any free port)."),
         runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of checkpoints the lab can open at /runs "
                                   "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened."),
+        cache: Path = typer.Option(None, "--cache", help="Folder where lesson results are kept between runs of the "
+                                   "lab (default: $ATTNLAB_CACHE, else $XDG_CACHE_HOME/attnlab or ~/.cache/attnlab)."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Keep lesson results in memory only."),
+        warm: bool = typer.Option(True, "--warm/--no-warm", envvar="ATTNLAB_WARM", help="Compute the default pages "
+                                  "in the background at start, giving way to every request (ATTNLAB_WARM=0: off)."),
     ) -> None:
         """Start the lab in your browser: the web app, offline, on http://127.0.0.1:8000/ by default."""
+        from attnlab.lessons.common import disk_cache
+
+        if no_cache:
+            disk_cache.use(None)
+        elif cache is not None:
+            disk_cache.use(cache)
         try:
-            _serve(host, port, runs)
+            _serve(host, port, runs, warm)
         except KeyboardInterrupt:  # Ctrl+C before the server took over its signals (e.g. while torch loads)
             raise typer.Exit(130) from None
 
 
-def _serve(host: str, port: int, runs: Path) -> None:
+def _serve(host: str, port: int, runs: Path, warm: bool = True) -> None:
     """Check the options, bind, print the URL, serve until stopped (the server then ends the process)."""
     from attnlab.web.server import bind, serve as run, url_of
 
+    from attnlab.lessons.common import disk_cache
     from attnlab.train.links import LinkLoop, real_path
 
     try:
@@ -59,4 +71,6 @@ def _serve(host: str, port: int, runs: Path) -> None:
     typer.echo(f"注意力实验室 attnlab: {url_of(sock)}/   (Ctrl+C to stop)")
     found = "" if runs.is_dir() else " (not there yet: `attnlab train --out " + str(runs / "NAME") + "` makes it)"
     typer.echo(f"checkpoints from {runs}{found}: {url_of(sock)}/runs")
-    run(sock, hosts=(host,), runs_dir=runs)
+    folder = disk_cache.folder()
+    typer.echo(f"lesson results kept in {folder}" if folder else "lesson results kept in memory only (--no-cache)")
+    run(sock, hosts=(host,), runs_dir=runs, warm=warm)

@@ -39,6 +39,7 @@ from attnlab import __version__
 from attnlab.web import errors, options, refusals
 from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import LESSONS_DIR, STATIC_DIR
+from attnlab.web.warm_gate import InFlight
 
 # One line per page module; each module exposes `router`.
 PAGES = (
@@ -118,6 +119,7 @@ def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_B
     def favicon() -> FileResponse:
         return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
+    app.add_middleware(InFlight)  # counts the users' requests: the background warm-up waits for them (web/warm.py)
     app.add_middleware(SecurityHeaders)  # outermost: the limits' own refusals carry the headers too
 
     for name in PAGES:

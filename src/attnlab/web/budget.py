@@ -14,16 +14,19 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextvars
-import ctypes
-import gc
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from attnlab.lessons.common import disk_cache
 from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.explain import TOPICS
 from attnlab.train.progress import Cancelled, Progress, reporting
+from attnlab.web.lanes import Lane
+from attnlab.web.memory import trim
+from attnlab.web.warm_gate import WarmProgress, warming
 
 
 def closing(app) -> threading.Event:
@@ -63,6 +66,7 @@ LIGHT_MB = 128.0  # a computation that trains nothing and needs at most this muc
 HEAVY_MB = 768.0  # the memory the heavy lane's computations may hold together
 MAX_MB = 512.0  # one computation: above, refused
 LESSON_WAIT_S = 2.0  # how long a request waits for room in its lane before its 503
+FIGURE_WAIT_S = 120.0  # ... and for its turn to draw a figure
 RETRY_AFTER_S = 10  # what the 503 tells the client to wait
 CACHE_SIZE = 32  # lesson results kept
 CACHE_MIN_S = 0.2  # only results that took at least this long are kept (the quick ones are recomputed)
@@ -95,30 +99,14 @@ class TooLarge(ValueError):
         self.mb = mb
 
 
-class Lane:
-    """A counting gate with a memory allowance that works from any event loop or thread (tests run several
-    servers in one process)."""
-
-    def __init__(self, name: str, size: int, memory_mb: float = float("inf")):
-        self.name, self.size, self.memory_mb = name, size, memory_mb
-        self.used, self.held_mb = 0, 0.0
-        self._lock = threading.Lock()
-
-    def try_take(self, mb: float = 0.0) -> bool:
-        with self._lock:
-            if self.used >= self.size or (self.used and self.held_mb + mb > self.memory_mb):
-                return False
-            self.used, self.held_mb = self.used + 1, self.held_mb + mb
-            return True
-
-    def give_back(self, mb: float = 0.0) -> None:
-        with self._lock:
-            self.used, self.held_mb = self.used - 1, max(0.0, self.held_mb - mb)
-
-
 SLOTS = HEAVY = Lane("heavy", HEAVY_SLOTS, HEAVY_MB)
 LIGHT = Lane("light", LIGHT_SLOTS)
-DRAW = Lane("figure", 1)  # matplotlib holds the interpreter while it draws: one figure at a time
+# matplotlib holds the interpreter while it draws: one figure at a time. A figure takes seconds at most, so a
+# request waits for its turn longer than for a lesson's lane (a page's <img> then never breaks on a busy machine).
+DRAW = Lane("figure", 1, wait_s=FIGURE_WAIT_S)
+# The background warm-up (web/warm.py, web/warm_gate.py) computes in a lane of its own, one lesson at a time,
+# beside the users' lanes; its lessons wait at each training step while users' requests run.
+WARM = Lane("warm", 1)
 
 # Set by web/limits.py for each GET from another site (what the browser said); None for the lab's own pages,
 # typed addresses and scripts that say nothing.
@@ -158,31 +146,6 @@ def _stop_at_exit(wait_s: float = 20.0) -> None:
 atexit.register(_stop_at_exit)
 
 
-def _few_arenas(n: int = 2) -> None:
-    """glibc gives each new thread's allocations an arena of their own (up to 8 per core), and what a finished
-    computation freed in one is seldom given back: after 32 concurrent hostile requests the server kept about
-    280 MiB more than before (measured by bench_hardening --gets), with two arenas 70 MiB. Set once, at import,
-    before the lab's threads start; nothing to do off glibc."""
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(-8, n)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
-
-
-_few_arenas()
-
-
-def _trim(collect: bool = True) -> None:
-    """Give freed memory back to the system: glibc keeps what a computation freed in its arenas. `collect`
-    first frees what only a cycle held (a collection takes a while: after heavy work only)."""
-    if collect:
-        gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        pass
-
-
 def _compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
     _held.lane = lane
     try:
@@ -193,11 +156,11 @@ def _compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
     finally:
         _held.lane = None
         lane.give_back(mb)  # before the answer, so a client that got its answer finds the room free
-        _trim(collect=lane is HEAVY)  # seconds of work: a collection is cheap beside it (a light page's is not)
+        trim(collect=lane is HEAVY)  # seconds of work: a collection is cheap beside it (a light page's is not)
 
 
 async def _take(lane: Lane, mb: float) -> None:
-    deadline = time.monotonic() + LESSON_WAIT_S
+    deadline = time.monotonic() + (LESSON_WAIT_S if lane.wait_s is None else lane.wait_s)  # DRAW waits longer
     while not lane.try_take(mb):
         if time.monotonic() >= deadline:
             raise Busy(lane=lane.name)
@@ -229,7 +192,7 @@ def hold(cost) -> Iterator[None]:
     """Room in the lane `cost` asks for, for work a request does on its own worker thread (opening a
     checkpoint, the pipeline's counts over seeds): TooLarge, Foreign from another site, Busy when the lane
     stays full for LESSON_WAIT_S. Inside work that already holds a heavy slot it takes nothing more."""
-    lane = lane_for(cost)
+    lane = WARM if warming.get() else lane_for(cost)  # the warm-up's own requests never take a user's slot
     if getattr(_held, "lane", None) is HEAVY:
         yield
         return
@@ -243,7 +206,7 @@ def hold(cost) -> Iterator[None]:
         yield
     finally:
         lane.give_back(cost.mb)
-        _trim(collect=lane is HEAVY)
+        trim(collect=lane is HEAVY)
 
 
 def heavy(mb: float = 0.0):
@@ -279,10 +242,11 @@ def _quietly(future: asyncio.Future) -> None:
 # ---- the concept lessons (/explain/{topic}, /api/explain/{topic}) -------------------------------------------
 #
 # A lesson's numbers depend only on its topic, parameters and language, so a result is kept (LRU) and the
-# same question is answered from memory. Each lesson computes on its own thread (never on the event loop or the
-# request thread pool, so /api/toy and the other pages keep answering). A request for a lesson already being
-# computed waits for that computation, not a second one; when every request waiting for it has gone, it stops
-# at its next training step (train/progress.py: Cancelled) and nothing is kept.
+# same question is answered from memory, and after a restart from disk (lessons/common/disk_cache.py). Each
+# lesson computes on its own thread (never on the event loop or the request thread pool, so /api/toy and the
+# other pages keep answering). A request for a lesson already being computed waits for that computation, not a
+# second one; when every request waiting for it has gone, it stops at its next training step
+# (train/progress.py: Cancelled) and nothing is kept.
 
 _cache: OrderedDict[tuple, object] = OrderedDict()
 _running: dict[tuple, concurrent.futures.Future] = {}
@@ -315,13 +279,28 @@ def _keep(key: tuple, result, seconds: float) -> None:
             _cache.popitem(last=False)
 
 
+def _on_disk(key: tuple) -> dict:
+    """The disk cache's key of a lesson's result (lessons/common/disk_cache.py)."""
+    return disk_cache.make_key("explain", key[0], key[1], key[2], source=TOPICS[key[0]].slug)
+
+
+def _from_disk(key: tuple):
+    """The result kept on disk by an earlier run of the lab (now kept in memory too), or MISS."""
+    result = disk_cache.load(_on_disk(key))
+    if result is not disk_cache.MISS:
+        _keep(key, result, float("inf"))
+    return result
+
+
 def _work(topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future: concurrent.futures.Future) -> None:
-    """On a worker thread: compute, keep, free the room, then answer everyone waiting (even if they all left)."""
+    """On a worker thread: compute, keep, free the room, then answer everyone waiting (even if they all left),
+    then write the result to disk (after answering: a large result takes a moment to write)."""
     result, error = None, None
     start = time.perf_counter()
     try:
         result = _compute(lambda: topic.run(lang=lang, **raw), lane, mb, _progress[key])
-        _keep(key, result, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        _keep(key, result, seconds)
     except BaseException as err:  # noqa: BLE001 - handed to the requests waiting for it
         error = err
     with _lock:
@@ -330,8 +309,10 @@ def _work(topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future
         _waiters.pop(key, None)
     if error is not None:
         future.set_exception(error)
-    else:
-        future.set_result(result)
+        return
+    future.set_result(result)
+    if seconds >= CACHE_MIN_S:
+        disk_cache.store(_on_disk(key), result)
 
 
 def _leave(key: tuple) -> None:
@@ -360,6 +341,11 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
         lane = lane_for(cost)
     except TooLarge as err:  # said beside the lesson's form, like the lesson's own limits
         raise ParamError(str(err), None, "web.error.too_large", need=f"{err.mb:,.0f}") from None
+    stored = await asyncio.to_thread(_from_disk, key)  # computed by an earlier run: served to anyone
+    if stored is not disk_cache.MISS:
+        return stored
+    if warming.get():  # the background warm-up (web/warm.py): its own lane, and it yields to requests
+        lane = WARM
     deadline = time.monotonic() + LESSON_WAIT_S
     while True:
         with _lock:
@@ -372,7 +358,8 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
                 if lane.try_take(cost.mb):
                     future, mine = concurrent.futures.Future(), True
                     future.set_running_or_notify_cancel()  # a waiter that leaves cannot cancel it for the others
-                    _running[key], _progress[key], _waiters[key] = future, Progress(), 0
+                    progress = WarmProgress(lambda: _waiters.get(key, 0)) if lane is WARM else Progress()
+                    _running[key], _progress[key], _waiters[key] = future, progress, 0
             if future is not None:
                 _waiters[key] = _waiters.get(key, 0) + 1
         if mine:
@@ -421,3 +408,28 @@ def progress_of(topic, raw: dict, lang: str) -> dict:
         if key in _running and progress is not None:
             return {"status": "training", "models": progress.snapshot()}
     return {"status": "idle", "models": []}
+
+
+def remembered(name: str, settings: dict, compute: Callable, *, lang: str | None = None, source: str | None = None):
+    """compute()'s result for a page's computation that is not a concept lesson (/real's sentence, its
+    coreference and embeddings), kept like a lesson's: in memory, and on disk when it took CACHE_MIN_S or more
+    (written on another thread, so the page does not wait for it). `settings` (plain values) and `lang` must
+    say everything the result depends on; `source`, the lesson folder whose code computes it. The caller holds
+    its lane (hold()); compute's errors pass through."""
+    key = ("page", name, tuple(settings.items()), lang)
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    on_disk = disk_cache.make_key("page", name, settings.items(), lang, source=source)
+    result = disk_cache.load(on_disk)
+    if result is not disk_cache.MISS:
+        _keep(key, result, float("inf"))
+        return result
+    start = time.perf_counter()
+    result = compute()
+    seconds = time.perf_counter() - start
+    _keep(key, result, seconds)
+    if seconds >= CACHE_MIN_S:
+        threading.Thread(target=disk_cache.store, args=(on_disk, result), daemon=True, name="attnlab-store").start()
+    return result

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from attnlab.lessons.common.disk_cache import lab_version
 from attnlab.train.background import wait_all
 from attnlab.web.app import create_app
 from attnlab.web.budget import stop_everything
@@ -108,13 +109,21 @@ class Foreground(LabServer):
         return GRACE_S if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
 
-def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None) -> None:
+def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None,
+          warm: bool = False) -> None:
     """Serve the lab on an already bound socket until SIGTERM or Ctrl+C; then streams end, runs stop, and the
     process leaves (exit 0 or 130; this function does not return).
     It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,
-    e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`)."""
+    e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`).
+    `warm`: compute the default pages in the background, yielding to every request (web/warm.py)."""
     app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir)
     server = Foreground(_config(app, log_level, grace=None))  # no cancelling: the deadline ends what is left
+    if warm:
+        from attnlab.web.warm import start
+
+        start(app)  # stopped with everything else (stop_everything)
+    else:  # the disk cache's version digest, read once, before the first visit needs it
+        threading.Thread(target=lab_version, daemon=True, name="attnlab-version").start()
     try:
         server.run(sockets=[sock])
         stop_everything(app)
