@@ -15,10 +15,12 @@ The training run itself lives in runs.py; this file turns runs into the table, t
 
 from __future__ import annotations
 
+import math
 import statistics
 import threading
 from dataclasses import dataclass
 
+from attnlab.display.fmt import num
 from attnlab.i18n import t
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.break_it import checks
@@ -37,7 +39,7 @@ PARAMS = (
                "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
 )
 
-CHART_W, CHART_H, PAD = 480, 240, 36  # the page's SVG chart, in its own units
+CHART_W, CHART_H, PAD = 480, 260, 48  # the page's SVG chart, in its own units
 
 
 @dataclass
@@ -113,10 +115,8 @@ def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = 
         data = runs_.corpus_data(p["corpus"].strip() or runs_.DEFAULT_CORPUS.get(p["ablate"], "jingyesi"))
     except ValueError as err:
         raise ParamError(f"corpus: {err}", "corpus", "explain.break_it.error.corpus", got=repr(p["corpus"])) from None
-    pairs = []
     with _lock:  # one training at a time: two visits with the same settings share the cached runs
-        for seed in range(p["seeds"]):
-            pairs.append(runs_.paired(p["ablate"], data.name, p["train_steps"], seed))
+        pairs = runs_.pairs(p["ablate"], data.name, p["train_steps"], p["seeds"])
     check_ = checks.check(p["ablate"], data)
     runs = [RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
             for pr in pairs for which in ("intact", "ablated")]
@@ -144,25 +144,43 @@ def _row(model: str, rs: list[RunOut], lang: str) -> Row:
 
 
 def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
-    """The mean over seeds of each curve, as SVG points: x = step, y = loss (0 at the bottom)."""
+    """The mean over seeds of each curve, as SVG points: x = step, y = log(loss), because the finding lives at the
+    end of training (0.15 against 0.03) and a linear axis from 0 to the untrained loss (~3) squeezes it into a few
+    pixels. The ticks (1-2-5 steps) and their heights are computed here too: the page only draws them."""
     curves = {}
     for model in ("intact", "ablated"):
         rs = [r for r in runs if r.model == model]
         for kind in ("train", "causal"):
             series = [getattr(r, f"{kind}_loss") for r in rs]
             curves[f"{model}_{kind}"] = [statistics.fmean(col) for col in zip(*series)]
-    y_max = max(max(c) for c in curves.values()) * 1.05 or 1.0
+    values = [v for c in curves.values() for v in c if v > 0] or [1.0]
+    y_min, y_max = min(values) / 1.25, max(values) * 1.25
+    lo, hi = math.log(y_min), math.log(y_max)
     x_max = steps_at[-1] or 1
 
+    def y_of(loss: float) -> float:
+        share = (math.log(min(max(loss, y_min), y_max)) - lo) / (hi - lo) if hi > lo else 0.5
+        return CHART_H - PAD - (CHART_H - 2 * PAD) * share
+
     def point(step: int, loss: float) -> str:
-        x = PAD + (CHART_W - 2 * PAD) * step / x_max
-        y = CHART_H - PAD - (CHART_H - 2 * PAD) * min(loss, y_max) / y_max
-        return f"{x:.1f},{y:.1f}"
+        return f"{PAD + (CHART_W - 2 * PAD) * step / x_max:.1f},{y_of(loss):.1f}"
 
     lines = [Line(name, t(f"explain.break_it.line.{name}", lang), " ".join(point(s, v) for s, v in zip(steps_at, c)))
              for name, c in curves.items()]
-    return {"width": CHART_W, "height": CHART_H, "pad": PAD, "y_max": y_max, "x_max": x_max, "lines": lines,
-            "y_top": PAD, "y_bottom": CHART_H - PAD, "x_left": PAD, "x_right": CHART_W - PAD}
+    ticks = [{"y": round(y_of(v), 1), "label": num(v)} for v in _ticks(y_min, y_max)]
+    ends = [{"name": n, "y": round(y_of(c[-1]), 1), "label": num(c[-1])} for n, c in curves.items()]
+    return {"width": CHART_W, "height": CHART_H, "pad": PAD, "y_max": y_max, "y_min": y_min, "x_max": x_max,
+            "lines": lines, "y_ticks": ticks, "ends": ends, "y_top": PAD, "y_bottom": CHART_H - PAD, "x_left": PAD,
+            "x_right": CHART_W - PAD}
+
+
+def _ticks(lo: float, hi: float) -> list[float]:
+    """1-2-5 steps between lo and hi (at most ~8; only powers of ten when the range spans many decades)."""
+    steps = (1, 2, 5) if math.log10(hi / lo) <= 3 else (1,)
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        out += [m * 10.0 ** e for m in steps if lo <= m * 10.0 ** e <= hi]
+    return out
 
 
 def claims_of(r: BreakResult, lang: str) -> list[Claim]:

@@ -5,6 +5,7 @@ initial weights where both have them, the same batches; losses measured along th
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +37,7 @@ SETUP = {
 }
 DEFAULT_CORPUS = {"ffn-first": "essay"}  # an empty corpus: the ablation's own text, else 静夜思
 LESSON_TEXTS = ("essay",)  # the lesson's own texts (break_it/essay.py): held out like a file
+MODELS = ("intact", "ablated")  # the models of a pair, as the training progress names them (explain.break_it.model.*)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,16 @@ def adamw(model, cfg):
         return torch.optim.AdamW(model.parameters(), **kw)
 
 
-def train(model, data: Data, steps: int, seed: int) -> History:
+_here = threading.local()  # (steps already done, steps in all) of the seeds a pairs() call trains, for the progress
+
+
+def _report(name: str, step: int, steps: int) -> None:
+    """progress.report across the seeds: a model's bar runs over every seed's steps."""
+    done, total = getattr(_here, "span", None) or (0, steps)
+    progress.report(name, done + step, total)
+
+
+def train(model, data: Data, steps: int, seed: int, name: str) -> History:
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
 
@@ -187,7 +198,7 @@ def train(model, data: Data, steps: int, seed: int) -> History:
 
     model.train()
     for step in range(steps):
-        progress.check()  # stops here when the page that asked has gone
+        _report(name, step, steps)  # the page shows it while the model trains; stops here when it has gone
         if step in at:
             measure()
         for group in opt.param_groups:
@@ -198,11 +209,29 @@ def train(model, data: Data, steps: int, seed: int) -> History:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
+    _report(name, steps, steps)
     measure()
     model.eval()
     h.greedy = greedy(model, data)
     h.seconds = time.perf_counter() - start
     return h
+
+
+def pairs(ablation: str, corpus: str, steps: int, seeds: int) -> list[Pair]:
+    """paired() for seeds 0 .. seeds - 1, each model's progress running over every seed's steps."""
+    total = steps * seeds
+    for name in MODELS:
+        progress.report(name, 0, total)  # both models listed from the start
+    out = []
+    try:
+        for seed in range(seeds):
+            _here.span = (seed * steps, total)
+            out.append(paired(ablation, corpus, steps, seed))
+            for name in MODELS:
+                progress.report(name, (seed + 1) * steps, total)  # a run found in a cache counts as done too
+    finally:
+        _here.span = None
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -211,7 +240,7 @@ def paired(ablation: str, corpus: str, steps: int, seed: int) -> Pair:
     data = corpus_data(corpus)
     intact, ablated = _pair_models(ablation, data, seed)
     same = same_start(intact, ablated)
-    return Pair(seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed), same)
+    return Pair(seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed, "ablated"), same)
 
 
 _intact_cache: dict = {}
@@ -221,7 +250,7 @@ def _intact(ablation: str, corpus: str, steps: int, seed: int, model) -> History
     # Ablations with the base sizes share one intact run per seed (its weights and batches are the same).
     key = (tuple(sorted(SETUP.get(ablation, {}).items())), corpus, steps, seed)
     if key not in _intact_cache:
-        _intact_cache[key] = train(model, corpus_data(corpus), steps, seed)
+        _intact_cache[key] = train(model, corpus_data(corpus), steps, seed, "intact")
     return _intact_cache[key]
 
 

@@ -20,6 +20,7 @@ gradient descent finds such a solution with 1, 2 and 4 heads of the same total w
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -110,6 +111,7 @@ def count(d_model: int, n_heads: int, n: int) -> Variant:
 
 T_TASK, WIDTH, N_SEEDS, LR = 3, 16, 10, 0.02
 TRAINED_HEADS = (1, 2, 4)
+MODEL = "heads_{}"  # the training progress's name of the models with h heads (explain.multihead.model.heads_<h>)
 INPUTS = torch.cartesian_prod(*[torch.arange(2)] * T_TASK)  # (8, 3): every sequence x_0 x_1 x_2
 TARGETS = INPUTS[:, 0] ^ INPUTS[:, 1]  # (8,): y = x_0 XOR x_1, read at position 2
 ONE_HEAD_BOUND = 0.75  # proved in the module docstring: at most 6 of the 8
@@ -164,6 +166,15 @@ def describe(w: torch.Tensor, head: int) -> HeadPattern:
     return HeadPattern(head, w.tolist(), ones, kind)
 
 
+_here = threading.local()  # (steps already done, steps in all) of the seeds a trained() call trains, for the progress
+
+
+def _report(n_heads: int, step: int, steps: int) -> None:
+    """progress.report across the seeds: the bar of the h-head models runs over every seed's steps."""
+    done, total = getattr(_here, "span", None) or (0, steps)
+    progress.report(MODEL.format(n_heads), done + step, total)
+
+
 @lru_cache(maxsize=256)
 def train_one(n_heads: int, steps: int, seed: int) -> tuple[float, list[list[list[float]]]]:
     """Train one model with Adam on all 8 sequences (full batch). Cached per seed, so that seeds s .. s + 9 and
@@ -171,12 +182,13 @@ def train_one(n_heads: int, steps: int, seed: int) -> tuple[float, list[list[lis
     with seeded(seed):
         model = AttentionOnly(n_heads)
     opt = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
-    for _ in range(steps):
+    for step in range(steps):
         progress.check()  # stops here when the page that asked has gone
         loss = torch.nn.functional.cross_entropy(model(INPUTS)[0], TARGETS)  # logits (8, 2)
         opt.zero_grad()
         loss.backward()
         opt.step()
+        _report(n_heads, step + 1, steps)  # the page shows it while the models train
     with torch.no_grad():
         logits, w = model(INPUTS)  # (8, 2), (8, H, 3, 3)
     return (logits.argmax(-1) == TARGETS).float().mean().item(), w[:, :, -1, :].transpose(0, 1).tolist()
@@ -184,7 +196,14 @@ def train_one(n_heads: int, steps: int, seed: int) -> tuple[float, list[list[lis
 
 def trained(n_heads: int, steps: int, first_seed: int) -> tuple[list[float], list[list[list[float]]]]:
     """N_SEEDS models, seeds first_seed ...: (accuracy per seed, the first seed's weights of query 2 (H, 8, 3))."""
-    runs = [train_one(n_heads, steps, s) for s in range(first_seed, first_seed + N_SEEDS)]
+    runs, total = [], N_SEEDS * steps
+    try:
+        for k, s in enumerate(range(first_seed, first_seed + N_SEEDS)):
+            _here.span = (k * steps, total)
+            runs.append(train_one(n_heads, steps, s))
+            progress.report(MODEL.format(n_heads), (k + 1) * steps, total)  # a model found in the cache counts too
+    finally:
+        _here.span = None
     return [acc for acc, _ in runs], runs[0][1]
 
 
@@ -216,6 +235,8 @@ def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: i
     runs, heads, one_pattern = [], [], None
     seeds = list(range(p["seed"], p["seed"] + N_SEEDS))
     if p["train_steps"]:
+        for h in TRAINED_HEADS:
+            progress.report(MODEL.format(h), 0, N_SEEDS * p["train_steps"])  # every model listed from the start
         for h in TRAINED_HEADS:
             acc, weights = trained(h, p["train_steps"], p["seed"])
             runs.append(HeadsRun(h, WIDTH // h, acc, [round(a * len(INPUTS)) for a in acc], sum(a == 1.0 for a in acc), max(acc)))

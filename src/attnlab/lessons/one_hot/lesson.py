@@ -34,6 +34,7 @@ from attnlab.lessons.common.weights import redraw
 
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3
+MODEL = "gpt"  # the one model trained, as the training progress names it (explain.one_hot.model.gpt)
 N_FREQUENT = 100  # characters in the correlation: the most frequent ones
 NOT_ORTHOGONAL = 0.02  # "not orthogonal": a mean |cos| at least 0.02 above one-hot's 0 (random d = 128 vectors: ~0.07)
 N_RANDOM_TABLES = 32  # random tables drawn to measure how much the correlation varies by chance
@@ -179,7 +180,9 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
     opt = torch.optim.AdamW(model.parameters(), lr=LR)
     g = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(steps):
+    if steps:
+        progress.report(MODEL, 0, steps)  # listed before its first step
+    for step in range(steps):
         progress.check()  # stops here when the page that asked has gone
         x, y = get_batch(stream, CONTEXT, BATCH, g)  # (B, T) each
         loss = lm_loss(model, x, y)
@@ -187,6 +190,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
         loss.backward()
         opt.step()
         losses.append(loss.item())
+        progress.report(MODEL, step + 1, steps)  # the page shows it while the model trains
     return model.embed.tok.weight.detach().double(), init.double(), losses
 
 
