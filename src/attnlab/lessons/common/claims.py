@@ -63,7 +63,11 @@ def _num(x: float | None) -> str:
         return "—"
     if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
         return f"{int(x):,}"
-    return f"{x:.3g}"
+    for digits in range(3, 10):  # honest: 0.9998 never reads as 1, nor 2.0004 as 2 (the claim would misquote it)
+        text = f"{x:.{digits}g}"
+        if not float(text).is_integer():
+            break
+    return text
 
 
 def _make(id: str, text: str, lang: str, direction: str, measured: float, baseline: float, margin: float,
