@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from attnlab.lessons.common import disk_cache
 from attnlab.web.export import site as export
 
 
@@ -22,13 +23,24 @@ def _base(tmp_path_factory) -> Path:
     return base
 
 
+def lesson_cache(tmp_path_factory) -> Path:
+    """The disk cache the export fills with the lessons it computed (lessons/common/disk_cache.py, as a lab
+    restarted on the same cache folder reads it): the live lab that tests/test_export_site.py compares the copy
+    with reads them there instead of training every lesson again in another worker."""
+    return _base(tmp_path_factory) / "attnlab-site-lessons"
+
+
 def exported_site(tmp_path_factory) -> Path:
     base = _base(tmp_path_factory)
     site = base / "attnlab-site-both"
     with open(base / "attnlab-site-both.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker exports; the other waits, then finds the folder
         if not site.exists():
-            report = export.export_site(site)  # the command's defaults: no reduced stand-in
+            disk_cache.use(lesson_cache(tmp_path_factory))
+            try:
+                report = export.export_site(site)  # the command's defaults: no reduced stand-in
+            finally:
+                disk_cache.use()  # back to the suite's default (off: tests/conftest.py)
             trained = vars(report.trained) | {"pid": os.getpid()}
             (base / "attnlab-site-both.json").write_text(json.dumps({"trained": trained}), encoding="utf-8")
     return site

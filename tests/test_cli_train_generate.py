@@ -216,7 +216,7 @@ def test_train_refuses_sizes_it_cannot_hold(tmp_path, args, message):
 def test_train_says_out_of_memory_in_one_line(tmp_path, monkeypatch):
     import attnlab.commands.train as train_cmd
 
-    def oom(run, out):
+    def oom(*_):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory\nmore")
 
     monkeypatch.setattr(train_cmd, "_train", oom)

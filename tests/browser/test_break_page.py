@@ -25,6 +25,9 @@ def test_run_one_ablation_from_the_page_and_see_both_curves(open_page, api, lang
         page.select_option("#p-ablate", "no-causal-mask")
         page.click("#explain-go")
         page.wait_for_url("**ablate=no-causal-mask**")
+        if page.locator("#training").count():  # new settings train first (202): the page reloads itself when done
+            page.wait_for_selector("#results, #explain-error:not([hidden])")
+            page.wait_for_load_state("load")
     data = api("/api/explain/break?" + urlencode({**SMALL, "ablate": "no-causal-mask", "lang": lang}))
     assert data["ablation"] == "no-causal-mask"
     # both models' curves, train and causal, on the one chart: the lesson's own points

@@ -293,9 +293,10 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
             fetched[target] = (kind, response.content)
             if target.path.endswith(".css"):  # the web font fonts.css names, and its licence beside it
                 for url in CSS_URL.findall(response.text):
-                    visit(target_of(url, target.path))
-                    if "/fonts/" in url:
-                        visit(target_of("fonts/OFL.txt", target.path))
+                    font = target_of(url, target.path)
+                    visit(font)
+                    if font is not None and font.path.startswith("/static/fonts/"):
+                        visit(target_of("/static/fonts/OFL.txt"))
             if kind != "html":
                 continue
             if target.path in SECTIONED:
