@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from attnlab.cli import app
@@ -186,14 +187,20 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
 
 @pytest.mark.parametrize("sizes", [dict(d_model=48, n_heads=4, n_layers=3), dict(d_model=32, n_layers=1, positions="sinusoidal"),
                                    dict(d_model=64, n_layers=5, context_length=16, positions="rope")])
-def test_size_estimate_counts_what_torch_builds(sizes):
-    """The meta-device estimate equals the parameters and buffers of the real model."""
+@pytest.mark.parametrize("build_to_count", [0, 10**9], ids=["meta", "built"])
+def test_size_estimate_counts_what_torch_builds(sizes, build_to_count, monkeypatch):
+    """The estimate equals the parameters and buffers of the real model, counted on the meta device (large
+    models) or by building the one- and two-block models (small ones)."""
     from attnlab.models import GPT, preset
+    from attnlab.train import size as size_module
     from attnlab.train.run import estimate_size
 
+    monkeypatch.setattr(size_module, "BUILD_TO_COUNT", build_to_count)
     cfg = preset("poem-tiny", vocab_size=11, **sizes)
     model = GPT(cfg)
+    before = torch.random.get_rng_state()
     size = estimate_size(cfg)
+    assert torch.equal(torch.random.get_rng_state(), before)  # counting draws nothing from the caller's stream
     assert size.parameters == sum(p.numel() for p in model.parameters())
     assert size.buffers == sum(b.numel() for b in model.buffers())
     assert size.train_bytes >= 16 * size.parameters  # weights, grads and AdamW's two moments in float32

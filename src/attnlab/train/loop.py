@@ -163,7 +163,7 @@ class Trainer:
                 raise ValueError(f"token ids must be in [0, {vocab}): the corpus has ids from {low} to {high}")
         self.train_tokens = data.train.to(self.device)
         self.val_tokens = data.val.to(self.device) if data.val is not None else None
-        self.optimizer = make_optimizer(self.model, cfg)
+        self._optimizer: torch.optim.AdamW | None = None  # made on first use (see optimizer)
         self.batch_generator = torch.Generator().manual_seed(cfg.seed)  # the same on every rank and device
         self.rank, self.world_size = ddp.rank(), ddp.world_size()  # 0, 1 outside torchrun
         # DDP syncs gradients; self.model stays the plain GPT (evaluation, probes and checkpoints use it)
@@ -174,6 +174,18 @@ class Trainer:
         self.best: dict | None = None  # {"val_loss", "step", "weights" (CPU copies)} of the best estimate
         self.last_weights: dict | None = None  # the last step's weights while the model holds the best ones
         self.evals_since_best = 0
+
+    @property
+    def optimizer(self) -> torch.optim.AdamW:
+        """Made on first use: a run that only shows its untrained model needs none, and torch's first optimizer
+        in a process imports torch._dynamo (1.5 to 2.7 s on a 2-core machine: most of /pipeline's first visit)."""
+        if self._optimizer is None:
+            self._optimizer = make_optimizer(self.model, self.cfg)
+        return self._optimizer
+
+    @optimizer.setter
+    def optimizer(self, optimizer: torch.optim.Optimizer) -> None:  # another update rule, e.g. to compare kernels
+        self._optimizer = optimizer
 
     # -- measurements ---------------------------------------------------------------------------------
 

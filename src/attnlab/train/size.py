@@ -2,8 +2,10 @@
 
 A run that asks for too much, or a checkpoint whose config.json describes too much (an edited one saying
 n_layers 1e9), is refused before any memory is taken, with what it would have needed and the limit.
-Training counts on the meta device (exactly); loading counts by formula, a floor, so that `attnlab generate`
-does not pay for the meta device's first use (it imports torch._dynamo: about a second).
+Training counts exactly: a small model by building its one- and two-block versions (milliseconds), a large
+one on the meta device, whose first use imports torch._dynamo (1.5 to 2.7 s on a 2-core machine: it was the
+whole first visit of /pipeline, which sizes its model before building it). Loading counts by formula, a floor,
+so that `attnlab generate` pays for neither.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from attnlab.models import GPT
 # The largest run `new_run` builds: refused before any memory is taken, with what it would have needed.
 MAX_LAYERS = 256
 MAX_TRAIN_BYTES = 8 * 2**30
+BUILD_TO_COUNT = 2_000_000  # a two-block model whose floor of weights and positions is below this is built to count
 
 
 @dataclass
@@ -28,14 +31,16 @@ class SizeEstimate:
 
 
 def estimate_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
-    """What a GPT of this config holds, counted on the meta device (nothing is allocated).
+    """What a GPT of this config holds, counted exactly (a large one on the meta device: nothing allocated).
 
     Every block is the same size, so one- and two-block models give the per-block count in closed form
     and no model with thousands of blocks has to be built just to count it.
     """
-    with torch.device("meta"):
-        one = GPT(dataclasses.replace(model_cfg, n_layers=1))
-        two = GPT(dataclasses.replace(model_cfg, n_layers=2))
+    one_cfg, two_cfg = dataclasses.replace(model_cfg, n_layers=1), dataclasses.replace(model_cfg, n_layers=2)
+    small = parameter_floor(two_cfg) + two_cfg.context_length * two_cfg.d_model <= BUILD_TO_COUNT
+    # a small one is built for real, without touching the caller's random numbers
+    with torch.random.fork_rng(devices=[]) if small else torch.device("meta"):
+        one, two = GPT(one_cfg), GPT(two_cfg)
 
     def count(m):
         return (sum(p.numel() for p in m.parameters()), sum(b.numel() for b in m.buffers()))

@@ -269,8 +269,8 @@ def lesson_key(topic, raw: dict, lang: str) -> tuple:
     return (topic.name, tuple((p.name, given.get(p.name, p.default)) for p in topic.params), lang)
 
 
-def _keep(key: tuple, result, seconds: float) -> None:
-    if seconds < CACHE_MIN_S:
+def _keep(key: tuple, result, seconds: float, min_s: float | None = None) -> None:
+    if seconds < (CACHE_MIN_S if min_s is None else min_s):
         return
     with _lock:
         _cache[key] = result
@@ -410,12 +410,14 @@ def progress_of(topic, raw: dict, lang: str) -> dict:
     return {"status": "idle", "models": []}
 
 
-def remembered(name: str, settings: dict, compute: Callable, *, lang: str | None = None, source: str | None = None):
+def remembered(name: str, settings: dict, compute: Callable, *, lang: str | None = None, source: str | None = None,
+               min_s: float | None = None):
     """compute()'s result for a page's computation that is not a concept lesson (/real's sentence, its
     coreference and embeddings), kept like a lesson's: in memory, and on disk when it took CACHE_MIN_S or more
     (written on another thread, so the page does not wait for it). `settings` (plain values) and `lang` must
     say everything the result depends on; `source`, the lesson folder whose code computes it. The caller holds
-    its lane (hold()); compute's errors pass through."""
+    its lane (hold()); compute's errors pass through. `min_s` replaces CACHE_MIN_S for a result whose first
+    computation in a process costs more than later ones (an import on first use), so it is kept whatever it took."""
     key = ("page", name, tuple(settings.items()), lang)
     with _lock:
         if key in _cache:
@@ -429,7 +431,7 @@ def remembered(name: str, settings: dict, compute: Callable, *, lang: str | None
     start = time.perf_counter()
     result = compute()
     seconds = time.perf_counter() - start
-    _keep(key, result, seconds)
-    if seconds >= CACHE_MIN_S:
+    _keep(key, result, seconds, min_s)
+    if seconds >= (CACHE_MIN_S if min_s is None else min_s):
         threading.Thread(target=disk_cache.store, args=(on_disk, result), daemon=True, name="attnlab-store").start()
     return result

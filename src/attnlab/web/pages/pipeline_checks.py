@@ -5,7 +5,6 @@ APIs: GET /api/pipeline/neg-log, first-step and focus. Each builds or trains mod
 from __future__ import annotations
 
 import contextlib
-from functools import lru_cache
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -51,14 +50,19 @@ SETTING_FIELDS = ("layers", "heads", "d_model", "steps", "lr")
 MAX_COUNT_SEEDS = 10
 
 
-@lru_cache(maxsize=64)
 def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: int = 0) -> FirstStep:
-    """The first update of the untrained model these settings build (deterministic, so cached); with `seeds`,
+    """The first update of the untrained model these settings build (deterministic, so kept, on disk too: its
+    first computation in a process makes torch's first optimizer, which imports torch._dynamo); with `seeds`,
     also counted over seeds 0 .. seeds-1 (a second or more, so only when asked, in one of the lab's few heavy
     slots: budget.Busy when they are all taken)."""
-    run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
-    with _counting(seeds):
-        return first_step(run, seeds=seeds, lang=lang)
+
+    def compute() -> FirstStep:
+        run = new_run(corpus, **dict(settings), seed=seed, device="cpu")
+        with _counting(seeds):
+            return first_step(run, seeds=seeds, lang=lang)
+
+    return budget.remembered("pipeline.first-step", {"corpus": corpus, **dict(settings), "seed": seed, "seeds": seeds},
+                             compute, lang=lang, source="pipeline", min_s=0.0)
 
 
 def _counting(seeds: int):

@@ -77,7 +77,7 @@ def _real_page(request: Request):
             layer, _, head = q["pick"].partition(".")
             layer, head = _int(layer, "layer", LAYERS), _int(head, "head", HEADS)
         r = budget.remembered("real.analyse", {"text": text, "layer": layer, "head": head},  # kept on disk too
-                              lambda: lesson.analyse(text, layer, head), source="real")
+                              lambda: lesson.analyse(text, layer, head), source="real", min_s=0.0)
     except BadInput as err:
         problems.append(err.text(lang))
         try:
@@ -87,13 +87,15 @@ def _real_page(request: Request):
             r = lesson.analyse(text)
     try:
         emb = budget.remembered("real.embeddings", {"word": word}, lambda: lesson.embeddings(word, lang=lang), lang=lang,
-                                source="real")
+                                source="real", min_s=0.0)
     except BadInput as err:
         problems.append(err.text(lang))
         word = "king"
         emb = lesson.embeddings(word, lang=lang)
     state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
-    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=budget.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real"), emb=emb, state=state,
+    # Each part is kept on disk however quick it was: the first part a process computes pays for loading the model.
+    co = budget.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real", min_s=0.0)
+    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=co, emb=emb, state=state,
                   problems=problems, text=text, word=word)
 
 
