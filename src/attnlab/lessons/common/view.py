@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import math
+
+from attnlab.display.fmt import MAX_DECIMALS
+
 
 def g(x, digits: int = 4) -> str:
-    """A number as the terminal shows it (the lesson computed it; this only formats)."""
+    """A number as the terminal shows it (the lesson computed it; this only formats), with `digits` significant
+    digits, and more where fewer would show a number that is not whole as a whole one (0.99998 -> '0.99998',
+    not '1'; the rule of display/fmt.py)."""
     if x is None:
         return "—"
     if isinstance(x, bool):
         return "✓" if x else "✗"
     if isinstance(x, int):
         return f"{x:,}"
-    return f"{x:.{digits}g}"
+    text = f"{x:.{digits}g}"
+    while text.lstrip("-").isdigit() and math.isfinite(x) and x != int(x) and digits < MAX_DECIMALS:
+        digits += 1
+        text = f"{x:.{digits}g}"
+    return text
 
 
 def table(title: str, columns: list[str], rows: list[list], **kw):
