@@ -4,42 +4,21 @@ cached and limited, training pauses are capped (SIGTERM and Ctrl+C: tests/test_h
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
-from fastapi.testclient import TestClient
 
 from attnlab.train import new_run
 from attnlab.train.background import BackgroundRun
 from attnlab.web import budget as limits
-from attnlab.web.app import create_app
-from attnlab.web import runs as runs_service
+
+from lab_client import read_events, serving
 
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app()) as c:
-        yield c
-    for bg in list(runs_service.RUNS._runs.values()):
-        bg.stop()
-        bg.wait(10)
+    yield from serving()
 
-
-def read_events(client, run_id: str, headers=None) -> list[tuple[int, str, dict]]:
-    """(id, event, data) of every event on the run's stream, until the server ends it."""
-    events, current = [], {}
-    with client.stream("GET", f"/api/train/{run_id}/events", headers=headers or {}) as response:
-        assert response.status_code == 200
-        for line in response.iter_lines():
-            if not line:
-                if "data" in current:
-                    events.append((int(current["id"]), current["event"], json.loads(current["data"])))
-                current = {}
-                continue
-            key, _, value = line.partition(": ")
-            current[key] = value
-    return events
 
 
 def trained(client, **settings) -> str:

@@ -10,13 +10,13 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
 from attnlab.lessons.explain import TOPICS
-from attnlab.web import runs as runs_service
 from attnlab.web.app import create_app
 from attnlab.web.responses import SSE_EXAMPLE
+
+from lab_client import serving
 
 APP = create_app()
 DOC = APP.openapi()
@@ -24,11 +24,7 @@ DOC = APP.openapi()
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(APP) as c:
-        yield c
-    for bg in list(runs_service.RUNS._runs.values()):
-        bg.stop()
-        bg.wait(10)
+    yield from serving(APP)
 
 
 def _valid(schema: dict, value) -> bool:

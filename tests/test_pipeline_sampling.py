@@ -11,23 +11,19 @@ import re
 import time
 
 import pytest
-from fastapi.testclient import TestClient
 
 from attnlab.i18n import t
 from attnlab.lessons.pipeline.samples import HINT_CORPUS, HINT_STEPS, HINT_TEMPERATURE, N_SAMPLES, sample_texts
 from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web import runs as runs_service
-from attnlab.web.app import create_app
+
+from lab_client import serving
 
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app()) as c:
-        yield c
-    for bg in list(runs_service.RUNS._runs.values()):
-        bg.stop()
-        bg.wait(10)
+    yield from serving()
 
 
 def trained(client, **settings) -> str:
