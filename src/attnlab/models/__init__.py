@@ -1,8 +1,10 @@
 """The three forms built from attnlab.nn: decoder-only (GPT), encoder-only, encoder-decoder."""
 
+from attnlab.models.count import Architecture, count_flops, count_params
 from attnlab.models.encoder import Encoder, EncoderConfig
 from attnlab.models.encoder_decoder import EncoderDecoder, EncoderDecoderConfig
 from attnlab.models.gpt import GPT, GPTConfig
 from attnlab.models.presets import PRESETS, preset
 
-__all__ = ["GPT", "GPTConfig", "Encoder", "EncoderConfig", "EncoderDecoder", "EncoderDecoderConfig", "PRESETS", "preset"]
+__all__ = ["GPT", "GPTConfig", "Encoder", "EncoderConfig", "EncoderDecoder", "EncoderDecoderConfig", "PRESETS", "preset",
+           "Architecture", "count_params", "count_flops"]
