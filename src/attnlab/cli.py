@@ -42,3 +42,5 @@ from attnlab.commands import export_site  # noqa: E402
 export_site.register(app)
 from attnlab.commands import real  # noqa: E402
 real.register(app)
+from attnlab.commands import scale  # noqa: E402
+scale.register(app)
