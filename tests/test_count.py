@@ -174,3 +174,11 @@ def test_vocabularies_and_bad_shapes():
         count_params(object())
     with pytest.raises(KeyError, match="choose from"):
         published("GPT-5")
+
+
+def test_non_embedding_parameters_leave_out_every_vocabulary_and_position_matrix():
+    assert non_embedding_params(published("GPT-2 small").architecture) == 85_056_000  # 12 blocks and ln_f
+    cfg = GPTConfig(vocab_size=50, context_length=12, d_model=16, n_heads=2, n_layers=2)  # untied head
+    model = GPT(cfg)
+    vocabulary = model.embed.tok.weight.numel() + model.embed.pos.weight.numel() + model.lm_head.weight.numel()
+    assert non_embedding_params(cfg) == numel(model) - vocabulary

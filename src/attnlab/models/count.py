@@ -149,9 +149,10 @@ def count_params(config) -> int:
 
 
 def non_embedding_params(config) -> int:
-    """Parameters outside the token and position tables (and not the tied head): the N of Kaplan's laws."""
+    """Parameters outside the vocabulary's and the positions' matrices (the token table, the position table and an
+    untied output layer): the N of Kaplan et al.'s laws, which grows with depth and width only."""
     parts = param_parts(config)
-    return count_params(config) - parts["embeddings"] - parts["positions"]
+    return count_params(config) - parts["embeddings"] - parts["positions"] - parts["head"]
 
 
 def forward_flops(config, seq_len: int | None = None) -> int:
