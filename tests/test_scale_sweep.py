@@ -66,6 +66,9 @@ def test_a_tiny_sweep_writes_the_contract_and_resumes_run_by_run(corpus, tmp_pat
     assert result["budgets"][1] == pytest.approx(sweep.BUDGET_RATIO * result["budgets"][0])
     assert {"alpha", "beta", "alpha_interval", "beta_interval", "shown", "reason"} <= set(result["fit"])
     assert all("tokens_per_param" in (row.get("fitted") or row["measured"]) for row in result["optimum"])
+    for row in (r for r in result["optimum"] if "fitted" in r):  # an optimum outside the sizes run is flagged
+        n_lo, n_hi = result["fit"]["n_range"]
+        assert row["fitted"]["in_range"] == (n_lo <= row["fitted"]["n_params"] <= n_hi)
     assert result["mlp_baseline"] and all(m["val_loss"] > 0 for m in result["mlp_baseline"])
     assert json.loads((out / "scale.json").read_text(encoding="utf-8"))["runs"] == runs
     assert [e["phase"] for e in events][:2] == ["plan", "run"] and events[-1]["phase"] == "fit"

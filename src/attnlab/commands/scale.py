@@ -33,8 +33,11 @@ def show_result(result: dict, lang: str) -> None:
     for row in result["optimum"]:
         fitted, measured = row.get("fitted"), row.get("measured")
         if fitted and measured:
-            typer.echo(t("scale.cli.optimum", lang, flops=_g(row["flops"]), n=f"{fitted['n_params']:,.0f}",
-                         tpp=_g(fitted["tokens_per_param"]), mn=f"{measured['n_params']:,.0f}",
+            typer.echo(t("scale.cli.optimum" if fitted["in_range"] else "scale.cli.optimum_outside", lang,
+                         flops=_g(row["flops"]), n=f"{fitted['n_params']:,.0f}", tpp=_g(fitted["tokens_per_param"]),
+                         mn=f"{measured['n_params']:,.0f}", mtpp=_g(measured["tokens_per_param"])))
+        elif measured:
+            typer.echo(t("scale.cli.optimum_measured", lang, flops=_g(row["flops"]), mn=f"{measured['n_params']:,.0f}",
                          mtpp=_g(measured["tokens_per_param"])))
 
 

@@ -248,7 +248,10 @@ def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int =
         if fit is not None and fit.alpha > 0 and fit.beta > 0:
             mean_c6 = [6 * r["n_params"] * r["tokens"] for r in points if r["budget"] == b]
             if mean_c6:  # the law's own compute, 6·N·D, at this budget's runs
-                row["fitted"] = asdict(compute_optimal(fit, sum(mean_c6) / len(mean_c6)))
+                best = asdict(compute_optimal(fit, sum(mean_c6) / len(mean_c6)))
+                # an optimum outside the sizes measured is the law extrapolated, not a finding
+                best["in_range"] = bool(fit.n_range[0] <= best["n_params"] <= fit.n_range[1])
+                row["fitted"] = best
         optimum.append(row)
     return {
         "corpus": plan.corpus, "corpus_sha256": plan.corpus_sha256, "vocab_size": plan.vocab_size,
