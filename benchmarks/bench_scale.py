@@ -17,9 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-CORPUS = next((p / "shared" / "data" / "chinese-poetry" / "全唐诗" for p in Path(__file__).resolve().parents[2:4]
-               if (p / "shared" / "data" / "chinese-poetry" / "全唐诗").is_dir()),
-              Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese-poetry" / "全唐诗")
+from bench_poems import CORPUS  # ../shared/data's 全唐诗, found as bench_poems.py finds it
 
 
 def main() -> None:
