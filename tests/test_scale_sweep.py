@@ -85,6 +85,18 @@ def test_a_tiny_sweep_writes_the_contract_and_resumes_run_by_run(corpus, tmp_pat
     assert [r["val_loss"] for r in again["runs"]] == [r["val_loss"] for r in runs]
 
 
+def test_on_text_with_nothing_to_learn_no_law_is_shown(tmp_path):
+    """The null, by construction: independent uniform characters. Every size reaches about log V, so the
+    sweep's verdict must not be "shown"."""
+    rng = random.Random(7)
+    noise = tmp_path / "noise.txt"
+    noise.write_text("".join(rng.choice("abcdefghijklmnop") for _ in range(150_000)), encoding="utf-8")
+    result = sweep.run_sweep(corpus_data(noise), tmp_path / "out", minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES,
+                             bootstrap=40)
+    assert all(abs(r["val_loss"] - result["uniform_loss"]) < 0.1 for r in result["runs"])
+    assert result["fit"]["shown"] is False and result["fit"]["reason"] != "shown"
+
+
 def made_up_runs(monkeypatch) -> None:
     """Each run's record made up from its plan (the real runs are the first test's)."""
     monkeypatch.setattr(sweep, "train_point", lambda spec, *a, **kw: {
@@ -124,6 +136,30 @@ def test_the_command_prints_the_plan_progress_and_law(corpus, tmp_path, monkeypa
     assert (tmp_path / "s" / "scale.json").exists()
     bad = CliRunner().invoke(app, ["scale", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "t")])
     assert bad.exit_code == 2 and "attnlab scale:" in bad.output
+
+
+def test_ctrl_c_keeps_the_finished_runs_and_the_same_command_continues(corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep, "LADDER", LADDER[:3])
+    monkeypatch.setattr(sweep, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
+    made_up_runs(monkeypatch)
+    made_up, calls = sweep.train_point, []
+
+    def interrupted_at_the_third(spec, *a, **kw):
+        calls.append(spec.name)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return made_up(spec, *a, **kw)
+
+    monkeypatch.setattr(sweep, "train_point", interrupted_at_the_third)
+    command = ["scale", "--corpus", str(corpus), "--out", str(tmp_path / "s"), "--minutes", "0.05", "--lang", "en"]
+    stopped = CliRunner().invoke(app, command)
+    assert stopped.exit_code == 130 and "2 finished runs are kept" in stopped.output
+    assert len(list((tmp_path / "s" / "runs").glob("*.json"))) == 2 and not (tmp_path / "s" / "scale.json").exists()
+    monkeypatch.setattr(sweep, "train_point", lambda spec, *a, **kw: calls.append(spec.name) or made_up(spec, *a, **kw))
+    resumed = CliRunner().invoke(app, command)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(calls) == len(set(calls)) + 1  # only the interrupted run is trained twice; the two kept ones are not
+    assert (tmp_path / "s" / "scale.json").exists()
 
 
 real_fit = sweep.fit_law

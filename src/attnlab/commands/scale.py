@@ -95,5 +95,9 @@ def register(app: typer.Typer) -> None:
                                seed=seed, progress=progress)
         except ValueError as err:
             fail("scale", str(err))
+        except KeyboardInterrupt:  # Ctrl+C or SIGINT: the finished runs are on disk already
+            kept = len(list((Path(out) / "runs").glob("*.json")))
+            typer.echo(t("scale.cli.stopped", lang, kept=kept, out=str(out)), err=True)
+            raise typer.Exit(130) from None
         show_result(result, lang)
         typer.echo(t("scale.cli.wrote", lang, path=str(Path(out) / "scale.json")))
