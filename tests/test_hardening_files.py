@@ -199,6 +199,31 @@ def test_the_writable_probe_leaves_nothing_behind(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "ck"]
 
 
+def test_the_writable_probe_survives_another_rank_recovering_the_same_folder(tmp_path, monkeypatch):
+    """torchrun's two ranks check one --out at once: one's recover() must not take the other's probe for a
+    crashed save's leftover and remove it (CI saw `No such file or directory` from the probe)."""
+    from attnlab.io import atomic
+
+    out, real_fsync, seen = tmp_path / "b" / "ck", os.fsync, {}
+
+    def other_rank_recovers(fd):  # called while the probe's file is open inside the probe folder
+        if not seen:
+            probe = next(p for p in out.parent.iterdir() if p.name.startswith(".ck.tmp-"))
+            with atomic._saving_lock(out.parent, wait=False) as held:
+                seen["locked"] = held is False  # the probe holds the saving lock, as a save does
+            other = threading.Thread(target=atomic.recover, args=(out,))
+            other.start()
+            other.join(timeout=1.0)  # it waits for the lock (unbounded wait would hang the old code's test)
+            seen["probe kept"], seen["other"] = probe.exists(), other
+        real_fsync(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", other_rank_recovers)
+    atomic.check_writable(out)
+    seen["other"].join()
+    assert seen["locked"] and seen["probe kept"]
+    assert list(out.parent.iterdir()) == []
+
+
 def test_the_writable_probe_says_why_it_cannot(tmp_path):
     from attnlab.io.atomic import check_writable
 

@@ -226,17 +226,20 @@ def check_writable(out: Path) -> None:
     not lost at its end."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    probe = _beside(out, "tmp")
-    probe.mkdir()
-    try:
-        fd = os.open(probe / "probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    # under the saving lock, as a save: another process's recover() (torchrun's other rank checks the same
+    # folder at the same moment) would otherwise take the probe for a crashed save's leftover and remove it
+    with _saving_lock(out.parent, wait=True):
+        probe = _beside(out, "tmp")
+        probe.mkdir()
         try:
-            os.write(fd, b"attnlab")
-            os.fsync(fd)
+            fd = os.open(probe / "probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, b"attnlab")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         finally:
-            os.close(fd)
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
+            shutil.rmtree(probe, ignore_errors=True)
 
 
 @contextmanager
