@@ -23,6 +23,8 @@ from attnlab.io.threads import threads_for
 from attnlab.models import GPT, WindowMLP, WindowMLPConfig, count_flops, preset
 from attnlab.models.count import non_embedding_params
 from attnlab.models.window_mlp import n_params as mlp_params
+from attnlab.train import emergence
+from attnlab.train.emergence import Items, measure
 from attnlab.train.loop import Trainer, TrainConfig
 from attnlab.train.scaling_law import compute_optimal, fit_law, isoflop_minima
 
@@ -152,18 +154,20 @@ def _trainer(cfg, data, steps: int, *, seed: int, device: str) -> Trainer:
 
 
 def train_point(spec: RunSpec, data, vocab_size: int, *, seed: int, device: str,
-                on_step: Callable[[int, int], None] | None = None) -> dict:
-    """Train one run of the plan and measure it: one point of the law."""
+                on_step: Callable[[int, int], None] | None = None, tokenizer=None, items: Items | None = None) -> dict:
+    """Train one run of the plan and measure it: one point of the law, and (given the sweep's items and tokenizer)
+    its emergence scores, exact and smooth (train/emergence.py)."""
     cfg = model_config(spec.layers, spec.d_model, vocab_size)
     trainer = _trainer(cfg, data, spec.steps, seed=seed, device=device)
     start = time.perf_counter()
     result = trainer.run(callback=(lambda e: on_step(e["step"], spec.steps)) if on_step else None)
+    scores = measure(trainer.model, tokenizer, items, seed=seed) if items is not None else {}
     return {
         "name": spec.name, "layers": spec.layers, "d_model": spec.d_model, "heads": spec.heads, "budget": spec.budget,
         "n_params": non_embedding_params(cfg), "n_params_total": sum(p.numel() for p in trainer.model.parameters()),
         "tokens": spec.tokens, "flops": spec.flops, "steps": spec.steps, "val_loss": result.val_loss,
         "train_loss": result.loss, "seconds": round(time.perf_counter() - start, 2), "seed": seed,
-        "form_score": None, "exact_recall": None,  # the emergence measures (issue 24 item 2): not built yet
+        "form_score": None, "exact_recall": None, **scores,
     }
 
 
@@ -259,6 +263,7 @@ def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int =
         "n_params_counts": "non-embedding (Kaplan et al. 2020); compute counts every product, the head's included",
         "uniform_loss": math.log(plan.vocab_size), "budgets": plan.budgets, "runs": runs, "mlp_baseline": mlp,
         "fit": asdict(fit) if fit is not None else None, "optimum": optimum, "chinchilla_tokens_per_param": 20,
+        "emergence": {**emergence.summarize(runs), "uniform_prob": 1 / plan.vocab_size},
     }
 
 
@@ -287,13 +292,14 @@ def run_sweep(corpus_data, out: str | Path, *, minutes: float, device: str = "cp
     say({"phase": "plan", "runs": len(plan.runs), "sizes": len({(r.layers, r.d_model) for r in plan.runs}),
          "budgets": plan.budgets, "done": len(done), "left_s": seconds_left(plan, [r for r in plan.runs if r.name not in done])})
     runs, start = [], time.perf_counter()
+    items = emergence.items_for(tokenizer, data, CONTEXT)
     for i, spec in enumerate(plan.runs):
         if spec.name in done:
             runs.append(done[spec.name])
             continue
         say({"phase": "run", "run": spec.name, "done": i, "of": len(plan.runs),
              "left_s": seconds_left(plan, [r for r in plan.runs[i:] if r.name not in done])})
-        record = train_point(spec, data, tokenizer.vocab_size, seed=seed, device=device,
+        record = train_point(spec, data, tokenizer.vocab_size, seed=seed, device=device, tokenizer=tokenizer, items=items,
                              on_step=lambda step, steps: say({"phase": "step", "run": spec.name, "step": step,
                                                               "steps": steps, "done": i, "of": len(plan.runs)}))
         write_json(out / "runs" / f"{spec.name}.json", record)  # kept at once: a killed sweep loses only this run
