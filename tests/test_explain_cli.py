@@ -28,6 +28,7 @@ SMALL = {
     "seq2seq": ["--train-steps", "100", "--n-test", "5", "--n-seeds", "1", "--text", "2026"],
     "mlm": ["--steps", "20", "--d-model", "8"],
     "break": ["--ablate", "ffn-only", "--train-steps", "40", "--seeds", "3"],
+    "scale": ["--layers", "2", "--d-model", "64", "--heads", "4", "--vocab", "100", "--context", "32"],
 }
 
 

@@ -3,7 +3,7 @@ defaults is byte-identical to the one recorded in tests/answers/defaults.json (r
 the lessons moved into their folders, by `python tests/answers_support.py`).
 
 Measured times are the one thing that differs from run to run: a field named *seconds*, the complexity
-lesson's fitted time exponent `time_slope`, and a topic's progress status "done" or "idle" (the server keeps
+lesson's fitted time exponent `time_slope`, the scale lesson's measured `flops_per_s` and the `days_here` it gives, and a topic's progress status "done" or "idle" (the server keeps
 only the results that took 0.2 s or more, so a quick topic is kept on a busy machine and not on an idle one)
 are compared as placeholders, everything else byte for byte.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from answers_support import RECORD, answers
 
-TIMED = re.compile(r'("(?:\w*seconds\w*|time_slope)":\s?)(-?[0-9.e+-]+|null)')
+TIMED = re.compile(r'("(?:\w*seconds\w*|time_slope|flops_per_s|days_here)":\s?)(-?[0-9.e+-]+|null)')
 KEPT = re.compile(r'^200 \{"status":"(?:done|idle)",')
 
 

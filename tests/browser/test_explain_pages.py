@@ -30,6 +30,7 @@ SMALL = {
     "seq2seq": {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"},
     "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
     "mlm": {"steps": "20", "d_model": "8"},
+    "scale": {"layers": "2", "d_model": "64", "heads": "4", "vocab": "100", "context": "32"},
 }
 
 
@@ -37,7 +38,7 @@ SMALL = {
 CLAIM_ITEMS = """lis => lis.map(li => [li.dataset.id, li.dataset.status, li.querySelector('.text').textContent,
   (li.querySelector('.versus') || {textContent: ''}).textContent])"""
 
-TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope")  # measured afresh by each call
+TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope", "flops_per_s", "days_here")  # measured afresh by each call
 
 # The top-level numbers a page binds: (path, data-value), outside data-each rows and templates.
 TOP_BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]

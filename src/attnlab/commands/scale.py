@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -39,6 +40,23 @@ def show_result(result: dict, lang: str) -> None:
         elif measured:
             typer.echo(t("scale.cli.optimum_measured", lang, flops=_g(row["flops"]), mn=f"{measured['n_params']:,.0f}",
                          mtpp=_g(measured["tokens_per_param"])))
+
+
+def show_emergence(result: dict, lang: str) -> None:
+    """Each size's exact and smooth scores, and the shape of each score across sizes (train/emergence.py)."""
+    from attnlab.i18n import t
+
+    em = result.get("emergence") or {}
+    if not em.get("rows"):
+        return
+    typer.echo(t("explain.scale.emergence_table", lang))
+    metrics = ("val_loss", "form_score", "form_prob", "exact_recall", "recall_prob")
+    typer.echo("  N | " + " | ".join(t(f"explain.scale.metric.{m}", lang) for m in metrics))
+    for row in em["rows"]:
+        typer.echo(f"  {row['n_params']:,} | " + " | ".join("—" if row[m] is None else _g(row[m]) for m in metrics))
+    for metric, sh in em["shapes"].items():
+        typer.echo("  " + t("explain.scale.shape_line", lang, metric=t(f"explain.scale.metric.{metric}", lang),
+                            shape=t(f"explain.scale.shape.{sh['shape']}", lang)))
 
 
 def register(app: typer.Typer) -> None:
@@ -91,8 +109,10 @@ def register(app: typer.Typer) -> None:
                 typer.echo(t(f"scale.cli.{phase}", lang))
 
         try:
+            command = " ".join(["attnlab", "scale", "--corpus", shlex.quote(corpus), "--out", shlex.quote(str(out)),
+                                "--minutes", f"{minutes:g}", "--device", device, "--seed", str(seed), "--form", form])
             result = run_sweep((source.name, source.sha256, tokenizer, data), out, minutes=minutes, device=dev,
-                               seed=seed, progress=progress)
+                               seed=seed, progress=progress, command=command)
         except ValueError as err:
             fail("scale", str(err))
         except KeyboardInterrupt:  # Ctrl+C or SIGINT: the finished runs are on disk already
@@ -100,4 +120,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(t("scale.cli.stopped", lang, kept=kept, out=str(out)), err=True)
             raise typer.Exit(130) from None
         show_result(result, lang)
+        show_emergence(result, lang)
         typer.echo(t("scale.cli.wrote", lang, path=str(Path(out) / "scale.json")))

@@ -113,6 +113,7 @@ TOPICS: dict[str, Topic] = {
         Topic("seq2seq", "seq2seq", "seq2seq"),
         Topic("break", "break_it", "break_it"),
         Topic("mlm", "mlm", "mlm"),
+        Topic("scale", "scale", "scale"),
     )
 }
 

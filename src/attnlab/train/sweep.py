@@ -269,11 +269,12 @@ def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int =
 
 def run_sweep(corpus_data, out: str | Path, *, minutes: float, device: str = "cpu", seed: int = 0,
               ladder=None, bootstrap: int = 200, progress: Callable[[dict], None] | None = None,
-              seconds_per_step: dict | None = None) -> dict:
+              seconds_per_step: dict | None = None, command: str | None = None) -> dict:
     """Plan (or reload the plan of) a sweep in `out`, train what is not finished, and write out/scale.json.
     `corpus_data` = (name, sha256, tokenizer, TokenData). progress(event) gets {"phase", "run", "done", "of",
     "step", "steps", "left_s"} as it goes. `seconds_per_step` {(layers, d_model): s} replaces the measurement
-    (tests: a plan that does not depend on this machine's load)."""
+    (tests: a plan that does not depend on this machine's load). `command` is kept in scale.json: the line that
+    made the sweep, which the scale page shows."""
     name, sha, tokenizer, data = corpus_data
     out, ladder = Path(out), ladder or LADDER
     say = progress or (lambda event: None)
@@ -308,6 +309,7 @@ def run_sweep(corpus_data, out: str | Path, *, minutes: float, device: str = "cp
     mlp = [m for b, c in enumerate(plan.budgets) if (m := train_mlp(b, c, data, tokenizer.vocab_size, seed=seed,
                                                                    device=device)) is not None]
     say({"phase": "fit"})
-    result = {**summarize(plan, runs, mlp, bootstrap=bootstrap), "seconds": round(time.perf_counter() - start, 1)}
+    result = {**summarize(plan, runs, mlp, bootstrap=bootstrap), "seconds": round(time.perf_counter() - start, 1),
+              "command": command}
     write_json(out / "scale.json", result)
     return result

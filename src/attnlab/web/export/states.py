@@ -24,6 +24,8 @@ from attnlab.web.export.tags import Tags
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
 HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm"})
+# Topics whose parameters only mean something together (a whole model configuration): default only, and why.
+TOGETHER_TOPICS = frozenset({"scale"})
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
 SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a learner can see on one page
 # /toy's three parts are rendered one at a time (attnlab.web.export.axes), so its answers combine freely.
@@ -162,7 +164,7 @@ def form_choices(text: str, here: str) -> dict[int, str]:
     """{offset of a <button>/<label>: the lab URL its GET form would submit when it is pressed}."""
     choices: dict[int, str] = {}
     path = urlsplit(here).path
-    if not path.startswith(EXPANDED) or path.removeprefix("/explain/") in HEAVY_TOPICS:
+    if not path.startswith(EXPANDED) or path.removeprefix("/explain/") in HEAVY_TOPICS | TOGETHER_TOPICS:
         return choices
     for form in forms(text):
         if (form.attrs.get("method") or "get").lower() != "get" or form.attrs.get("id") in NOT_EXPANDED_FORMS:
@@ -232,6 +234,8 @@ def explain_values(text: str, topic: str, query: dict[str, str], lang: str) -> l
         return []
     if topic in HEAVY_TOPICS:
         return [Links(form.end, "static-values", _cmd(lang, "export.states.heavy"))]
+    if topic in TOGETHER_TOPICS:
+        return [Links(form.end, "static-values", _cmd(lang, "export.states.together"))]
     links = []
     from attnlab.web.pages.explain import FORM_HIDDEN
 
