@@ -94,3 +94,16 @@ def test_the_emergence_summary_takes_each_sizes_largest_budget():
     assert [r["name"] for r in out["rows"]] == ["L1-d16-C2", "L2-d32-C2", "L3-d48-C1"]
     assert out["shapes"]["exact_recall"]["shape"] == "flat" and out["shapes"]["form_prob"]["shape"] == "flat"
     assert out["shapes"]["form_score"]["shape"] == "jump"  # 0, 0, 0.8: one step is the whole rise
+
+
+def test_a_small_probability_that_falls_threefold_is_not_flat():
+    """Measured on 全唐诗: the right verse's per-character p went 0.0039 → 0.0012 with size. As a difference that is
+    under 0.003; as the factor it is, it is a fall, and the summary says so (on a log scale)."""
+    runs = [dict(name=f"L1-d{d}-C0", layers=1, d_model=d, budget=0, n_params=d, tokens=1, val_loss=5.0,
+                 form_score=None, form_prob=None, exact_recall=0.0, recall_prob=p, samples=32, couplets=15)
+            for d, p in ((16, 0.0039), (32, 0.0029), (64, 0.0018), (128, 0.0012))]
+    shapes = emergence.summarize(runs)["shapes"]
+    assert shapes["recall_prob"]["shape"] == "gradual" and shapes["recall_prob"]["rise"] < 0
+    assert shapes["recall_prob"]["scale"] == "log"
+    same = [dict(r, recall_prob=0.0039 * (1 + 0.02 * i)) for i, r in enumerate(runs)]  # within 10%: flat
+    assert emergence.summarize(same)["shapes"]["recall_prob"]["shape"] == "flat"

@@ -45,6 +45,7 @@ def show_result(result: dict, lang: str) -> None:
 def show_emergence(result: dict, lang: str) -> None:
     """Each size's exact and smooth scores, and the shape of each score across sizes (train/emergence.py)."""
     from attnlab.i18n import t
+    from attnlab.lessons.scale.view import shape_text
 
     em = result.get("emergence") or {}
     if not em.get("rows"):
@@ -55,8 +56,7 @@ def show_emergence(result: dict, lang: str) -> None:
     for row in em["rows"]:
         typer.echo(f"  {row['n_params']:,} | " + " | ".join("—" if row[m] is None else _g(row[m]) for m in metrics))
     for metric, sh in em["shapes"].items():
-        typer.echo("  " + t("explain.scale.shape_line", lang, metric=t(f"explain.scale.metric.{metric}", lang),
-                            shape=t(f"explain.scale.shape.{sh['shape']}", lang)))
+        typer.echo("  " + shape_text(metric, sh, lang, t))
 
 
 def register(app: typer.Typer) -> None:

@@ -142,18 +142,23 @@ def measure(model, tokenizer, items: Items, *, seed: int = 0) -> dict:
 JUMP = 0.6  # a score "jumps" when one step between adjacent sizes makes at least this share of its whole rise
 
 
+SMOOTH = ("form_prob", "recall_prob")  # probabilities: their shape is read on a log scale (a factor, not a difference)
+SMOOTH_FLOOR = math.log(1.1)  # a smooth score is flat when it moves by less than 10%
+
+
 def noise(metric: str, values: list[float], n: int | None) -> float:
     """The change a score must exceed to be a change: two binomial standard errors of a share of n items (at
-    least one item's worth), or 0.01 for a probability."""
+    least one item's worth); for a probability, a factor of 1.1 (its values are then compared as logarithms)."""
     if metric in ("form_score", "exact_recall") and n:
         p = min(max(max(values), 1 / n), 1 - 1 / n) if n > 1 else 0.5
         return max(2 * math.sqrt(p * (1 - p) / n), 1 / n)
-    return 0.01
+    return SMOOTH_FLOOR
 
 
 def shape(values: list[float | None], floor: float) -> dict:
     """How a score moves across sizes (sorted by size): 'flat' (its whole range within `floor`, the noise),
-    'jump' (one adjacent step makes ≥ JUMP of its rise), 'gradual', or 'too-few-sizes'."""
+    'jump' (one adjacent step makes ≥ JUMP of its movement), 'gradual', or 'too-few-sizes'; `rise` is the last
+    size's value minus the first's (its sign says whether the score grew or fell with size)."""
     vals = [v for v in values if v is not None]
     if len(vals) < 3:
         return {"shape": "too-few-sizes", "rise": None, "largest_step_share": None}
@@ -190,5 +195,7 @@ def summarize(runs: list[dict]) -> dict:
         n = rows[0][n_key] if rows and n_key else None
         present = [v for v in values if v is not None]
         floor = noise(metric, present, n) if present else 0.0
-        out["shapes"][metric] = {**shape(values, floor), "noise": floor}
+        if metric in SMOOTH:  # a probability from 0.001 to 0.003 has tripled: compare logarithms
+            values = [math.log(v) if v else None for v in values]
+        out["shapes"][metric] = {**shape(values, floor), "noise": floor, "scale": "log" if metric in SMOOTH else "linear"}
     return out

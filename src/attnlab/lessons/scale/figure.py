@@ -21,7 +21,7 @@ def plot(r, fig, tr: Labels) -> None:
     for y, x in zip(ys, r.published):
         ax.text(x.counted, y - 0.2, f" {100 * x.off:+.1f}%", va="center", fontsize=7, color=RED if x.differs else INK)
     ax.set(xlabel=tr("scale.params"), title=tr("scale.params_title"))
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper right")
 
     ax = fig.add_subplot(grid[0, 1])
     trained = [x for x in r.published if x.train_flops]
@@ -66,6 +66,8 @@ def plot(r, fig, tr: Labels) -> None:
                 ax.plot(n, [v if v is not None else float("nan") for v in vals], style, color=color, ms=3,
                         label=tr(f"scale.metric.{metric}"))
         ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=1e-3)  # the right verse's p is a few thousandths; the exact scores reach 0
+        ax.set_ylim(bottom=0, top=1.5)
         ax.set(xlabel=tr("scale.params"), ylabel=tr("scale.score_axis"), title=tr("scale.emergence_title"))
         ax.legend(fontsize=6)
     else:

@@ -60,5 +60,13 @@ def show_sweep(console, s: dict, lang, t) -> None:
                             [[row["n_params"], *[row[m] if row[m] is not None else "—" for m in metrics]]
                              for row in em["rows"]]))
         for metric, sh in em["shapes"].items():
-            console.print(t(k + "shape_line", lang, metric=t(k + "metric." + metric, lang),
-                            shape=t(k + "shape." + sh["shape"], lang)))
+            console.print(shape_text(metric, sh, lang, t), highlight=False)
+
+
+def shape_text(metric: str, sh: dict, lang, t) -> str:
+    """'share in regular form (exact): gradual; it falls with size'."""
+    k = "explain.scale."
+    moved = sh["shape"] in ("jump", "gradual") and sh.get("rise")
+    direction = t(k + "direction." + ("up" if sh["rise"] > 0 else "down"), lang) if moved else ""
+    return t(k + "shape_line", lang, metric=t(k + "metric." + metric, lang), shape=t(k + "shape." + sh["shape"], lang),
+             direction=direction)
