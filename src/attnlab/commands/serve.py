@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0 = any free port)."),
         runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of checkpoints the lab can open at /runs "
                                   "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened."),
+        data: Path = typer.Option(None, "--data", help="Folder of corpora (subfolders of chinese-poetry JSON, .txt or "
+                                  ".json files) the scale page offers by name for a sweep; nothing outside it is read."),
         cache: Path = typer.Option(None, "--cache", help="Folder where lesson results are kept between runs of the "
                                    "lab (default: $ATTNLAB_CACHE, else $XDG_CACHE_HOME/attnlab or ~/.cache/attnlab)."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Keep lesson results in memory only."),
@@ -39,12 +41,12 @@ def register(app: typer.Typer) -> None:
         elif cache is not None:
             disk_cache.use(cache)
         try:
-            _serve(host, port, runs, warm)
+            _serve(host, port, runs, warm, data)
         except KeyboardInterrupt:  # Ctrl+C before the server took over its signals (e.g. while torch loads)
             raise typer.Exit(130) from None
 
 
-def _serve(host: str, port: int, runs: Path, warm: bool = True) -> None:
+def _serve(host: str, port: int, runs: Path, warm: bool = True, data: Path | None = None) -> None:
     """Check the options, bind, print the URL, serve until stopped (the server then ends the process)."""
     from attnlab.web.server import bind, serve as run, url_of
 
@@ -58,6 +60,9 @@ def _serve(host: str, port: int, runs: Path, warm: bool = True) -> None:
         raise typer.Exit(2) from None
     if runs.exists() and not runs.is_dir():
         typer.echo(f"attnlab serve: --runs {runs} is a file, not a folder of checkpoints", err=True)
+        raise typer.Exit(2)
+    if data is not None and not data.expanduser().is_dir():
+        typer.echo(f"attnlab serve: --data {data} is not a folder of corpora", err=True)
         raise typer.Exit(2)
 
     try:
@@ -73,4 +78,6 @@ def _serve(host: str, port: int, runs: Path, warm: bool = True) -> None:
     typer.echo(f"checkpoints from {runs}{found}: {url_of(sock)}/runs")
     folder = disk_cache.folder()
     typer.echo(f"lesson results kept in {folder}" if folder else "lesson results kept in memory only (--no-cache)")
-    run(sock, hosts=(host,), runs_dir=runs, warm=warm)
+    if data is not None:
+        typer.echo(f"corpora from {data.expanduser().resolve()}: {url_of(sock)}/scale")
+    run(sock, hosts=(host,), runs_dir=runs, warm=warm, data_dir=data)

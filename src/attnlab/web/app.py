@@ -54,6 +54,7 @@ PAGES = (
     "attnlab.web.pages.real",
     "attnlab.web.pages.seq2seq",
     "attnlab.web.pages.runs",
+    "attnlab.web.pages.sweeps",
 )
 
 # Everything the page loads comes from this server; styles may be inline attributes (heatmap cells).
@@ -97,19 +98,21 @@ def lesson_statics() -> list[tuple[str, str]]:
 
 
 def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
-               runs_dir: str | Path | None = None) -> FastAPI:
+               runs_dir: str | Path | None = None, data_dir: str | Path | None = None) -> FastAPI:
     """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
 
     `allowed_hosts`: the Host names it answers to besides localhost, 127.0.0.1 and ::1 (a server passes the
     address it is bound to; see `attnlab.web.limits`). None, for an app used in-process (tests, export-site),
     adds only "testserver", the name Starlette's TestClient sends. `max_body`: the largest request body (bytes).
     `runs_dir`: the folder of checkpoints /runs opens (`attnlab serve --runs`); None = none (the page says so).
+    `data_dir`: the folder of corpora /scale offers by name (`attnlab serve --data`); None = none.
     """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
     errors.install(app)
     refusals.install(app)  # budget's refusals (403 another site, 422 too large, 503 busy or stopped)
     app.state.runs_dir = Path(runs_dir).expanduser().resolve() if runs_dir is not None else None
+    app.state.data_dir = Path(data_dir).expanduser().resolve() if data_dir is not None else None
     options.install(app)  # OPTIONS anywhere: every method the routes serve there (inside the other middleware)
     hosts = TEST_HOSTS if allowed_hosts is None else tuple(allowed_hosts)
     app.add_middleware(RequestLimits, allowed_hosts=(*LOCAL_HOSTS, *hosts), max_body=max_body)

@@ -110,13 +110,14 @@ class Foreground(LabServer):
 
 
 def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None,
-          warm: bool = False) -> None:
+          warm: bool = False, data_dir=None) -> None:
     """Serve the lab on an already bound socket until SIGTERM or Ctrl+C; then streams end, runs stop, and the
     process leaves (exit 0 or 130; this function does not return).
     It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,
-    e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`).
+    e.g. `attnlab serve --host lab.local`). `runs_dir`: the checkpoints /runs opens (`attnlab serve --runs`);
+    `data_dir`: the corpora /scale offers by name (`attnlab serve --data`).
     `warm`: compute the default pages in the background, yielding to every request (web/warm.py)."""
-    app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir)
+    app = create_app(allowed_hosts=(sock.getsockname()[0], *hosts), runs_dir=runs_dir, data_dir=data_dir)
     server = Foreground(_config(app, log_level, grace=None))  # no cancelling: the deadline ends what is left
     if warm:
         from attnlab.web.warm import start
