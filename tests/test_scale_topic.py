@@ -59,7 +59,7 @@ def test_a_typed_configuration_is_counted_as_the_published_one(default):
 
 @pytest.mark.parametrize("bad, name", [(dict(layers=2, d_model=64), "heads"),
                                        (dict(layers=2, d_model=64, heads=5, vocab=10, context=8), "heads"),
-                                       (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10, context=8), "heads")])
+                                       (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10, context=8), "kv_heads")])
 def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name):
     with pytest.raises(ParamError) as err:
         explain("scale", lang="en", **bad)

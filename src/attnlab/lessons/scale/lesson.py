@@ -140,7 +140,8 @@ def yours(p: dict, machine: Machine) -> Yours | None:
                          context=p["context"], kv_heads=p["kv_heads"] or None, d_ff=p["d_ff"] or None,
                          gated=p["gated"], head="tied" if p["tied"] else "separate")
     except ValueError as err:
-        raise ParamError(str(err), "heads", "explain.scale.error.shape", why=str(err)) from None
+        blamed = next((n for n in ("kv_heads", "d_ff", "heads") if str(err).startswith(n)), "heads")  # the field at fault
+        raise ParamError(str(err), blamed, "explain.scale.error.shape", why=str(err)) from None
     n = count_params(a)
     tokens = p["tokens"] or CHINCHILLA * n
     trained = count_flops(a, tokens)
