@@ -12,6 +12,8 @@ from attnlab.nn import Block, KVCache, LayerNorm
 from attnlab.nn.ablations import check_ablations
 from attnlab.nn.multihead import Record, scoped
 
+FFNS = ("dense", "moe")
+
 
 @dataclass
 class GPTConfig(ModelConfig):
@@ -19,9 +21,33 @@ class GPTConfig(ModelConfig):
     n_layers: int = 2  # blocks stacked
     tie_weights: bool = False  # share the embedding table with the LM head (GPT-2 does)
     ablations: tuple[str, ...] = field(default_factory=tuple)  # parts switched off (attnlab.nn.ablations); () = intact
+    n_kv_heads: int | None = None  # key/value heads: None = n_heads (MHA), 1 = MQA, between = GQA
+    ffn: str = "dense"  # dense: one FFN | moe: a top-k routed mixture of experts
+    n_experts: int = 4  # experts per MoE layer (ffn="moe" only)
+    top_k: int = 1  # experts each token is sent to
+    capacity_factor: float = 1.25  # an expert takes at most capacity_factor * tokens * top_k / n_experts tokens
+    balance_loss: float = 0.01  # weight of the load-balancing auxiliary loss added to the training loss
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.n_kv_heads is not None:
+            if not isinstance(self.n_kv_heads, int) or isinstance(self.n_kv_heads, bool) or self.n_kv_heads <= 0:
+                raise ValueError(f"n_kv_heads must be a positive integer or None, got {self.n_kv_heads!r}")
+            if self.n_heads % self.n_kv_heads:
+                raise ValueError(f"n_kv_heads must divide n_heads: got n_heads={self.n_heads}, "
+                                 f"n_kv_heads={self.n_kv_heads}")
+        if self.ffn not in FFNS:
+            raise ValueError(f"ffn must be one of {FFNS}, got {self.ffn!r}")
+        for name in ("n_experts", "top_k"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k must be at most n_experts: got top_k={self.top_k}, n_experts={self.n_experts}")
+        if not isinstance(self.capacity_factor, (int, float)) or self.capacity_factor <= 0:
+            raise ValueError(f"capacity_factor must be a positive number, got {self.capacity_factor!r}")
+        if not isinstance(self.balance_loss, (int, float)) or self.balance_loss < 0:
+            raise ValueError(f"balance_loss must be a number >= 0, got {self.balance_loss!r}")
         if not isinstance(self.ablations, (list, tuple, str)):
             raise ValueError(f"ablations must be a list of names, got {self.ablations!r}")
         self.ablations = check_ablations(self.ablations)  # a checkpoint's JSON list comes back as a sorted tuple
