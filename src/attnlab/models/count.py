@@ -48,6 +48,8 @@ class Architecture:
     classes: int = 0  # a classification head d × classes with bias (the lab's encoder)
     attention: bool = True  # False: blocks without attention (an ablation)
     ffn: bool = True  # False: blocks without their FFN (an ablation)
+    experts: int = 0  # > 0: each FFN is a mixture of this many expert FFNs and a router d×experts (0: one dense FFN)
+    top_k: int = 1  # experts each token runs through (the active ones), with experts > 0
 
     def __post_init__(self) -> None:
         for name in ("layers", "d_model", "heads", "vocab", "context"):
@@ -60,6 +62,8 @@ class Architecture:
             raise ValueError(f"kv_heads must divide heads ({self.heads}), got {self.kv_heads}")
         if self.d_ff is not None and self.d_ff <= 0:
             raise ValueError(f"d_ff must be a positive integer, got {self.d_ff}")
+        if self.experts < 0 or not 1 <= self.top_k <= max(1, self.experts):
+            raise ValueError(f"experts must be >= 0 and top_k in [1, experts]: got {self.experts}, {self.top_k}")
         for name, allowed in (("positions", POSITIONS), ("norm", NORMS), ("head", HEADS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
@@ -96,6 +100,8 @@ def architecture_of(config) -> Architecture:
             layers=c.n_layers, vocab=c.vocab_size, head="tied" if c.tie_weights else "separate",
             **{**common, "positions": "none" if "no-positions" in off else c.positions},
             norm="none" if "no-layernorm" in off else "layernorm",
+            kv_heads=None if "one-head" in off else c.n_kv_heads,  # one-head keeps one wide K/V head
+            experts=c.n_experts if c.ffn == "moe" else 0, top_k=c.top_k if c.ffn == "moe" else 1,
             attention="ffn-only" not in off, ffn="attention-only" not in off)
     if isinstance(c, EncoderConfig):
         return Architecture(layers=c.n_layers, vocab=c.vocab_size, head="separate" if c.task_heads else "none",
@@ -135,7 +141,7 @@ def param_parts(config) -> dict[str, int]:
                       + (_norm(a) if a.embedding_norm else 0),
         "positions": positions * (2 if separate_source else 1),
         "attention": (blocks if a.attention else 0) * attention + cross * attention,
-        "ffn": (blocks if a.ffn else 0) * _ffn(a),
+        "ffn": (blocks if a.ffn else 0) * (_ffn(a) * max(1, a.experts) + a.d_model * a.experts),  # + MoE routers
         # two norms a block (three with cross-attention), and one after each stack in a pre-LN model
         "norms": (2 * blocks + cross + (2 if a.encoder_layers else 1) * a.final_norm) * _norm(a),
         "head": (a.vocab * d if a.head == "separate" else 0) + (a.vocab if a.head != "none" and a.head_bias else 0),
@@ -146,6 +152,14 @@ def param_parts(config) -> dict[str, int]:
 def count_params(config) -> int:
     """Every parameter of a model of this shape (a shared table counted once)."""
     return sum(param_parts(config).values())
+
+
+def active_params(config) -> int:
+    """Parameters one token runs through: all of them for a dense model; for a mixture of experts, top_k of each
+    block's experts (and every router), not all of them."""
+    a = architecture_of(config)
+    idle = (a.layers + a.encoder_layers) * (a.experts - a.top_k) * _ffn(a) if a.ffn and a.experts else 0
+    return count_params(a) - idle
 
 
 def non_embedding_params(config) -> int:
@@ -164,7 +178,8 @@ def forward_flops(config, seq_len: int | None = None) -> int:
         raise ValueError(f"seq_len must be a positive integer, got {t}")
     d = a.d_model
     projections = (2 * d * d + 2 * d * a.d_kv) if a.attention else 0  # W_Q, W_K, W_V, W_O
-    ffn = (3 if a.gated else 2) * d * a.hidden if a.ffn else 0
+    # a MoE token runs through top_k experts and the router (at full capacity: a dropped choice costs nothing)
+    ffn = ((3 if a.gated else 2) * d * a.hidden * a.top_k + d * a.experts) if a.ffn else 0
     scores = 2 * (2 * t * t * d) if a.attention else 0  # Q Kᵀ and A V, over every head: 2·T²·d each
     blocks = (a.layers + a.encoder_layers) * (2 * t * (projections + ffn) + scores)
     cross = a.layers * (2 * t * (2 * d * d + 2 * d * a.d_kv) + 4 * t * t * d) if a.encoder_layers else 0

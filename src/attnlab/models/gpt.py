@@ -10,6 +10,7 @@ from attnlab.models.config import ModelConfig
 from attnlab.models.embedding import Embedding, init_head
 from attnlab.nn import Block, KVCache, LayerNorm
 from attnlab.nn.ablations import check_ablations
+from attnlab.nn.moe import aux_loss as moe_aux_loss
 from attnlab.nn.multihead import Record, scoped
 
 FFNS = ("dense", "moe")
@@ -63,7 +64,9 @@ class GPT(nn.Module):
                                ablations=c.ablations)
         self.blocks = nn.ModuleList(
             Block(c.d_model, c.n_heads, c.d_ff, norm_first=c.norm_first, activation=c.activation,
-                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope", eps=c.ln_eps, ablations=c.ablations)
+                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope", eps=c.ln_eps, ablations=c.ablations,
+                  n_kv_heads=c.n_kv_heads, ffn=c.ffn, n_experts=c.n_experts, top_k=c.top_k,
+                  capacity_factor=c.capacity_factor)
             for _ in range(c.n_layers)
         )
         # Pre-LN leaves the residual stream un-normalized, so it needs one last LayerNorm (GPT-2's ln_f).
@@ -72,6 +75,12 @@ class GPT(nn.Module):
         self.lm_head = init_head(nn.Linear(c.d_model, c.vocab_size, bias=False))
         if c.tie_weights:
             self.lm_head.weight = self.embed.tok.weight
+
+    @property
+    def aux_loss(self) -> Tensor | None:
+        """The MoE layers' load-balancing losses from the last forward, summed (None for a dense model); the
+        training loop adds config.balance_loss times it to the cross-entropy."""
+        return moe_aux_loss(self)
 
     def new_kv_cache(self) -> KVCache:
         """An empty cache; pass it to forward step after step to decode incrementally."""

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 from attnlab.nn.ablations import check_ablations
 from attnlab.nn.feedforward import FeedForward
 from attnlab.nn.layernorm import LayerNorm
+from attnlab.nn.moe import MoE
 from attnlab.nn.multihead import LayerKVCache, MultiHeadAttention, Record, scoped
 
 
@@ -23,6 +24,7 @@ class Block(nn.Module):
     """Self-attention + FFN. Bidirectional, it is the encoder block; with causal=True it is GPT's block.
 
     A decoder-only (GPT) block has no cross-attention: it is this block with a causal mask.
+    ffn="moe" makes the FFN sublayer a top-k routed mixture of n_experts FeedForwards (attnlab.nn.moe).
     """
 
     def __init__(
@@ -38,18 +40,29 @@ class Block(nn.Module):
         rope: bool = False,
         eps: float = 1e-5,
         ablations: tuple[str, ...] = (),
+        n_kv_heads: int | None = None,
+        ffn: str = "dense",
+        n_experts: int = 4,
+        top_k: int = 1,
+        capacity_factor: float = 1.25,
     ):
         super().__init__()
         self.norm_first = norm_first
         self.ablations = off = frozenset(check_ablations(ablations))
         heads = 1 if "one-head" in off else n_heads
+        kv_heads = None if "one-head" in off else n_kv_heads  # one head has one K/V head (None = heads)
         # A part switched off is absent (None, or the identity for a LayerNorm), so the module lists what runs.
         self.attn = None if "ffn-only" in off else MultiHeadAttention(
             d_model, heads, bias=bias, dropout=dropout, rope=rope and "no-positions" not in off,
-            scale="no-scale" not in off)
+            scale="no-scale" not in off, n_kv_heads=kv_heads)
         self.ln_1 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
+        if ffn not in ("dense", "moe"):
+            raise ValueError(f"ffn must be 'dense' or 'moe', got {ffn!r}")
+        # ffn="moe": the same FFN sublayer, as a top-k routed mixture of n_experts FeedForwards (attnlab.nn.moe)
         self.ffn = None if "attention-only" in off else FeedForward(
-            d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
+            d_model, d_ff, activation=activation, dropout=dropout, bias=bias) if ffn == "dense" else MoE(
+            d_model, d_ff, n_experts=n_experts, top_k=top_k, capacity_factor=capacity_factor,
+            activation=activation, dropout=dropout, bias=bias)
         self.ln_2 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
         self.drop_1 = nn.Dropout(dropout)
         self.drop_2 = nn.Dropout(dropout)

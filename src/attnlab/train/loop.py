@@ -2,6 +2,8 @@
 
 Each step: forward (steps ① to ④) -> cross-entropy against the next token -> backward -> AdamW update
   θ <- θ - lr · (Adam's step direction + weight_decay · θ).
+A model with MoE layers (GPTConfig.ffn = "moe") is trained on cross-entropy + balance_loss · aux, aux being its
+layers' load-balancing losses; every loss the loop reports (train and validation) is the plain cross-entropy.
 Deterministic for a seed: the model is built after torch.manual_seed(seed), and batches are drawn from a
 generator of their own, seeded the same way.
 Under torchrun (attnlab.train.distributed) the same loop runs in every process: each takes its share of the
@@ -289,13 +291,21 @@ class Trainer:
                          allowed=getattr(self.data, "train_starts", None))  # this rank's share of the batch
         with speed.autocast(self.precision, self.device):
             loss = lm_loss(model, x, y)
+        objective = loss + self.balance_term()  # a MoE model also pays for uneven routing; loss stays the LM's
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()  # d loss / d θ for every parameter (DDP: averaged over the ranks)
+        objective.backward()  # d objective / d θ for every parameter (DDP: averaged over the ranks)
         if cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()  # θ <- θ - lr · update
         self.step += 1
         return loss.detach()
+
+    def balance_term(self) -> torch.Tensor | float:
+        """balance_loss · aux after a forward of a model with MoE layers (attnlab.nn.moe: E · Σ f_i P_i per
+        layer, summed), else 0. Only the gradient sees it: the loss the loop reports is the plain cross-entropy."""
+        aux = getattr(self.model, "aux_loss", None)
+        weight = getattr(self.model.config, "balance_loss", 0.0)
+        return weight * aux if isinstance(aux, torch.Tensor) and weight else 0.0
 
     # -- the best weights -----------------------------------------------------------------------------
 
