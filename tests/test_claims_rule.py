@@ -39,10 +39,22 @@ COURSE_DISAGREES = {
     ("sqrt-dk", "gradient_fades"): "with many keys the scaled softmax is near uniform and passes less gradient",
     ("rnn-gradients", "lstm_keeps"): "with forget gates far from 1 (forget_bias <= 1) the LSTM's cell path fades "
                                      "faster than the tanh RNN's gradient: the gates keep it only near 1",
+    ("data-parallel", "update"): "AdamW divides each step by sqrt(v): a near-zero gradient's rounding difference "
+                                 "becomes a whole step, so the weights can part by more than 1e-6 (SGD's do not)",
+    ("moe", "moe_beats_active"): "with few steps or a tight capacity (tokens dropped) the routed model learns slower "
+                                 "than its dense twin of equal active size: the loss goes the other way",
+    ("moe", "total_beats_moe"): "in as many steps the dense model of equal total size can learn slower than the MoE, "
+                                "whose experts each see fewer tokens but update fewer weights a token",
 }
 
 # Claims not shown at a topic's defaults, with the reason the page gives.
-DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {}
+DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {
+    ("moe", "moe_beats_active"): "the built-in poem is learnt by heart by every model: the losses tie within the "
+                                 "margin (benchmarks/bench_moe.py compares them on a real corpus)",
+    ("moe", "total_beats_moe"): "the same tie: on 24 characters no model has anything left to gain from size",
+    ("moe", "dead_without"): "4 experts over 24 characters keep every expert busy without the balancing loss; "
+                             "with 8 experts and 300 steps they die (the page's hint)",
+}
 
 # Test-sized values for the parameters that cost time (training steps, timing sizes, samples). They never
 # replace the parameter under test, and a topic not listed runs at its defaults.
@@ -55,6 +67,9 @@ TEST_SIZED = {
     "seq2seq": {"train_steps": 100, "n_test": 5, "n_seeds": 1},
     "mlm": {"steps": 40, "d_model": 8},
     "break": {"train_steps": 40, "seeds": 3},
+    "flash": {"n_max": 512},
+    "moe": {"train_steps": 30},
+    "data-parallel": {"b": 2, "train_steps": 2},  # one torchrun run is a few seconds: b and steps stay small
 }
 
 SEEDS = range(10)

@@ -29,6 +29,10 @@ SMALL = {
     "mlm": ["--steps", "20", "--d-model", "8"],
     "break": ["--ablate", "ffn-only", "--train-steps", "40", "--seeds", "3"],
     "scale": ["--layers", "2", "--d-model", "64", "--heads", "4", "--vocab", "100", "--context", "32"],
+    "flash": ["--n", "6", "--tile", "4", "--n-max", "512", "--block", "64", "--window", "32"],
+    "moe": ["--n-experts", "2", "--train-steps", "10", "--seed", "1"],
+    "memory": ["--layers", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "2", "--vocab", "100", "--context", "32"],
+    "data-parallel": ["--b", "2", "--train-steps", "2", "--ranks", "8"],
 }
 
 

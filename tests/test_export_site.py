@@ -267,7 +267,7 @@ def test_every_page_shows_what_the_live_lab_shows(site, live, live_runs):
         assert shown.clock == served.clock, url  # the same clock readings, in the same places
         numbers += len(shown.values)
         clocks += bool(shown.clock)
-    assert numbers > 2000 and clocks == 8  # complexity, serial-vs-parallel, break and scale, zh and en
+    assert numbers > 2000 and clocks == 12  # complexity, serial-vs-parallel, break, scale, flash and data-parallel, zh and en
 
 
 def test_the_toy_page_weights_are_softmax_of_the_exported_scores(site):

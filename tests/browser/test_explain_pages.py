@@ -31,6 +31,10 @@ SMALL = {
     "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
     "mlm": {"steps": "20", "d_model": "8"},
     "scale": {"layers": "2", "d_model": "64", "heads": "4", "vocab": "100", "context": "32"},
+    "flash": {"n": "6", "tile": "4", "n_max": "512", "block": "64", "window": "32"},
+    "moe": {"n_experts": "2", "train_steps": "10", "seed": "1"},
+    "memory": {"layers": "2", "d_model": "64", "heads": "4", "kv_heads": "2", "vocab": "100", "context": "32"},
+    "data-parallel": {"b": "2", "train_steps": "2", "ranks": "8"},
 }
 
 

@@ -114,6 +114,10 @@ TOPICS: dict[str, Topic] = {
         Topic("break", "break_it", "break_it"),
         Topic("mlm", "mlm", "mlm"),
         Topic("scale", "scale", "scale"),
+        Topic("flash", "flash", "flash"),
+        Topic("memory", "memory", "memory"),
+        Topic("moe", "moe", "moe"),
+        Topic("data-parallel", "data_parallel", "data_parallel"),
     )
 }
 

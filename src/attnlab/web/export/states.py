@@ -23,9 +23,9 @@ from attnlab.i18n import t
 from attnlab.web.export.tags import Tags
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
-HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm"})
+HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm", "moe", "flash", "data-parallel"})
 # Topics whose parameters only mean something together (a whole model configuration): default only, and why.
-TOGETHER_TOPICS = frozenset({"scale"})
+TOGETHER_TOPICS = frozenset({"scale", "memory"})
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
 SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a learner can see on one page
 # /toy's three parts are rendered one at a time (attnlab.web.export.axes), so its answers combine freely.

@@ -1,0 +1,167 @@
+"""The four runs behind `attnlab explain moe`: a mixture-of-experts GPT, the same MoE trained without the balancing
+loss, a dense GPT whose FFN is one expert (equal ACTIVE parameters: what a token runs through) and a dense GPT whose
+FFN is as wide as all the experts together (equal TOTAL parameters). Same seed, same batches, same steps, same
+learning-rate schedule; each measured on the same evaluation windows at the end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.train import progress
+
+BATCH, LR, WARMUP = 16, 1e-2, 10
+MAX_CHARS = 4000  # a corpus file is cut to its first characters: the lesson stays seconds on a laptop CPU
+MAX_EVAL_WINDOWS = 64
+BASE = dict(context_length=8, d_model=32, n_heads=2, n_layers=2, norm_first=True, activation="relu")
+MODELS = ("moe", "moe_free", "dense_active", "dense_total")  # as the training progress names them
+TOP_CHARS = 5  # characters listed per expert
+
+
+@dataclass(frozen=True)
+class Data:
+    name: str
+    train: torch.Tensor  # (N_train,) token ids
+    val: torch.Tensor  # (N_val,) the ids the loss is measured on: the train ids again for a built-in poem
+    held_out: bool
+    vocab_size: int
+    tokenizer: object
+
+
+@lru_cache(maxsize=8)
+def corpus_data(name: str) -> Data:
+    """A built-in poem whole (its loss is measured on the poem itself: 24 characters leave nothing to hold out), or
+    a file's first MAX_CHARS characters with its last tenth held out."""
+    from attnlab.text.builtin import BUILTIN_TEXTS
+    from attnlab.text.corpus import read_corpus
+    from attnlab.text.tokenizer import train_tokenizer
+    from attnlab.train.data import check_corpus, token_stream
+
+    if name in BUILTIN_TEXTS:
+        text = BUILTIN_TEXTS[name]
+    else:
+        try:
+            if not Path(name).is_file():
+                raise ValueError(f"{name!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor a file")
+            check_corpus(name)  # a regular file within the size limit: a FIFO would block forever
+            text = "\n".join(read_corpus(name))[:MAX_CHARS]
+        except OSError as err:
+            raise ValueError(f"cannot read {name!r}: {err}") from None
+    tok = train_tokenizer("char", [text])
+    ids = token_stream([text], tok)  # (N,)
+    held_out = name not in BUILTIN_TEXTS
+    if held_out:
+        n_val = max(BASE["context_length"] + 2, len(ids) // 10)
+        if len(ids) - n_val < BASE["context_length"] + 2:
+            raise ValueError(f"{name!r} is too short: it needs at least {2 * n_val} characters")
+        train, val = ids[:-n_val], ids[-n_val:]
+    else:
+        train = val = ids
+    return Data(name, train, val, held_out, tok.vocab_size, tok)
+
+
+def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, balance: float, d_ff: int) -> dict:
+    """The four models' configurations: the MoE's experts each have hidden width d_ff; dense_active's one FFN too
+    (the MoE's active parameters, less its router), dense_total's n_experts · d_ff (its total, less the router and
+    n_experts − 1 output biases)."""
+    from attnlab.models import GPTConfig
+
+    base = {**BASE, "vocab_size": data.vocab_size}
+    moe = dict(ffn="moe", n_experts=n_experts, top_k=top_k, capacity_factor=capacity_factor, d_ff=d_ff)
+    return {"moe": GPTConfig(**base, **moe, balance_loss=balance),
+            "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
+            "dense_active": GPTConfig(**base, d_ff=top_k * d_ff),
+            "dense_total": GPTConfig(**base, d_ff=n_experts * d_ff)}
+
+
+def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Evenly spaced (x, y) windows over a stream, at most MAX_EVAL_WINDOWS: the same for every model."""
+    if len(stream) - 1 <= T:
+        return stream[None, :-1], stream[None, 1:]
+    starts = torch.linspace(0, len(stream) - T - 1, min(MAX_EVAL_WINDOWS, len(stream) - T)).long().unique()  # (W,)
+    offsets = torch.arange(T)
+    return stream[starts[:, None] + offsets], stream[starts[:, None] + offsets + 1]  # (W, T), (W, T)
+
+
+def train(config, data: Data, steps: int, seed: int, name: str):
+    """AdamW on cross-entropy + balance_loss · aux (aux: the MoE layers' E · Σ f_i P_i), the lab's cosine schedule;
+    the weights drawn from the seed alone (redraw), the batches from a generator of their own. Returns the model
+    and the cross-entropy of each step (the balancing term is left out of what is reported)."""
+    from attnlab.lessons.common.weights import redraw
+    from attnlab.models import GPT
+    from attnlab.train.data import get_batch
+    from attnlab.train.loop import TrainConfig, make_optimizer
+
+    model = redraw(GPT(config), seed)
+    cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
+    opt = make_optimizer(model, cfg)
+    g = torch.Generator().manual_seed(seed)  # the same batches for every model
+    T, losses = config.context_length, []
+    model.train()
+    for step in range(steps):
+        progress.report(name, step, steps)  # the page shows it; stops here when the page has gone
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(step)
+        x, y = get_batch(data.train, T, BATCH, g)  # (B, T), (B, T)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        aux = model.aux_loss  # None for a dense model
+        objective = loss if aux is None else loss + config.balance_loss * aux
+        opt.zero_grad(set_to_none=True)
+        objective.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        losses.append(loss.item())
+    progress.report(name, steps, steps)
+    model.eval()
+    return model, losses
+
+
+@dataclass
+class Routing:
+    tokens_per_expert: list[list[int]]  # [layer][expert]: choices the router sent there on the evaluation windows
+    share: list[list[float]]  # the same as fractions of the layer's choices
+    dropped: list[int]  # [layer] choices past an expert's capacity
+    balance: list[float]  # [layer] E · Σ f_i P_i on the evaluation windows (1: perfectly even)
+    chars: list[list[list[dict]]]  # [layer][expert] the TOP_CHARS characters it takes most: {char, count, share}
+
+
+def shown(tok, c: int) -> str:
+    """A character as the tables print it: the end-of-text mark ␃, a line break ⏎, a space ␣."""
+    return "␃" if c == tok.eot_id else {"\n": "⏎", " ": "␣"}.get(tok.decode([c]), tok.decode([c]))
+
+
+@torch.no_grad()
+def evaluate(model, data: Data) -> tuple[float, Routing | None]:
+    """Cross-entropy on the evaluation windows, and for a MoE where each layer sent each character read there."""
+    from attnlab.nn.moe import moe_layers
+
+    x, y = windows(data.val, model.config.context_length)  # (W, T) each
+    logits = model(x)  # (W, T, V): one forward, so every MoE layer holds this batch's routing
+    loss = float(F.cross_entropy(logits.flatten(0, 1), y.flatten()))
+    layers = moe_layers(model)
+    if not layers:
+        return loss, None
+    tok, read = data.tokenizer, x.flatten().tolist()  # the character each position reads
+    counts, shares, dropped, balance, chars = [], [], [], [], []
+    for layer in layers:
+        n = layer.tokens_per_expert.tolist()
+        counts.append(n)
+        shares.append([c / max(1, sum(n)) for c in n])
+        dropped.append(layer.dropped)
+        balance.append(float(layer.aux_loss))
+        choice = layer.choice.reshape(len(read), -1).tolist()  # (W·T, k)
+        total = Counter(read)
+        per_expert = [Counter() for _ in n]
+        for ch, experts in zip(read, choice):
+            for e in experts:
+                per_expert[e][ch] += 1
+        chars.append([[{"char": shown(tok, c), "count": k, "share": k / total[c]}
+                       for c, k in sorted(pe.items(), key=lambda item: (-item[1], item[0]))[:TOP_CHARS]]
+                      for pe in per_expert])
+    return loss, Routing(counts, shares, dropped, balance, chars)
