@@ -68,6 +68,7 @@ def live_runs(tmp_path_factory, live) -> dict[str, str]:
 
 
 # data-bind paths of measured times, and of what is divided by one (scale's days on this machine): they differ run to run
+WORDS = {"null": float("nan"), "true": 1.0, "false": 0.0}  # table cells that are not numbers, as numbers
 CLOCK = re.compile(r"seconds|time_slope|flops_per_s|days_here")
 
 
@@ -104,8 +105,8 @@ class Page(HTMLParser):
         if "data-value" in a:
             self.values.append(a["data-value"])
             if tag == "td" and self._table:
-                value = a["data-value"]  # 'null': a masked score of /toy's causal pages
-                self.tables.setdefault(self._table, []).append(float("nan") if value == "null" else float(value))
+                value = a["data-value"]  # 'null': a masked score of /toy's causal pages; true/false: a yes/no cell
+                self.tables.setdefault(self._table, []).append(WORDS[value] if value in WORDS else float(value))
 
     def handle_endtag(self, tag):
         if tag == self._clock:

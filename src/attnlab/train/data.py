@@ -77,6 +77,15 @@ def text_starts(stream: Tensor, eot_id: int, context_length: int) -> Tensor | No
     return marks if len(marks) else None
 
 
+def eval_windows(stream: Tensor, T: int, most: int = 64) -> tuple[Tensor, Tensor]:
+    """Evenly spaced (x, y) windows over a stream, at most `most`: the same for every model measured on it."""
+    if len(stream) - 1 <= T:
+        return stream[None, :-1], stream[None, 1:]
+    starts = torch.linspace(0, len(stream) - T - 1, min(most, len(stream) - T)).long().unique()  # (W,)
+    offsets = torch.arange(T)
+    return stream[starts[:, None] + offsets], stream[starts[:, None] + offsets + 1]  # (W, T), (W, T)
+
+
 def split_texts(texts: list[str], val_fraction: float = 0.1, seed: int = 0) -> tuple[list[str], list[str]]:
     """(train, val): whole texts held out, drawn by a seeded shuffle (a collection is ordered by poet and
     era, so its last tenth would be another distribution); each list keeps the texts' order."""

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from attnlab.lessons.common.params import seeded
 from attnlab.train import progress
+from attnlab.train.data import eval_windows
 
 STEPS, MIN_STEPS, MAX_STEPS = 80, 40, 120  # training steps of each run: the default and the form's range
 N_POINTS = 11  # loss measurements along a run (step 0 included)
@@ -114,12 +115,8 @@ def setup_of(ablation: str, data: Data) -> dict:
 
 
 def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Evenly spaced (x, y) windows over a stream, at most MAX_EVAL_WINDOWS: the same for every measurement."""
-    if len(stream) - 1 <= T:
-        return stream[None, :-1], stream[None, 1:]
-    starts = torch.linspace(0, len(stream) - T - 1, min(MAX_EVAL_WINDOWS, len(stream) - T)).long().unique()  # (W,)
-    offsets = torch.arange(T)
-    return stream[starts[:, None] + offsets], stream[starts[:, None] + offsets + 1]  # (W, T), (W, T)
+    """At most MAX_EVAL_WINDOWS evenly spaced (x, y) windows: the same for every measurement."""
+    return eval_windows(stream, T, MAX_EVAL_WINDOWS)  # (W, T), (W, T)
 
 
 @torch.no_grad()

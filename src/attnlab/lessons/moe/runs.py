@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.train import progress
+from attnlab.train.data import eval_windows
 
 BATCH, LR, WARMUP = 16, 1e-2, 10
 MAX_CHARS = 4000  # a corpus file is cut to its first characters: the lesson stays seconds on a laptop CPU
@@ -81,12 +82,8 @@ def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, bala
 
 
 def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Evenly spaced (x, y) windows over a stream, at most MAX_EVAL_WINDOWS: the same for every model."""
-    if len(stream) - 1 <= T:
-        return stream[None, :-1], stream[None, 1:]
-    starts = torch.linspace(0, len(stream) - T - 1, min(MAX_EVAL_WINDOWS, len(stream) - T)).long().unique()  # (W,)
-    offsets = torch.arange(T)
-    return stream[starts[:, None] + offsets], stream[starts[:, None] + offsets + 1]  # (W, T), (W, T)
+    """At most MAX_EVAL_WINDOWS evenly spaced (x, y) windows: the same for every model."""
+    return eval_windows(stream, T, MAX_EVAL_WINDOWS)  # (W, T), (W, T)
 
 
 def train(config, data: Data, steps: int, seed: int, name: str):
