@@ -248,7 +248,8 @@ def test_topics_load_with_javascript_and_switch_language(open_page):
 ROWS = """(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map(r => [...r.querySelectorAll('[data-value]')]
   .map(c => Number(c.dataset.value)))"""
 CHANGE = {"norms": ("seed", "3"), "context-vectors": ("sentence_b", "苹果手机"), "one-hot": ("seed", "1"),
-          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128"), "mlm": ("text", "天山红日?，地水绿月低。")}
+          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128"), "mlm": ("text", "天山红日?，地水绿月低。"),
+          "moe": ("n_experts", "3"), "data-parallel": ("ranks", "16")}
 
 
 def table_rows(topic: str, data: dict) -> dict[str, list]:
