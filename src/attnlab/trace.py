@@ -29,6 +29,7 @@ DIMS = {
     "weights": "(B, H, T_q, T_k)",
     "head_outputs": "(B, H, T_q, d_k)",
     "output": "(B, T, d_model)",
+    "hidden": "(B, T, d_ff)",
     "logits": "(B, T, vocab)",
 }
 

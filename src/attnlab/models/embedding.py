@@ -6,6 +6,7 @@ import torch
 from torch import Tensor, nn
 
 from attnlab.nn import LayerNorm, LearnedPositions, SinusoidalPositions
+from attnlab.nn.multihead import hooked
 
 
 def check_ids(idx: Tensor, vocab_size: int, context_length: int, offset: int = 0, what: str = "idx") -> None:
@@ -75,4 +76,5 @@ class Embedding(nn.Module):
             raise ValueError("token_type_ids given, but this model has no token-type (segment) embedding")
         if self.ln is not None:
             x = self.ln(x)
+        x = hooked(record, "output", x)  # (B, T, d_model): the residual stream before any block (lens layer 0)
         return self.drop(x)

@@ -17,7 +17,7 @@ from attnlab.nn.ablations import check_ablations
 from attnlab.nn.feedforward import FeedForward
 from attnlab.nn.layernorm import LayerNorm
 from attnlab.nn.moe import MoE
-from attnlab.nn.multihead import LayerKVCache, MultiHeadAttention, Record, scoped
+from attnlab.nn.multihead import LayerKVCache, MultiHeadAttention, Record, hooked, scoped
 
 
 class Block(nn.Module):
@@ -85,6 +85,8 @@ class Block(nn.Module):
             return self.drop_1(out)
 
         def feed_forward(h: Tensor) -> Tensor:
+            if isinstance(self.ffn, FeedForward):
+                return self.drop_2(self.ffn(h, record=scoped(record, "ffn")))
             return self.drop_2(self.ffn(h))
 
         residual = "no-residual" not in self.ablations
@@ -100,9 +102,7 @@ class Block(nn.Module):
             else:
                 out = sublayer(x)
                 x = ln(x + out if residual else out)
-        if record is not None:
-            record("output", x)
-        return x
+        return hooked(record, "output", x)  # (B, T, d_model): the residual stream after this block
 
 
 class DecoderBlock(nn.Module):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.nn.multihead import Record, hooked
+
 ACTIVATIONS = {
     "relu": F.relu,
     "gelu": F.gelu,  # exact: x * Phi(x) (BERT)
@@ -25,6 +27,9 @@ class FeedForward(nn.Module):
         self.W_2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, record: Record | None = None) -> Tensor:
+        """x: (B, T, d_model) -> (B, T, d_model). record sees (and may replace) `hidden`, the d_ff neurons'
+        activations: neuron j reads x through column j of W_1 (its key) and writes row j of W_2 (its value)."""
         hidden = ACTIVATIONS[self.activation](self.W_1(x))  # (B, T, d_model) -> (B, T, d_ff)
-        return self.W_2(self.dropout(hidden))  # (B, T, d_ff) -> (B, T, d_model)
+        hidden = hooked(record, "hidden", hidden)  # (B, T, d_ff)
+        return hooked(record, "output", self.W_2(self.dropout(hidden)))  # (B, T, d_ff) -> (B, T, d_model)

@@ -59,6 +59,18 @@ class KVCache:
         return self.layers[i]
 
 
+def hooked(record: Record | None, name: str, tensor: Tensor) -> Tensor:
+    """Show `tensor` to the recorder as `name`; a recorder that returns a tensor replaces it from here on.
+
+    This is the one intervention hook (attnlab.inspect): zeroing a head, patching in another run's activation or
+    knocking out a neuron edit the forward pass at the named point, in the model's own code path.
+    """
+    if record is None:
+        return tensor
+    replaced = record(name, tensor)
+    return tensor if replaced is None else replaced
+
+
 def scoped(record: Record | None, prefix: str) -> Record | None:
     """A recorder that files its tensors under `prefix.`; None stays None (recording is opt-in)."""
     if record is None:
@@ -153,10 +165,10 @@ class MultiHeadAttention(nn.Module):
             record=record,
             scale=self.scale,
         )  # (B, H, T_q, d_k), (B, H, T_q, T_k) or None
-        if record is not None:
-            record("head_outputs", heads)
+        heads = hooked(record, "head_outputs", heads)  # (B, H, T_q, d_k): where a head can be ablated or patched
         concat = heads.transpose(1, 2).reshape(x.shape[0], x.shape[1], self.d_model)  # (B, H, T_q, d_k) -> (B, T_q, d_model)
-        return self.W_O(concat), weights  # (B, T_q, d_model)
+        out = hooked(record, "output", self.W_O(concat))  # (B, T_q, d_model): the sublayer's write to the residual
+        return out, weights
 
     @staticmethod
     def build_mask(t_k, batch, mask, key_padding_mask) -> Tensor | None:
