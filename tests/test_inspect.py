@@ -163,3 +163,13 @@ def test_bad_input_is_refused_clearly():
         patch(m, IDS, IDS[:4], "layers.0.output")
     with pytest.raises(ValueError, match="nothing to restore"):
         restoration(m, IDS, IDS, 1)
+
+
+def test_rollout_reads_a_bidirectional_encoder_too():
+    from attnlab.models.encoder import Encoder, EncoderConfig
+
+    torch.manual_seed(0)
+    enc = Encoder(EncoderConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, context_length=10)).eval()
+    R = rollout(enc, IDS)
+    torch.testing.assert_close(R.sum(-1), torch.ones(8))
+    assert R.triu(1).abs().max() > 0.01  # every position reads the later ones as well
