@@ -304,7 +304,9 @@ def test_hostile_configs_are_refused_before_allocating(tmp_path, two_checkpoints
 
 
 @pytest.mark.parametrize("sizes", [dict(), dict(tie_weights=True), dict(positions="rope", n_layers=3),
-                                   dict(positions="sinusoidal", d_ff=40, bias=False), dict(d_model=64, n_heads=4)])
+                                   dict(positions="sinusoidal", d_ff=40, bias=False), dict(d_model=64, n_heads=4),
+                                   dict(ablations=("ffn-only",)), dict(ablations=("attention-only",)),
+                                   dict(ablations=("one-head", "no-positions"))])
 def test_the_parameter_floor_is_a_close_lower_bound_of_what_torch_builds(sizes):
     """The loader's size check counts by formula; the real model has at least that many parameters (and at most
     what biases and norms add)."""

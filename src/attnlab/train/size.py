@@ -60,12 +60,15 @@ def _activations(c, batch_size: int) -> int:
 def parameter_floor(c) -> int:
     """At least this many parameters, whatever the options: the token table, learned positions, attention's four
     projections (W_Q, W_O d×d; W_K, W_V d×d_kv, d_kv = d with no GQA) and the FFN's two matrices in every block,
-    and the LM head (biases and norms add a little)."""
+    and the LM head (biases and norms add a little). A part an ablation switches off is not there to count."""
+    off = set(getattr(c, "ablations", ()))
     d, d_ff = c.d_model, c.d_ff or 4 * c.d_model
-    d_kv = d // c.n_heads * (c.n_kv_heads or c.n_heads)
-    positions = c.context_length * d if c.positions == "learned" else 0
+    d_kv = d if "one-head" in off else d // c.n_heads * (c.n_kv_heads or c.n_heads)
+    positions = c.context_length * d if c.positions == "learned" and "no-positions" not in off else 0
     head = 0 if c.tie_weights else d * c.vocab_size
-    return c.vocab_size * d + positions + c.n_layers * (2 * d * d + 2 * d * d_kv + 2 * d * d_ff) + head
+    attn = 0 if "ffn-only" in off else 2 * d * d + 2 * d * d_kv
+    ffn = 0 if "attention-only" in off else 2 * d * d_ff
+    return c.vocab_size * d + positions + c.n_layers * (attn + ffn) + head
 
 
 def check_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
