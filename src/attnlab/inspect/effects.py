@@ -48,7 +48,7 @@ def head_effects(model: nn.Module, ids, target: int, how: str = "zero", *, refer
                              f"got {reference.shape[1]}")
     logits, _ = run_with(model, ids)
     base = log_prob(logits, target, position)  # (1,)
-    ref = run_with(model, reference)[1] if reference is not None else None
+    ref = run_with(model, reference)[1] if reference is not None else None  # recorded once for every head
     L, H = n_layers(model), ref_heads(model)
     effects = torch.zeros(L, H)
     for layer in range(L):

@@ -32,10 +32,13 @@ def patch(model: nn.Module, clean, corrupt, site: Site | str) -> Tensor:
     if clean.shape != corrupt.shape:
         raise ValueError(f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and "
                          f"{tuple(corrupt.shape)}")
-    _, tr = run_with(model, clean)
-    patched, _ = run_with(model, corrupt, {site.name: replace_at(tr[site.name], head=site.head,
-                                                                 position=site.position)})
-    return patched
+    return patched_run(model, run_with(model, clean)[1], corrupt, site)
+
+
+def patched_run(model: nn.Module, clean_trace, corrupt: Tensor, site: Site) -> Tensor:
+    """The corrupt run's logits with `site` taken from an already recorded clean run's trace."""
+    edit = replace_at(clean_trace[site.name], head=site.head, position=site.position)
+    return run_with(model, corrupt, {site.name: edit})[0]
 
 
 def restoration(model: nn.Module, clean, corrupt, target: int, what: str = "resid", *,
@@ -43,14 +46,19 @@ def restoration(model: nn.Module, clean, corrupt, target: int, what: str = "resi
     """The share of log p(target at position) restored by patching each site:
     what="resid": (layers + 1, T), the residual stream at each layer and token position;
     what="heads": (layers, heads), each head's output at every position."""
-    clean_lp = log_prob(run_with(model, clean)[0], target, position)
+    clean, corrupt = as_batch(clean), as_batch(corrupt)
+    if clean.shape != corrupt.shape:
+        raise ValueError(f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and "
+                         f"{tuple(corrupt.shape)}")
+    clean_logits, clean_trace = run_with(model, clean)  # recorded once, patched from at every site
+    clean_lp = log_prob(clean_logits, target, position)
     corrupt_lp = log_prob(run_with(model, corrupt)[0], target, position)
     gap = clean_lp - corrupt_lp
     if gap.abs().item() < 1e-9:
         raise ValueError("the clean and corrupt inputs give the answer the same probability: nothing to restore")
 
     def share(site: Site) -> float:
-        return ((log_prob(patch(model, clean, corrupt, site), target, position) - corrupt_lp) / gap).item()
+        return ((log_prob(patched_run(model, clean_trace, corrupt, site), target, position) - corrupt_lp) / gap).item()
 
     L, T = n_layers(model), as_batch(clean).shape[1]
     if what == "resid":
