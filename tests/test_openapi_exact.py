@@ -72,6 +72,7 @@ REFUSED = [
     ("GET", "/api/real/embeddings", {"word": "v\u00caG\u00ff0"}, None),
     ("GET", "/api/pipeline/focus", {"text": "title_key"}, None),
     ("GET", "/api/runs/{name}", {"text": ""}, None),
+    ("GET", "/api/runs/{name}", {"how": "resample"}, None),  # the page's heads card offers zero and mean only
     ("POST", "/api/generate", None, {"run": "x", "prompt": "zh"}),
     ("POST", "/api/generate", None, {"run": "x", "prompt": "床", "top_p": 413, "seed": -1646}),
     ("POST", "/api/runs/{name}/generate", None, {"prompt": "static", "top_p": 100}),

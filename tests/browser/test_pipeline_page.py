@@ -52,9 +52,11 @@ def test_train_live_then_generate(open_page, api):
     assert shown == api(f"/api/pipeline?run={run_id}")["next"]["p_target"] and shown > 0.9
     assert float(page.get_attribute("#final-loss", "data-value")) == status["history"][-1]["loss"]
     assert page.locator("#attn-2-2 tbody td").count() == 25  # layer 2, head 2: a 5 x 5 heatmap
-    # the page reads in course order: the train form on top, then ① ② ③ ④ ⑤ ⑥
+    # the page reads in course order: the train form on top, then ① ② ③ ④, the logit lens of ④, ⑤ ⑥
     order = page.evaluate("() => [...document.querySelectorAll('#pipeline > section')].map(s => s.id)")
-    assert order == ["train", "step1", "step2", "step3", "step4", "step5", "step6"]
+    assert order == ["train", "step1", "step2", "step3", "step4", "lens", "step5", "step6"]
+    lens_last = page.locator("#lens-table tbody tr").last.locator("td").last  # the model's own answer after 床前明月
+    assert abs(float(lens_last.get_attribute("data-value")) - shown) < 1e-6
     assert page.locator("#curve .legend").all_text_contents() == ["loss", "p(光)"]
 
     # ⑥ generate: greedy from 床前, every step with its candidates

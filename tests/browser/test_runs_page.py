@@ -1,5 +1,6 @@
 """Issue 13 in a real browser: a checkpoint `attnlab train` wrote into a runs folder, opened from /runs, shows
-① to ⑥ on a line the learner types, with JavaScript on (lab.js swaps the page) and off (plain GET forms)."""
+① to ⑥ on a line the learner types, with JavaScript on (lab.js swaps the page) and off (plain GET forms); and
+issue 26's logit lens and head-ablation cards on it, zeroing a head or putting in its mean."""
 
 from __future__ import annotations
 
@@ -43,6 +44,20 @@ def _shows_one_to_six(page, api_view, generation) -> None:
     assert page.locator("#gen-steps .cand").count() >= len(generation["steps"])
 
 
+def _shows_lens_and_heads(page, api_view) -> None:
+    """The logit lens's last row ends in ④'s top token; the head table holds the API's Δ log p, layer × head."""
+    rows = page.locator("#lens-table tbody tr")
+    assert rows.count() == 3  # the embedding and 2 layers
+    last = rows.last.locator("td").last
+    top = api_view["steps"]["next"]["top"][0]
+    assert int(last.get_attribute("data-id")) == top["id"] and float(last.get_attribute("data-value")) == pytest.approx(top["prob"])
+    assert page.locator("#lens-answer tbody tr").count() == 3 and page.locator("#lens-claims li").count() == 1
+    shown = page.locator("#heads-table td[data-value]").evaluate_all("els => els.map(e => +e.dataset.value)")
+    assert shown == pytest.approx([d for row in api_view["heads"]["delta"] for d in row], abs=1e-12)
+    assert page.get_attribute("#heads-table", "data-how") == api_view["heads"]["how"]
+    assert page.locator("#heads-honest").is_visible()
+
+
 def _api(url: str, path: str, body=None):
     import json
     import urllib.request
@@ -83,6 +98,16 @@ def test_a_cli_checkpoint_opens_and_reads_a_typed_line(open_page, live_update, r
     assert page.input_value("#run-text") == TEXT  # the typed line is kept with the generation
     _shows_one_to_six(page, view, generation)
     assert page.inner_text("#text-button") == ("See how it reads it" if lang == "en" else "看它怎么读")
+    _shows_lens_and_heads(page, view)  # issue 26: the logit lens and each head zeroed
+    page.select_option("#heads-how", "mean")  # ... or replaced by its mean over windows of the text
+    if js:
+        live_update(page, lambda: page.click("#heads-button"))
+    else:
+        with page.expect_navigation():
+            page.click("#heads-button")
+    page.wait_for_selector('#heads-table[data-how="mean"]')
+    assert page.input_value("#run-text") == TEXT and page.input_value("#heads-how") == "mean"
+    _shows_lens_and_heads(page, _api(runs_lab, f"/api/runs/poem?text={TEXT}&lang={lang}&how=mean"))
     if not js:  # on a phone the wide tables scroll inside their cards; the page itself does not
         page.set_viewport_size({"width": 390, "height": 800})
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390

@@ -130,9 +130,11 @@ def _embedding(model, tokenizer, ids: list[int], tr) -> EmbeddingStep:
 
 def _attention(model, tokenizer, ids: list[int], tr) -> AttentionStep:
     c = model.config
+    found = [i for i in range(c.n_layers) if f"layers.{i}.attn.weights" in tr]  # ffn-only blocks have none
+    heads = tr[f"layers.{found[0]}.attn.weights"].shape[1] if found else 0  # one-head: 1, not config.n_heads
     maps = [HeadMap(layer=i, head=h, weights=tolist(tr[f"layers.{i}.attn.weights"][0, h]))  # (T, T)
-            for i in range(c.n_layers) for h in range(c.n_heads)]
-    return AttentionStep(tokens=tokenizer.tokens(ids), n_layers=c.n_layers, n_heads=c.n_heads, maps=maps)
+            for i in found for h in range(heads)]
+    return AttentionStep(tokens=tokenizer.tokens(ids), n_layers=c.n_layers, n_heads=heads, maps=maps)
 
 
 def embedding_step(model, tokenizer, text: str = DEFAULT_TEXT) -> EmbeddingStep:

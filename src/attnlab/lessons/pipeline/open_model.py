@@ -2,9 +2,10 @@
 
 The same lessons as the pipeline page (lesson.py and focus.py beside it), for a checkpoint the CLI
 wrote rather than a run trained in the page: ① the text's ids ② its embedding rows ③ every layer's and
-head's attention ④ the distribution of the token after the whole text. Step ⑥ is `attnlab.sampling.generate`
-on the same model. The 月 question needs 床, 前, 明, 月 in the model's vocabulary, each one token; when a
-model lacks them the view says which, instead of guessing.
+head's attention ④ the distribution of the token after the whole text, then the logit lens (lens.py: what each
+layer would predict) and each head's effect on ④'s top token when it is removed (heads.py). Step ⑥ is
+`attnlab.sampling.generate` on the same model. The 月 question needs 床, 前, 明, 月 in the model's vocabulary,
+each one token; when a model lacks them the view says which, instead of guessing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlab.lessons.pipeline.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, focus
+from attnlab.lessons.pipeline.heads import HeadEffectsView, head_effects_view, heads_absent
+from attnlab.lessons.pipeline.lens import LensView, lens_absent, lens_view
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT, PipelineView, pipeline
 
 MAX_TEXT = 32  # characters of typed text (a 七绝 quatrain with its punctuation): every head's T × T map is drawn
@@ -52,6 +55,10 @@ class ModelView:
     summary: ModelSummary
     steps: PipelineView  # ① to ④ on the typed text; ④ is the token after all of it
     focus: FocusView
+    lens: LensView | None  # what each layer would predict; None: lens_absent says why
+    lens_absent: str | None  # no_head
+    heads: HeadEffectsView | None  # Δ log p of ④'s top token with each head removed; None: heads_absent says why
+    heads_absent: str | None  # no_head | no_attention (ffn-only) | too_big
 
 
 def _num(v) -> float | None:
@@ -92,10 +99,14 @@ def focus_view(model, tokenizer, text: str = DEFAULT_TEXT, query: str = DEFAULT_
         return FocusView(text=text, focus=None, unseen=[], problem=str(err))
 
 
-def model_view(name: str, model, tokenizer, meta: dict, text: str, lang: str = "zh") -> ModelView:
-    """① to ④ of `model` on `text` (ValueError if it cannot read it) and the 月 question."""
+def model_view(name: str, model, tokenizer, meta: dict, text: str, lang: str = "zh", how: str = "zero") -> ModelView:
+    """① to ④ of `model` on `text` (ValueError if it cannot read it), the 月 question, the logit lens and the
+    heads' effects (`how` a head is removed: zero or mean)."""
     check_text(tokenizer, text)
     steps = pipeline(model, tokenizer, text=text, context=text, target=None)
     steps.next.top = sorted(steps.next.distribution, key=lambda n: -n.prob)[:TOP]
+    no_lens, no_heads = lens_absent(model), heads_absent(model)
     return ModelView(summary=summary(name, model, tokenizer, meta), steps=steps,
-                     focus=focus_view(model, tokenizer, lang=lang))
+                     focus=focus_view(model, tokenizer, lang=lang),
+                     lens=None if no_lens else lens_view(model, tokenizer, text, lang), lens_absent=no_lens,
+                     heads=None if no_heads else head_effects_view(model, tokenizer, text, how), heads_absent=no_heads)

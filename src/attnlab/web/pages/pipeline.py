@@ -20,6 +20,7 @@ from pydantic import AfterValidator, ValidationError
 
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.pipeline.lens import lens_view
 from attnlab.lessons.pipeline.lesson import pipeline
 from attnlab.lessons.pipeline.samples import (HINT_CORPUS, HINT_STEPS, HINT_TEMPERATURE, N_SAMPLES, Samples, draw_seed,
                                               sample_texts)
@@ -196,6 +197,7 @@ def _pipeline_page(request: Request):
     training = bg is not None and not bg.finished
 
     view = None if training else pipeline(run.model, run.tokenizer, text=BUILTIN_TEXTS[corpus])
+    lens = None if view is None else lens_view(run.model, run.tokenizer, view.next.context, lang)  # how ④'s answer forms
     emb = None
     if view is not None:  # the page shows the first few columns of step ②; the API has them all
         e, k = view.embedding, min(SHOWN_DIMS, view.embedding.d_model)
@@ -239,7 +241,7 @@ def _pipeline_page(request: Request):
     return render(
         request, "pipeline/page.html",
         raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
-        view=view, emb=emb, history=history, curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
+        view=view, lens=lens, emb=emb, history=history, curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
         model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
         placeholders=placeholders,
         problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,

@@ -3,8 +3,9 @@
 The server looks only inside the folder it was started with (`attnlab serve --runs DIR`, default runs/;
 `create_app(runs_dir=...)`); `attnlab train --out DIR/NAME` writes checkpoint NAME there. /runs lists them;
 /runs/{name} shows ① ids ② embeddings ③ every layer's and head's attention on a text the learner types, ④ the
-next token's distribution, where 月 looks in 床前明月光, and ⑥ generation with its candidates. A name that
-leads outside the folder (a path, '..', a link elsewhere) is refused: 403, and the page says why.
+next token's distribution, the logit lens and each head's effect on ④ when removed, where 月 looks in 床前明月光,
+and ⑥ generation with its candidates. A name that leads outside the folder (a path, '..', a link elsewhere) is
+refused: 403, and the page says why.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.pipeline.heads import HOWS
 from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
 from attnlab.sampling import Generation, generate_from, prob_text, starts_poems
@@ -103,12 +105,16 @@ def api_run(
     text: Annotated[str, Query(max_length=MAX_TEXT, description="the text for ① to ④, in characters the "
                                "checkpoint's tokenizer knows", json_schema_extra={"minLength": 1})] = DEFAULT_TEXT,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
+    how: Annotated[Literal["zero", "mean"], Query(description="how `heads` removes a head: zero its output, or "
+                                                  "put in its mean output over windows of `text`")] = "zero",
 ) -> ModelView:
     """A checkpoint opened: ① ids ② embeddings ③ every layer's and head's attention on `text`, ④ the next
-    token's distribution after it, and where 月 looks in 床前明月光 (per layer and head, with claims)."""
+    token's distribution after it, where 月 looks in 床前明月光 (per layer and head, with claims), the logit lens
+    (`lens`: each layer's top token per position, and ④'s top token's rank and probability by layer) and `heads`:
+    Δ log p of ④'s top token with each head removed (`lens_absent` / `heads_absent` say why one is null)."""
     ckpt = _open(request, name)
     try:
-        return model_view(name, ckpt.model, ckpt.tokenizer, ckpt.meta, text, lang=lang)
+        return model_view(name, ckpt.model, ckpt.tokenizer, ckpt.meta, text, lang=lang, how=how)
     except ValueError as err:
         raise unprocessable(("query", "text"), err, text) from None
 
@@ -194,9 +200,11 @@ def run_page(request: Request, name: str):
     default = DEFAULT_TEXT if not ckpt.tokenizer.unknown(DEFAULT_TEXT) else ""
     text = params["text"].strip() if "text" in params else default
     view, text_problem = None, None
+    how = params.get("how", "").strip()
+    how = how if how in HOWS else "zero"  # the card's select offers these two; anything else reads as zero
     try:
         if text or "text" in params:  # a model that cannot read 床前明月光 waits for a text, without a complaint
-            view = model_view(name, ckpt.model, ckpt.tokenizer, ckpt.meta, text, lang=lang)
+            view = model_view(name, ckpt.model, ckpt.tokenizer, ckpt.meta, text, lang=lang, how=how)
     except ValueError:
         unseen = ckpt.tokenizer.unknown(text)
         text_problem = (t("runs.error.empty", lang) if not text else
@@ -212,7 +220,7 @@ def run_page(request: Request, name: str):
         gen_state["prompt"] = text[:2]
     return render(request, "run.html", name=name, page_path=page_path(name), text=text, text_problem=text_problem, max_text=MAX_TEXT,
                   summary=view.summary if view else summary(name, ckpt.model, ckpt.tokenizer, ckpt.meta),
-                  steps=view.steps if view else None, emb=emb,
+                  steps=view.steps if view else None, emb=emb, view=view, how=how, hows=HOWS,
                   fv=view.focus if view else focus_view(ckpt.model, ckpt.tokenizer, lang=lang),
                   gen_state=gen_state, generation=generation, gen_problem=gen_problem, prob_text=prob_text,
                   poem_model=starts_poems(ckpt.meta),
