@@ -1,0 +1,1 @@
+"""⑧ The logit lens: what a small GPT would predict if it stopped after each layer."""

@@ -1,0 +1,118 @@
+"""The model behind `attnlab explain logit-lens`: a small pre-LN GPT trained on 静夜思 (or a corpus file's first
+characters), and the same GPT at the same seed left untrained (the control). Trained models are kept per
+(text, layers, steps, seed), so the page, its figure and the API (and another prompt) share one training run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.train import progress
+
+BATCH, LR, WARMUP = 16, 1e-2, 10
+MAX_CHARS = 4000  # a corpus file is cut to its first characters: the lesson stays seconds on a laptop CPU
+# context 32 holds the whole of 静夜思 (24 characters and the end mark): every batch is the poem from position 0
+BASE = dict(context_length=32, d_model=32, n_heads=2, norm_first=True, activation="relu")
+KEEP = 4  # trained models kept (a few MB each at most)
+
+
+@dataclass(frozen=True)
+class Data:
+    name: str  # "静夜思" or the file's name
+    text: str  # what the model trains on
+    stream: torch.Tensor  # (N,) token ids: the text and its end mark
+    tokenizer: object
+
+
+@lru_cache(maxsize=8)
+def corpus_data(corpus: str) -> Data:
+    """The built-in 静夜思 (corpus ""), or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
+    from attnlab.text.builtin import JINGYESI
+    from attnlab.text.corpus import read_corpus
+    from attnlab.text.tokenizer import train_tokenizer
+    from attnlab.train.token_cache import token_stream
+
+    if not corpus:
+        name, text = "静夜思", JINGYESI
+    else:
+        from attnlab.train.data import check_corpus
+
+        try:
+            if not Path(corpus).is_file():
+                raise ValueError(f"corpus {corpus!r} is not a file")
+            check_corpus(corpus)  # a regular file within the size limit: a FIFO would block forever
+            text = "\n".join(read_corpus(corpus))[:MAX_CHARS]
+        except OSError as err:
+            raise ValueError(f"cannot read the corpus {corpus!r}: {err}") from None
+        if len(text) < 4:
+            raise ValueError(f"the corpus {corpus!r} holds too little text to train on")
+        name = Path(corpus).name
+    tok = train_tokenizer("char", [text])
+    return Data(name, text, token_stream([text], tok), tok)
+
+
+def config(data: Data, n_layers: int):
+    from attnlab.models import GPTConfig
+
+    return GPTConfig(**BASE, vocab_size=data.tokenizer.vocab_size, n_layers=n_layers)
+
+
+def untrained(data: Data, n_layers: int, seed: int):
+    """The GPT as it starts: the weights drawn from the seed alone (the trained model's starting point)."""
+    from attnlab.lessons.common.weights import redraw
+    from attnlab.models import GPT
+
+    return redraw(GPT(config(data, n_layers)), seed).eval()
+
+
+_kept: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+
+
+def trained(data: Data, n_layers: int, steps: int, seed: int):
+    """(model, the training batch's cross-entropy at each step): AdamW on cross-entropy, the lab's cosine schedule,
+    batches from a generator of their own. steps = 0 is the untrained model itself."""
+    key = (data.name, data.text, n_layers, steps, seed)
+    with _lock:
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
+    found = _train(data, n_layers, steps, seed)
+    with _lock:
+        _kept[key] = found
+        while len(_kept) > KEEP:
+            _kept.popitem(last=False)
+    return found
+
+
+def _train(data: Data, n_layers: int, steps: int, seed: int):
+    from attnlab.train.data import get_batch
+    from attnlab.train.loop import TrainConfig, make_optimizer
+
+    model = untrained(data, n_layers, seed)
+    cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, max(1, steps)), seed=seed)
+    opt = make_optimizer(model, cfg)
+    g = torch.Generator().manual_seed(seed)
+    T, losses = model.config.context_length, []
+    model.train()
+    for step in range(steps):
+        progress.report("trained", step, steps)  # the page shows it; stops here when the page has gone
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(step)
+        x, y = get_batch(data.stream, T, BATCH, g)  # (B, T), (B, T): the whole poem when it fits one window
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        losses.append(loss.item())
+    progress.report("trained", steps, steps)
+    model.eval()
+    return model, losses
