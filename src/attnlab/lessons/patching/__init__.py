@@ -1,0 +1,1 @@
+"""Importance is measured, not read off the weights: ablation, activation patching and rollout on a small GPT."""

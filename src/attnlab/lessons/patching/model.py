@@ -1,0 +1,93 @@
+"""The model the `patching` lesson looks inside: a small pre-LN GPT trained on the built-in 静夜思 (or a file's first
+MAX_CHARS characters), and the same model untrained (the same seed, no step taken) as the control of every claim.
+
+Both are cached per setting, so the page, its figure and the API read one model, not three retrained ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnlab.train import progress
+
+BATCH, LR, WARMUP = 16, 1e-2, 10
+MAX_CHARS = 4000  # a corpus file is cut to its first characters: the lesson stays seconds on a laptop CPU
+CONTEXT, D_MODEL = 8, 32  # the longest prompt, and the width (d_k = D_MODEL / heads)
+NAMES = ("trained", "measure")  # what the progress names (explain.patching.model.*): training, then the readings
+
+
+@dataclass(frozen=True)
+class Data:
+    name: str  # "静夜思" or the file's name
+    text: str  # what the model trains on
+    ids: torch.Tensor  # (N,) token ids of the text (an end-of-text mark after it)
+    tokenizer: object
+
+
+@lru_cache(maxsize=8)
+def corpus_data(corpus: str) -> Data:
+    """The built-in 静夜思 (empty corpus) or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
+    from attnlab.text.builtin import JINGYESI
+    from attnlab.text.corpus import read_corpus
+    from attnlab.text.tokenizer import train_tokenizer
+    from attnlab.train.data import check_corpus, token_stream
+
+    if not corpus:
+        name, text = "静夜思", JINGYESI
+    else:
+        try:
+            if not Path(corpus).is_file():
+                raise ValueError(f"{corpus!r} is not a file")
+            check_corpus(corpus)  # a regular file within the size limit: a FIFO would block forever
+            text = "\n".join(read_corpus(corpus))[:MAX_CHARS]
+        except OSError as err:
+            raise ValueError(f"cannot read {corpus!r}: {err}") from None
+        name = Path(corpus).name
+    if len(text) < 4:
+        raise ValueError(f"{corpus!r} is too short: it needs at least 4 characters")
+    tok = train_tokenizer("char", [text])
+    return Data(name, text, token_stream([text], tok), tok)
+
+
+def config(data: Data, n_layers: int, n_heads: int):
+    from attnlab.models.gpt import GPTConfig
+
+    return GPTConfig(vocab_size=data.tokenizer.vocab_size, context_length=CONTEXT, d_model=D_MODEL, n_heads=n_heads,
+                     n_layers=n_layers, norm_first=True, activation="relu")
+
+
+@lru_cache(maxsize=8)
+def models(corpus: str, n_layers: int, n_heads: int, steps: int, seed: int):
+    """(trained, untrained, losses): one GPT drawn from `seed` (lessons/common/weights.redraw), trained `steps` AdamW
+    steps on cross-entropy with the lab's warm-up and cosine schedule, and an untouched copy of its start."""
+    from attnlab.lessons.common.weights import redraw
+    from attnlab.models.gpt import GPT
+    from attnlab.train.data import get_batch
+    from attnlab.train.loop import TrainConfig, make_optimizer
+
+    data = corpus_data(corpus)
+    model = redraw(GPT(config(data, n_layers, n_heads)), seed)
+    untrained = redraw(GPT(config(data, n_layers, n_heads)), seed).eval()  # the same start, never trained
+    cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
+    opt = make_optimizer(model, cfg)
+    g = torch.Generator().manual_seed(seed)
+    losses: list[float] = []
+    model.train()
+    for step in range(steps):
+        progress.report("trained", step, steps)  # the page shows it; stops here when the page has gone
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(step)
+        x, y = get_batch(data.ids, CONTEXT, BATCH, g)  # (B, T), (B, T)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        losses.append(loss.item())
+    progress.report("trained", steps, steps)
+    return model.eval(), untrained, losses
