@@ -1,0 +1,75 @@
+"""The text behind `attnlab explain ffn-memory`: the built-in 静夜思, or a .txt / chinese-poetry .json file's first
+MAX_CHARS characters with its last tenth held out; and the evaluation contexts, one per held-out position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+MAX_CHARS = 20_000  # a corpus file is cut to its first characters: the lesson stays within a minute on a laptop CPU
+MAX_POSITIONS = 600  # held-out positions read (evenly spaced): keys, knockouts and controls are all measured on them
+
+
+@dataclass(frozen=True)
+class Data:
+    name: str
+    train: torch.Tensor  # (N_train,) token ids
+    val: torch.Tensor  # (N_val,) the ids the neurons are read on: the train ids again for the built-in poem
+    held_out: bool
+    vocab_size: int
+    tokenizer: object
+
+
+@lru_cache(maxsize=8)
+def corpus_data(name: str) -> Data:
+    """A built-in poem whole (24 characters leave nothing to hold out), or a file's first MAX_CHARS characters with
+    its last tenth held out."""
+    from attnlab.text.builtin import BUILTIN_TEXTS
+    from attnlab.text.corpus import read_corpus
+    from attnlab.text.tokenizer import train_tokenizer
+    from attnlab.train.data import check_corpus, token_stream
+
+    if name in BUILTIN_TEXTS:
+        text = BUILTIN_TEXTS[name]
+    else:
+        try:
+            if not Path(name).is_file():
+                raise ValueError(f"{name!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor a file")
+            check_corpus(name)  # a regular file within the size limit: a FIFO would block forever
+            text = "\n".join(read_corpus(name))[:MAX_CHARS]
+        except OSError as err:
+            raise ValueError(f"cannot read {name!r}: {err}") from None
+    tok = train_tokenizer("char", [text])
+    ids = token_stream([text], tok)  # (N,)
+    held_out = name not in BUILTIN_TEXTS
+    if held_out:
+        n_val = len(ids) // 10
+        if n_val < 50:
+            raise ValueError(f"{name!r} is too short: it needs at least 500 characters")
+        train, val = ids[:-n_val], ids[-n_val:]
+    else:
+        train = val = ids
+    return Data(name, train, val, held_out, tok.vocab_size, tok)
+
+
+def contexts(stream: torch.Tensor, T: int, most: int = MAX_POSITIONS) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One context per read position p (at most `most`, evenly spaced): the window of T tokens ending at p (the
+    stream's first T-1 positions sit in the first window, with what precedes them). Returns x (P, T), the index of
+    p inside its window (P,), and y (P,), the token after p: the model's own next-token target there."""
+    n = len(stream) - 1  # positions with a next token
+    if n < 1:
+        raise ValueError("need at least 2 tokens")
+    T = min(T, n)
+    ps = torch.linspace(0, n - 1, min(most, n)).long().unique()  # (P,)
+    starts = (ps - T + 1).clamp(min=0)  # (P,)
+    x = stream[starts[:, None] + torch.arange(T)]  # (P, T)
+    return x, ps - starts, stream[ps + 1]  # (P, T), (P,), (P,)
+
+
+def shown(tok, c: int) -> str:
+    """A character as the tables print it: the end-of-text mark ␃, a line break ⏎, a space ␣."""
+    return "␃" if c == tok.eot_id else {"\n": "⏎", " ": "␣"}.get(tok.decode([c]), tok.decode([c]))
