@@ -33,6 +33,11 @@ SMALL = {
     "moe": ["--n-experts", "2", "--train-steps", "10", "--seed", "1"],
     "memory": ["--layers", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "2", "--vocab", "100", "--context", "32"],
     "data-parallel": ["--b", "2", "--train-steps", "2", "--ranks", "8"],
+    "word2vec": ["--train-steps", "300", "--gpt-steps", "20", "--top-k", "3"],
+    "logit-lens": ["--n-layers", "2", "--train-steps", "20", "--seed", "1"],
+    "ffn-memory": ["--layers", "1", "--d-model", "16", "--train-steps", "20", "--top", "5", "--shown", "3"],
+    "patching": ["--n-layers", "1", "--n-heads", "2", "--train-steps", "20", "--seed", "1"],
+    "induction": ["--steps", "20", "--n", "6", "--vocab", "8", "--d-model", "16", "--seed", "1"],
 }
 
 

@@ -13,7 +13,7 @@ from attnlab.lessons.common.params import Param, ParamError
 
 ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-wise", "rnn-gradients",
                 "serial-vs-parallel", "complexity", "forms", "glossary", "norms", "context-vectors", "one-hot", "seq2seq",
-                "break", "mlm", "scale", "flash", "memory", "moe", "data-parallel"]
+                "break", "mlm", "scale", "flash", "memory", "moe", "data-parallel", "logit-lens", "ffn-memory", "patching", "induction", "word2vec"]
 
 
 

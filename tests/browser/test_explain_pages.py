@@ -35,6 +35,11 @@ SMALL = {
     "moe": {"n_experts": "2", "train_steps": "10", "seed": "1"},
     "memory": {"layers": "2", "d_model": "64", "heads": "4", "kv_heads": "2", "vocab": "100", "context": "32"},
     "data-parallel": {"b": "2", "train_steps": "2", "ranks": "8"},
+    "word2vec": {"train_steps": "300", "gpt_steps": "20", "top_k": "3"},
+    "logit-lens": {"n_layers": "2", "train_steps": "20", "seed": "1"},
+    "ffn-memory": {"layers": "1", "d_model": "16", "train_steps": "20", "top": "5", "shown": "3"},
+    "patching": {"n_layers": "1", "n_heads": "2", "train_steps": "20", "seed": "1"},
+    "induction": {"steps": "20", "n": "6", "vocab": "8", "d_model": "16", "seed": "1"},
 }
 
 
@@ -249,7 +254,8 @@ ROWS = """(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map(r => [.
   .map(c => Number(c.dataset.value)))"""
 CHANGE = {"norms": ("seed", "3"), "context-vectors": ("sentence_b", "苹果手机"), "one-hot": ("seed", "1"),
           "rnn-gradients": ("seed", "2"), "complexity": ("n", "128"), "mlm": ("text", "天山红日?，地水绿月低。"),
-          "moe": ("n_experts", "3"), "data-parallel": ("ranks", "16")}
+          "moe": ("n_experts", "3"), "data-parallel": ("ranks", "16"),
+          "word2vec": ("seed", "1")}
 
 
 def table_rows(topic: str, data: dict) -> dict[str, list]:

@@ -118,6 +118,11 @@ TOPICS: dict[str, Topic] = {
         Topic("memory", "memory", "memory"),
         Topic("moe", "moe", "moe"),
         Topic("data-parallel", "data_parallel", "data_parallel"),
+        Topic("logit-lens", "logit_lens", "logit_lens"),
+        Topic("ffn-memory", "ffn_memory", "ffn_memory"),
+        Topic("patching", "patching", "patching"),
+        Topic("induction", "induction", "induction"),
+        Topic("word2vec", "word2vec", "word2vec"),
     )
 }
 

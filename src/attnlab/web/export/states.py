@@ -23,7 +23,7 @@ from attnlab.i18n import t
 from attnlab.web.export.tags import Tags
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
-HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm", "moe", "flash", "data-parallel"})
+HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm", "moe", "flash", "data-parallel", "logit-lens", "ffn-memory", "word2vec", "patching", "induction"})
 # Topics whose parameters only mean something together (a whole model configuration): default only, and why.
 TOGETHER_TOPICS = frozenset({"scale", "memory"})
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
