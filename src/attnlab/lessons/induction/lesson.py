@@ -42,7 +42,7 @@ PREV_MARGIN = 0.1
 TEXT = "jingyesi"  # the built-in text read twice after training
 
 PARAMS = (
-    Param("steps", "int", 1000, 0, 3000, step=10, help="training steps of each of the two models (0: untrained)"),
+    Param("steps", "int", 1000, 0, 2000, step=10, help="training steps of each of the two models (0: untrained)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
     Param("d_model", "int", 32, 8, 64, step=8, help="width of the token vectors (even: 2 heads)"),
     Param("n", "int", 16, 4, 32, step=1, help="half length: n random tokens, then the same n again"),
