@@ -195,3 +195,24 @@ def test_corpus_errors(tmp_path):
     (tmp_path / "x.json").write_text('[{"title": "t"}]', encoding="utf-8")
     with pytest.raises(ValueError, match="no poems"):
         read_corpus(tmp_path / "x.json")
+
+
+def test_a_lessons_corpus_file_is_read_checked_and_cut(tmp_path):
+    import os
+
+    from attnlab.train.data import corpus_text
+
+    lines = tmp_path / "lines.txt"
+    lines.write_text("白日依山尽\n黄河入海流\n", encoding="utf-8")
+    assert corpus_text(str(lines), 7) == "白日依山尽\n黄"
+    with pytest.raises(ValueError, match="is not a file"):
+        corpus_text(str(tmp_path / "missing.txt"), 10)
+    with pytest.raises(ValueError, match=r"neither a built-in text \['poem'\] nor a file"):
+        corpus_text(str(tmp_path / "missing.txt"), 10, builtins=["poem"])
+    with pytest.raises(ValueError, match="cannot read the corpus"):
+        corpus_text("x" * 5000, 10)  # too long to be a path
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.txt"
+        os.mkfifo(fifo)
+        with pytest.raises(ValueError):  # refused by stat alone, never opened (it would block)
+            corpus_text(str(fifo), 10)

@@ -151,6 +151,22 @@ def check_corpus(corpus: str, max_corpus_mb: float | None = None, script: str | 
     return total
 
 
+def corpus_text(path: str, max_chars: int, *, builtins: list[str] | None = None) -> str:
+    """A lesson's corpus file (.txt or chinese-poetry .json): its texts joined by newlines, the first max_chars
+    characters, after check_corpus. A one-line ValueError for a missing, special or unreadable file (naming the
+    built-in texts, when the lesson has some)."""
+    from attnlab.text.corpus import read_corpus
+
+    try:
+        if not Path(path).is_file():
+            what = f"neither a built-in text {builtins} nor a file" if builtins else "not a file"
+            raise ValueError(f"corpus {path!r} is {what}")
+        check_corpus(path)  # a regular file within the size limit: a FIFO would block forever
+        return "\n".join(read_corpus(path))[:max_chars]
+    except OSError as err:  # unreadable, or a name too long to be a path
+        raise ValueError(f"cannot read the corpus {path!r}: {err}") from None
+
+
 def read_corpus_file(path: str | Path, max_corpus_mb: float | None = None) -> tuple[list[str], str]:
     """(texts, sha256) of one checked .txt or chinese-poetry .json file. A .txt is read no further than the
     limit, even if it grows while being read."""

@@ -76,9 +76,8 @@ def corpus_data(name: str) -> Data:
     """The corpus as token ids: a built-in poem whole (causal loss on the poem itself), or the lesson's essay or a
     file's first MAX_CHARS characters with its last tenth held out."""
     from attnlab.text.builtin import BUILTIN_TEXTS
-    from attnlab.text.corpus import read_corpus
     from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import check_corpus, token_stream
+    from attnlab.train.data import corpus_text, token_stream
 
     if not name:
         raise ValueError("give a built-in text (jingyesi, poem, essay) or a corpus file")
@@ -92,12 +91,10 @@ def corpus_data(name: str) -> Data:
         from attnlab.lessons.break_it.essay import ESSAY
 
         text = ESSAY[:MAX_CHARS]
+    elif name in BUILTIN_TEXTS:
+        text = BUILTIN_TEXTS[name][:MAX_CHARS]
     else:
-        try:
-            check_corpus(name)  # a regular file within the size limit: a FIFO would block forever
-            text = "\n".join(read_corpus(name))[:MAX_CHARS]
-        except OSError as err:
-            raise ValueError(f"cannot read {name!r}: {err}") from None
+        text = corpus_text(name, MAX_CHARS)
     tok = train_tokenizer("char", [text])
     ids = token_stream([text], tok)  # (N,)
     held_out = name not in BUILTIN_TEXTS  # the essay and files: their last tenth

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 
@@ -29,20 +28,13 @@ def corpus_data(name: str) -> Data:
     """A built-in poem whole (24 characters leave nothing to hold out), or a file's first MAX_CHARS characters with
     its last tenth held out."""
     from attnlab.text.builtin import BUILTIN_TEXTS
-    from attnlab.text.corpus import read_corpus
     from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import check_corpus, token_stream
+    from attnlab.train.data import corpus_text, token_stream
 
     if name in BUILTIN_TEXTS:
         text = BUILTIN_TEXTS[name]
     else:
-        try:
-            if not Path(name).is_file():
-                raise ValueError(f"{name!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor a file")
-            check_corpus(name)  # a regular file within the size limit: a FIFO would block forever
-            text = "\n".join(read_corpus(name))[:MAX_CHARS]
-        except OSError as err:
-            raise ValueError(f"cannot read {name!r}: {err}") from None
+        text = corpus_text(name, MAX_CHARS, builtins=sorted(BUILTIN_TEXTS))
     tok = train_tokenizer("char", [text])
     ids = token_stream([text], tok)  # (N,)
     held_out = name not in BUILTIN_TEXTS

@@ -35,22 +35,15 @@ class Data:
 def corpus_data(corpus: str) -> Data:
     """The built-in 静夜思 (corpus ""), or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
     from attnlab.text.builtin import JINGYESI
-    from attnlab.text.corpus import read_corpus
     from attnlab.text.tokenizer import train_tokenizer
     from attnlab.train.token_cache import token_stream
 
     if not corpus:
         name, text = "静夜思", JINGYESI
     else:
-        from attnlab.train.data import check_corpus
+        from attnlab.train.data import corpus_text
 
-        try:
-            if not Path(corpus).is_file():
-                raise ValueError(f"corpus {corpus!r} is not a file")
-            check_corpus(corpus)  # a regular file within the size limit: a FIFO would block forever
-            text = "\n".join(read_corpus(corpus))[:MAX_CHARS]
-        except OSError as err:
-            raise ValueError(f"cannot read the corpus {corpus!r}: {err}") from None
+        text = corpus_text(corpus, MAX_CHARS)
         if len(text) < 4:
             raise ValueError(f"the corpus {corpus!r} holds too little text to train on")
         name = Path(corpus).name

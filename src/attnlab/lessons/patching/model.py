@@ -33,20 +33,13 @@ class Data:
 def corpus_data(corpus: str) -> Data:
     """The built-in 静夜思 (empty corpus) or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
     from attnlab.text.builtin import JINGYESI
-    from attnlab.text.corpus import read_corpus
     from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import check_corpus, token_stream
+    from attnlab.train.data import corpus_text, token_stream
 
     if not corpus:
         name, text = "静夜思", JINGYESI
     else:
-        try:
-            if not Path(corpus).is_file():
-                raise ValueError(f"{corpus!r} is not a file")
-            check_corpus(corpus)  # a regular file within the size limit: a FIFO would block forever
-            text = "\n".join(read_corpus(corpus))[:MAX_CHARS]
-        except OSError as err:
-            raise ValueError(f"cannot read {corpus!r}: {err}") from None
+        text = corpus_text(corpus, MAX_CHARS)
         name = Path(corpus).name
     if len(text) < 4:
         raise ValueError(f"{corpus!r} is too short: it needs at least 4 characters")
