@@ -29,6 +29,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.train import progress
 from attnlab.lessons.common.weights import redraw
 
@@ -133,22 +134,6 @@ def off_diagonal_abs(C: torch.Tensor) -> tuple[float, float]:
     A = C.abs().fill_diagonal_(0)
     V = C.shape[0]
     return (A.sum() / (V * (V - 1))).item(), A.max().item()
-
-
-def ranks(x: np.ndarray) -> np.ndarray:
-
-    """Ranks 0..n-1, ties given their average rank (as Spearman's correlation needs)."""
-    r = np.empty(len(x))
-    r[np.argsort(x, kind="mergesort")] = np.arange(len(x))
-    _, inverse = np.unique(x, return_inverse=True)
-    return (np.bincount(inverse, r) / np.bincount(inverse))[inverse]
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    ra, rb = ranks(a), ranks(b)
-    if len(a) < 3 or ra.std() == 0 or rb.std() == 0:
-        return None
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def context_similarity(ids: np.ndarray, V: int, rows: list[int]) -> np.ndarray:

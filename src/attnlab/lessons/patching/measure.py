@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnlab.lessons.common.rank_correlation import ranks, spearman
 from attnlab.inspect import HOWS, head_effects, log_prob, restoration, rollout, run_with
 from attnlab.train import progress
 
@@ -130,23 +131,6 @@ def pairs(model, examples: torch.Tensor, vocab: int) -> Pairs:
             te.append(importance(model, rows, answer, lp))
     progress.report("measure", len(examples), len(examples))
     return Pairs(np.array(hw), np.array(he), np.array(ta), np.array(tr_), np.array(te), ex)
-
-
-def ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 0..n-1, ties given their average rank (as Spearman's correlation needs)."""
-    r = np.empty(len(x))
-    r[np.argsort(x, kind="mergesort")] = np.arange(len(x))
-    _, inverse = np.unique(x, return_inverse=True)
-    return (np.bincount(inverse, r) / np.bincount(inverse))[inverse]
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's ρ: Pearson's correlation of the ranks. None when a side is constant or shorter than 3."""
-    a, b = np.ravel(a), np.ravel(b)
-    ra, rb = ranks(a), ranks(b)
-    if len(a) < 3 or ra.std() == 0 or rb.std() == 0:
-        return None
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def shuffled(a: np.ndarray, b: np.ndarray, seed: int, n: int = SHUFFLES) -> tuple[float, float] | None:

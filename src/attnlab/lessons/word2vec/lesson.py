@@ -32,6 +32,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.word2vec import measure as ms
 from attnlab.lessons.word2vec import runs
@@ -238,8 +239,8 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
 
     nb = [ms.neighbour_score(M, S, k) for M in (C, C0)] if k > 0 else [0.0, 0.0]
     nb_random = [ms.neighbour_score(M, S, k) for M in R] if k > 0 else [0.0]
-    corr, corr0 = ms.spearman(ms.upper(C), s_pairs), ms.spearman(ms.upper(C0), s_pairs)
-    g_corr, g_corr0 = ms.spearman(ms.upper(C), ms.upper(G)), ms.spearman(ms.upper(C), ms.upper(G0))
+    corr, corr0 = spearman(ms.upper(C), s_pairs), spearman(ms.upper(C0), s_pairs)
+    g_corr, g_corr0 = spearman(ms.upper(C), ms.upper(G)), spearman(ms.upper(C), ms.upper(G0))
 
     at = {c: j for j, c in enumerate(rows)}
     counts = text.counts.numpy()
@@ -278,8 +279,8 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
         (p["negatives"] + 1) * math.log(2), gpt_losses[0] if gpt_losses else None,
         gpt_losses[-1] if gpt_losses else None, grad_err, nb[0], nb[1], float(np.mean(nb_random)),
         spread(nb_random) or 0.0, float(s_pairs.mean()) if len(s_pairs) else 0.0, corr, corr0,
-        *mean_sd([ms.spearman(ms.upper(M), s_pairs) for M in R]), g_corr, g_corr0,
-        *mean_sd([ms.spearman(ms.upper(C), ms.upper(M)) for M in R]), queries, found, skipped, points, share, "")
+        *mean_sd([spearman(ms.upper(M), s_pairs) for M in R]), g_corr, g_corr0,
+        *mean_sd([spearman(ms.upper(C), ms.upper(M)) for M in R]), queries, found, skipped, points, share, "")
     r.note = t("explain.word2vec.note.shuffled" if p["shuffle"] else "explain.word2vec.note.plain", lang,
                corpus=text.name, n=n, skipped=" ".join(skipped) or "—")
     r.claims = claims_of(r, lang)

@@ -1,5 +1,6 @@
-"""What the word2vec lesson measures on a table of vectors: cosines, context vectors, Spearman's correlation,
-how much nearest neighbours share contexts, and analogies by 3CosAdd. NumPy in float64; no model here."""
+"""What the word2vec lesson measures on a table of vectors: cosines, context vectors, how much nearest neighbours
+share contexts, and analogies by 3CosAdd (Spearman's correlation: lessons.common.rank_correlation). NumPy in
+float64; no model here."""
 
 from __future__ import annotations
 
@@ -26,22 +27,6 @@ def context_counts(ids: np.ndarray, V: int, rows: list[int], window: int, skip: 
                 keep &= (a != skip) & (b != skip)
             np.add.at(counts, (where[a[keep]], b[keep]), 1)
     return counts
-
-
-def ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 0..n-1, ties given their average rank (as Spearman's correlation needs)."""
-    r = np.empty(len(x))
-    r[np.argsort(x, kind="mergesort")] = np.arange(len(x))
-    _, inverse = np.unique(x, return_inverse=True)
-    return (np.bincount(inverse, r) / np.bincount(inverse))[inverse]
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's rank correlation; None when one side is constant (one-hot cosines: all 0) or too short."""
-    ra, rb = ranks(a), ranks(b)
-    if len(a) < 3 or ra.std() == 0 or rb.std() == 0:
-        return None
-    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def upper(M: np.ndarray) -> np.ndarray:
