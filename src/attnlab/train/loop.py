@@ -1,4 +1,4 @@
-"""Step ⑤: the one training loop (CLI and web both run this).
+"""Step ⑤: the one training loop (CLI and web both run this; the lessons' small runs: attnlab.train.small).
 
 Each step: forward (steps ① to ④) -> cross-entropy against the next token -> backward -> AdamW update
   θ <- θ - lr · (Adam's step direction + weight_decay · θ).

@@ -169,42 +169,30 @@ def _report(name: str, step: int, steps: int) -> None:
 def train(model, data: Data, steps: int, seed: int, name: str) -> History:
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     start = time.perf_counter()
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1,
                       seed=seed)
-    opt = adamw(model, cfg)
-    g = torch.Generator().manual_seed(seed)  # the same batches for both models of a pair
     T = model.config.context_length
     train_x, train_y = windows(data.train, T)
     val_x, val_y = windows(data.val, T)
-    at = sorted({round(i * steps / (N_POINTS - 1)) for i in range(N_POINTS)})
+    at = sorted({round(i * steps / (N_POINTS - 1)) for i in range(N_POINTS)})  # the last is `steps`
     h = History(at, [], [], [], "", 0.0)
 
-    def measure() -> None:
-        model.eval()
-        h.train_loss.append(loss_on(model, train_x, train_y, None))
-        peak = attn_peak(model, train_x)
-        if peak is not None:
-            h.attn_peak.append(peak)
-        h.causal_loss.append(loss_on(model, val_x, val_y, True))
-        model.train()
-
-    model.train()
-    for step in range(steps):
+    def on_step(step: int) -> None:
         _report(name, step, steps)  # the page shows it while the model trains; stops here when it has gone
         if step in at:
-            measure()
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
-        x, y = get_batch(data.train, T, BATCH, g)  # (B, T), (B, T)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-    _report(name, steps, steps)
-    measure()
+            model.eval()
+            h.train_loss.append(loss_on(model, train_x, train_y, None))
+            peak = attn_peak(model, train_x)
+            if peak is not None:
+                h.attn_peak.append(peak)
+            h.causal_loss.append(loss_on(model, val_x, val_y, True))
+            model.train()
+
+    # the same batches for both models of a pair (the generator is seeded from cfg.seed)
+    train_small(model, cfg, lambda g: get_batch(data.train, T, BATCH, g), optimizer=adamw(model, cfg), on_step=on_step)
     model.eval()
     h.greedy = greedy(model, data)
     h.seconds = time.perf_counter() - start

@@ -75,6 +75,7 @@ def train(net: torch.nn.Module, model: GPT, b: int, steps: int, seed: int, kind:
     windows = torch.Generator().manual_seed(seed)  # one generator for the global batch, as train/data does
     opt = optimizer(model, kind)
     losses, first = [], {}
+    # Not train.small: `net` (DDP) runs forward while `model` is updated, and the first step's gradient is kept.
     for step in range(steps):
         x, y = get_batch(data, CONTEXT, b, windows, rank=rank, world_size=world)  # (b, T) each
         loss = lm_loss(net, x, y)  # mean over this rank's b·T positions

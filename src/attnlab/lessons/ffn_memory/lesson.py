@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, lead
@@ -137,26 +136,15 @@ def cost(p: dict) -> Cost:
 def train(model, data: texts.Data, steps: int, seed: int):
     """AdamW on cross-entropy, the lab's cosine schedule, batches from a generator of their own; progress reported."""
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
-    progress.report("gpt", 0, steps)
+    progress.report("gpt", 0, steps)  # listed at once, trained or not
     if steps == 0:
         return model.eval()
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
-    opt = make_optimizer(model, cfg)
-    g = torch.Generator().manual_seed(seed)
-    model.train()
-    for step in range(steps):
-        progress.report("gpt", step, steps)  # the page shows it; stops here when the page has gone
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
-        x, y = get_batch(data.train, CONTEXT, BATCH, g)  # (B, T), (B, T)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-    progress.report("gpt", steps, steps)
+    train_small(model, cfg, lambda g: get_batch(data.train, CONTEXT, BATCH, g),  # (B, T), (B, T)
+                on_step=lambda step: progress.report("gpt", step, steps))  # stops here when the page has gone
     return model.eval()
 
 

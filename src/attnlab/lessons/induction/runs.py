@@ -91,6 +91,8 @@ def train(name: str, n_layers: int, *, steps: int, seed: int, n: int, vocab: int
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=0.0)
     g = torch.Generator().manual_seed(seed)
     logged = set(log_steps(steps))
+    # Not train.small: a logged step reads its batch's loss before the update, and one more batch after the last
+    # update is measured, never trained on.
     for step in range(steps + 1):
         progress.report(name, step, steps)  # the page shows it; stops here when the page has gone
         x = repeats(g, BATCH, n, vocab, 2 * n + 1)  # (B, 2n + 1): inputs x[:, :-1], targets x[:, 1:]

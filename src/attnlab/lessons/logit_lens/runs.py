@@ -12,7 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from attnlab.train import progress
 
@@ -87,25 +86,14 @@ def trained(data: Data, n_layers: int, steps: int, seed: int):
 
 def _train(data: Data, n_layers: int, steps: int, seed: int):
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     model = untrained(data, n_layers, seed)
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, max(1, steps)), seed=seed)
-    opt = make_optimizer(model, cfg)
-    g = torch.Generator().manual_seed(seed)
-    T, losses = model.config.context_length, []
-    model.train()
-    for step in range(steps):
-        progress.report("trained", step, steps)  # the page shows it; stops here when the page has gone
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
-        x, y = get_batch(data.stream, T, BATCH, g)  # (B, T), (B, T): the whole poem when it fits one window
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        losses.append(loss.item())
-    progress.report("trained", steps, steps)
+    T = model.config.context_length
+    # (B, T), (B, T): the whole poem when it fits one window
+    losses = train_small(model, cfg, lambda g: get_batch(data.stream, T, BATCH, g), steps=steps,
+                         on_step=lambda step: progress.report("trained", step, steps))  # stops when the page has gone
     model.eval()
     return model, losses

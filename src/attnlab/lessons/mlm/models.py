@@ -18,6 +18,7 @@ BATCH, LR = 16, 3e-3
 N_LAYERS, N_HEADS = 2, 2
 POSITIONS = "rope"  # both models: q.k depends on the offset i - j, so "read my pair 6 places away" is one pattern
 MASK_GROUPS = 4  # each window is read 4 times, a different quarter of its characters hidden each time (below)
+IGNORE = -100  # the target of a position that is not guessed (left visible)
 CHUNK = 64  # targets guessed at once: (64, T, |V|) logits stay small even for a |V| of thousands
 
 
@@ -56,33 +57,42 @@ def mask_groups(x: torch.Tensor, mask_id: int, g: torch.Generator) -> tuple[torc
     return targets.masked_fill(hidden, mask_id), hidden, targets
 
 
+def fill_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The GPT's cross-entropy at each [MASK] (y != IGNORE), which it reads with the characters on its left."""
+    hidden = y != IGNORE  # (K*B, T)
+    return F.cross_entropy(model(x)[hidden], y[hidden])
+
+
+def masked_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The encoder's cross-entropy at the hidden positions (y != IGNORE)."""
+    hidden = y != IGNORE  # (K*B, T)
+    h = model(x)[hidden]  # (n, d): only the hidden positions go through the token head
+    return F.cross_entropy(model.token_head(h), y[hidden])
+
+
 def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int, steps: int, seed: int):
     """AdamW on random windows of the training stream: next-character loss (causal) or masked loss (the encoder and
     causal_fill), every character of every window a target once per step for each (mask_groups)."""
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import lm_loss
+    from attnlab.train.loop import TrainConfig, lm_loss
+    from attnlab.train.small import train_small
 
     model = build(kind, vocab, d, context, seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR)
-    g = torch.Generator().manual_seed(seed)  # the same windows for both models
-    loss = torch.tensor(float("nan"))
-    for step in range(steps):
+    cfg = TrainConfig(steps=max(1, steps), lr=LR, schedule="constant", grad_clip=None, seed=seed)
+
+    def batch(g: torch.Generator):  # the same windows for every model
         x, y = get_batch(stream, context, BATCH, g)  # (B, T) each
         if kind == "causal":
-            loss = lm_loss(model, x, y)
-        elif kind == "causal_fill":  # the GPT's logits at each [MASK], which it reads with the characters on its left
-            inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
-            loss = F.cross_entropy(model(inp)[hidden], targets[hidden])
-        else:
-            inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
-            h = model(inp)[hidden]  # (n, d): only the hidden positions go through the token head
-            loss = F.cross_entropy(model.token_head(h), targets[hidden])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        progress.report(kind, step + 1, steps)  # the page shows it while the models train
+            return x, y
+        inp, hidden, targets = mask_groups(x, vocab - 1, g)  # (K*B, T) each
+        return inp, targets.masked_fill(~hidden, IGNORE)  # a target only where hidden
+
+    loss = {"causal": lm_loss, "causal_fill": fill_loss, "bidirectional": masked_loss}[kind]
+    # torch's AdamW with its own defaults (weight decay on every parameter), not the lab's make_optimizer
+    losses = train_small(model, cfg, batch, loss, steps=steps, optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+                         on_step=lambda step: progress.report(kind, step, steps) if step else None)  # after each update
     model.eval()
-    return model, float(loss.detach())
+    return model, losses[-1] if losses else float("nan")
 
 
 def targets(poems: list[str], stream_start: int = 1) -> list[int]:

@@ -85,28 +85,18 @@ def train(config, data: Data, steps: int, seed: int, name: str):
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     model = redraw(GPT(config), seed)
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
-    opt = make_optimizer(model, cfg)
-    g = torch.Generator().manual_seed(seed)  # the same batches for every model
-    T, losses = config.context_length, []
-    model.train()
-    for step in range(steps):
-        progress.report(name, step, steps)  # the page shows it; stops here when the page has gone
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
-        x, y = get_batch(data.train, T, BATCH, g)  # (B, T), (B, T)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        aux = model.aux_loss  # None for a dense model
-        objective = loss if aux is None else loss + config.balance_loss * aux
-        opt.zero_grad(set_to_none=True)
-        objective.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        losses.append(loss.item())
-    progress.report(name, steps, steps)
+
+    def batch(g):  # (B, T) each: the same batches for every model
+        return get_batch(data.train, config.context_length, BATCH, g)
+
+    losses = train_small(model, cfg, batch, steps=steps,
+                         penalty=lambda m: None if m.aux_loss is None else config.balance_loss * m.aux_loss,  # dense: None
+                         on_step=lambda step: progress.report(name, step, steps))  # stops when the page has gone
     model.eval()
     return model, losses
 

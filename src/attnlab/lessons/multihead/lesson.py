@@ -182,6 +182,7 @@ def train_one(n_heads: int, steps: int, seed: int) -> tuple[float, list[list[lis
     with seeded(seed):
         model = AttentionOnly(n_heads)
     opt = torch.optim.Adam(model.parameters(), lr=LR, foreach=True)
+    # Not train.small: the whole task (all 8 sequences) every step, no batches to draw, no schedule.
     for step in range(steps):
         progress.check()  # stops here when the page that asked has gone
         loss = torch.nn.functional.cross_entropy(model(INPUTS)[0], TARGETS)  # logits (8, 2)

@@ -151,31 +151,21 @@ def context_similarity(ids: np.ndarray, V: int, rows: list[int]) -> np.ndarray:
 
 
 def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
-
     """A one-layer character GPT trained `steps` AdamW steps on random windows of `stream`."""
     from attnlab.models import GPT, GPTConfig
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import lm_loss
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     # float64: twenty steps amplify rounding, and the page and the API must show the same last digits;
     # redraw: the initial weights from the seed alone, whatever other threads draw meanwhile
     model = redraw(GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)), seed).double()
-
     init = model.embed.tok.weight.detach().clone()  # (V, d)
-    opt = torch.optim.AdamW(model.parameters(), lr=LR)
-    g = torch.Generator().manual_seed(seed)
-    losses = []
-    if steps:
-        progress.report(MODEL, 0, steps)  # listed before its first step
-    for step in range(steps):
-        progress.check()  # stops here when the page that asked has gone
-        x, y = get_batch(stream, CONTEXT, BATCH, g)  # (B, T) each
-        loss = lm_loss(model, x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        progress.report(MODEL, step + 1, steps)  # the page shows it while the model trains
+    cfg = TrainConfig(steps=max(1, steps), lr=LR, schedule="constant", grad_clip=None, seed=seed)
+    # torch's AdamW with its own defaults; the page lists the model only once it trains (and stops it there)
+    losses = train_small(model, cfg, lambda g: get_batch(stream, CONTEXT, BATCH, g), steps=steps,  # (B, T) each
+                         optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+                         on_step=lambda step: progress.report(MODEL, step, steps) if steps else None)
     return model.embed.tok.weight.detach().double(), init.double(), losses
 
 

@@ -11,7 +11,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from attnlab.train import progress
 
@@ -61,26 +60,13 @@ def models(corpus: str, n_layers: int, n_heads: int, steps: int, seed: int):
     from attnlab.lessons.common.weights import redraw
     from attnlab.models.gpt import GPT
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     data = corpus_data(corpus)
     model = redraw(GPT(config(data, n_layers, n_heads)), seed)
     untrained = redraw(GPT(config(data, n_layers, n_heads)), seed).eval()  # the same start, never trained
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
-    opt = make_optimizer(model, cfg)
-    g = torch.Generator().manual_seed(seed)
-    losses: list[float] = []
-    model.train()
-    for step in range(steps):
-        progress.report("trained", step, steps)  # the page shows it; stops here when the page has gone
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
-        x, y = get_batch(data.ids, CONTEXT, BATCH, g)  # (B, T), (B, T)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        losses.append(loss.item())
-    progress.report("trained", steps, steps)
+    losses = train_small(model, cfg, lambda g: get_batch(data.ids, CONTEXT, BATCH, g), steps=steps,  # (B, T) each
+                         on_step=lambda step: progress.report("trained", step, steps))  # stops when the page has gone
     return model.eval(), untrained, losses

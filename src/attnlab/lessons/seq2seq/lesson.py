@@ -135,36 +135,36 @@ def _report(kind: str, step: int, steps: int) -> None:
     progress.report(kind, done + step, total)
 
 
+def translation_loss(model, x: tuple[torch.Tensor, torch.Tensor], tgt_out: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of each target token given the source and the target tokens before it (teacher forcing)."""
+    logits, _ = model(*x)  # (B, n+1, V)
+    return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
+
+
 def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Module, float]:
     """Train one model on the task's training strings with the shared loop's optimizer and schedule.
     At 0 steps the model stays untrained and the loss is its loss on one training batch."""
-    from attnlab.train.loop import TrainConfig, make_optimizer
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     with seeded(seed):
         model = build(kind, task_.SRC_VOCAB, task_.TGT_VOCAB, CONTEXT, SIZE)
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR[kind], warmup_steps=min(20, steps // 5),
                       weight_decay=0.0, min_lr_ratio=0.2, seed=seed)
-    opt = make_optimizer(model, cfg)
-    g = torch.Generator().manual_seed(seed)  # the same batches for all three models
-    loss = torch.tensor(float("nan"))
-    model.train()
-    for step in range(max(1, steps)):
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr_at(step)
+
+    def batch(g: torch.Generator):  # the same batches for all three models
         n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
         src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, BATCH, g, test=False))  # (B, n), (B, n+1), (B, n+1)
-        with torch.set_grad_enabled(steps > 0):
-            logits, _ = model(src, tgt_in)  # (B, n+1, V)
-            loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
-        if steps == 0:
-            break  # untrained: the first batch's loss, no update
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        _report(kind, step + 1, steps)  # the page shows it while the models train
-    model.eval()
-    return model, float(loss.detach())
+        return (src, tgt_in), tgt_out
+
+    if steps == 0:  # untrained: the first batch's loss, no update
+        model.train()
+        with torch.no_grad():
+            loss = translation_loss(model, *batch(torch.Generator().manual_seed(cfg.seed)))
+        return model.eval(), float(loss)
+    losses = train_small(model, cfg, batch, translation_loss,  # the page shows each update done (0: listed before)
+                         on_step=lambda step: _report(kind, step, steps) if step else None)
+    return model.eval(), losses[-1]
 
 
 @dataclass

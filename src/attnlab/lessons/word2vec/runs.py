@@ -99,22 +99,16 @@ def train_gpt(text: Text, steps: int, seed: int) -> tuple[torch.Tensor, torch.Te
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT, GPTConfig
     from attnlab.train.data import get_batch
-    from attnlab.train.loop import lm_loss
+    from attnlab.train.loop import TrainConfig
+    from attnlab.train.small import train_small
 
     config = GPTConfig(vocab_size=text.tokenizer.vocab_size, n_layers=1, d_model=GPT_D, n_heads=2,
                        context_length=GPT_CONTEXT)
     model = redraw(GPT(config), seed).double()
     start = model.embed.tok.weight.detach().clone()  # (V, d)
-    opt = torch.optim.AdamW(model.parameters(), lr=GPT_LR)
-    g = torch.Generator().manual_seed(seed)
-    losses = []
-    progress.report("gpt", 0, steps)
-    for step in range(steps):
-        x, y = get_batch(text.train_ids, GPT_CONTEXT, GPT_BATCH, g)  # (B, T) each
-        loss = lm_loss(model, x, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        progress.report("gpt", step + 1, steps)
+    cfg = TrainConfig(steps=max(1, steps), lr=GPT_LR, schedule="constant", grad_clip=None, seed=seed)
+    # torch's AdamW with its own defaults; lm_loss reads the float64 logits in float32
+    losses = train_small(model, cfg, lambda g: get_batch(text.train_ids, GPT_CONTEXT, GPT_BATCH, g), steps=steps,
+                         optimizer=torch.optim.AdamW(model.parameters(), lr=GPT_LR),  # (B, T) each
+                         on_step=lambda step: progress.report("gpt", step, steps))
     return model.embed.tok.weight.detach().clone(), start, losses
