@@ -1,4 +1,5 @@
-"""attnlab.train.small.train_small, the lessons' one small-training loop."""
+"""attnlab.train.small.train_small, the lessons' one small-training loop, and the corpus-to-data helpers they share
+(attnlab.train.data: char_stream, last_tenth, text_data, poem_or_file)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ import torch.nn.functional as F
 
 from attnlab.lessons.common.weights import redraw
 from attnlab.models import GPT, GPTConfig
-from attnlab.text import JINGYESI, CharTokenizer
-from attnlab.train.data import get_batch, token_stream
+from attnlab.text import JINGYESI
+from attnlab.train.data import char_stream, get_batch, last_tenth, poem_or_file, text_data
 from attnlab.train.loop import TrainConfig, make_optimizer
 from attnlab.train.small import train_small
 
-TOK = CharTokenizer.train([JINGYESI])
-IDS = token_stream([JINGYESI * 4], TOK)
+TOK, IDS = char_stream(JINGYESI * 4)
 CFG = TrainConfig(steps=6, batch_size=4, lr=1e-2, warmup_steps=2, seed=3)
 
 
@@ -59,3 +59,21 @@ def test_the_penalty_moves_the_gradient_not_the_reported_loss():
     heavy = train_small(model(), CFG, batch, steps=2, penalty=lambda m: 10 * m.embed.tok.weight.pow(2).sum())
     assert heavy[0] == plain[0] and heavy[1] != plain[1]  # the same first batch and loss; then other weights
     assert train_small(model(), CFG, batch, steps=2, penalty=lambda m: None) == plain
+
+
+def test_the_last_tenth_is_held_out_and_never_less_than_asked():
+    ids = torch.arange(95)
+    train, val = last_tenth(ids)
+    assert len(val) == 9 and torch.equal(torch.cat([train, val]), ids)
+    assert len(last_tenth(ids, least=20)[1]) == 20
+    assert TOK.decode(IDS[:-1].tolist()) == JINGYESI * 4 and int(IDS[-1]) == TOK.eot_id  # the end mark last
+
+
+def test_a_built_in_poem_is_whole_and_a_file_holds_out_its_last_tenth(tmp_path):
+    poem = text_data("jingyesi", 100)
+    assert not poem.held_out and poem.train is poem.val and len(poem.train) == len(JINGYESI) + 1
+    path = tmp_path / "t.txt"
+    path.write_text("abcdefghij" * 30, encoding="utf-8")
+    cut = text_data(str(path), 200, least=25)  # 200 characters and the end mark: 201 ids, 25 held out
+    assert cut.held_out and (len(cut.train), len(cut.val)) == (176, 25) and cut.vocab_size == cut.tokenizer.vocab_size
+    assert poem_or_file("", 10) == ("静夜思", JINGYESI) and poem_or_file(str(path), 5) == ("t.txt", "abcde")

@@ -167,6 +167,56 @@ def corpus_text(path: str, max_chars: int, *, builtins: list[str] | None = None)
         raise ValueError(f"cannot read the corpus {path!r}: {err}") from None
 
 
+@dataclass(frozen=True)
+class TextData:
+    """A lesson's text as character ids (text_data)."""
+
+    name: str
+    train: Tensor  # (N_train,) token ids
+    val: Tensor  # (N_val,) the ids a lesson measures on: the train ids again for a built-in poem
+    held_out: bool
+    vocab_size: int
+    tokenizer: object
+
+
+def text_data(name: str, max_chars: int, least: int = 1) -> TextData:
+    """A built-in poem whole, trained and measured on itself (24 characters leave nothing to hold out), or a corpus
+    file's first max_chars characters with its last tenth held out (at least `least` tokens)."""
+    tok, ids = char_stream(named_text(name, max_chars))  # (N,)
+    held_out = name not in BUILTIN_TEXTS
+    train, val = last_tenth(ids, least) if held_out else (ids, ids)
+    return TextData(name, train, val, held_out, tok.vocab_size, tok)
+
+
+def poem_or_file(corpus: str, max_chars: int) -> tuple[str, str]:
+    """(name, text): the built-in 静夜思 for an empty corpus, else the file's name and its first max_chars characters."""
+    if not corpus:
+        return "静夜思", BUILTIN_TEXTS["jingyesi"]
+    return Path(corpus).name, corpus_text(corpus, max_chars)
+
+
+def named_text(name: str, max_chars: int) -> str:
+    """A built-in text by its name, whole (each is a short poem), else the corpus file's first max_chars characters
+    (corpus_text, whose errors name the built-in texts)."""
+    if name in BUILTIN_TEXTS:
+        return BUILTIN_TEXTS[name]
+    return corpus_text(name, max_chars, builtins=sorted(BUILTIN_TEXTS))
+
+
+def char_stream(text: str) -> tuple[object, Tensor]:
+    """(tokenizer, ids): a character tokenizer learned from `text`, and the text's ids (N,), its end mark last."""
+    from attnlab.text.tokenizer import train_tokenizer
+
+    tok = train_tokenizer("char", [text])
+    return tok, token_stream([text], tok)
+
+
+def last_tenth(ids: Tensor, least: int = 1) -> tuple[Tensor, Tensor]:
+    """(train, val): the stream with its last tenth held out, and at least `least` tokens, as nanoGPT splits."""
+    n_val = max(least, len(ids) // 10)
+    return ids[:-n_val], ids[-n_val:]  # (N - n_val,), (n_val,)
+
+
 def read_corpus_file(path: str | Path, max_corpus_mb: float | None = None) -> tuple[list[str], str]:
     """(texts, sha256) of one checked .txt or chinese-poetry .json file. A .txt is read no further than the
     limit, even if it grows while being read."""

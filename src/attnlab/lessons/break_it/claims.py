@@ -49,9 +49,10 @@ def bigram_entropy(data) -> float:
     """H(next | current token, its place in the window) over the windows the causal loss is measured on: a
     model whose positions never read one another (ffn-only) sees only these two, so no such model can have a
     lower cross-entropy there."""
-    from attnlab.lessons.break_it.runs import BASE, windows
+    from attnlab.lessons.break_it.runs import BASE
+    from attnlab.train.data import eval_windows
 
-    x, y = windows(data.val, BASE["context_length"])  # (W, T), (W, T)
+    x, y = eval_windows(data.val, BASE["context_length"])  # (W, T), (W, T)
     place = [(int(a), i) for row in x for i, a in enumerate(row)]
     pairs = Counter(zip(place, y.flatten().tolist()))
     current = Counter(place)

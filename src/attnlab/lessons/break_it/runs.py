@@ -23,7 +23,6 @@ N_POINTS = 11  # loss measurements along a run (step 0 included)
 BATCH = 16
 LR = 1e-2  # as the lab trains the poems
 MAX_CHARS = 4000  # a corpus file is cut to its first characters: each run stays a few seconds on a laptop CPU
-MAX_EVAL_WINDOWS = 64
 BASE = dict(context_length=8, d_model=32, n_heads=4, n_layers=2, norm_first=False, activation="relu")
 # Where an ablation only shows at another size, both runs of its pair take that size.
 SETUP = {
@@ -76,8 +75,7 @@ def corpus_data(name: str) -> Data:
     """The corpus as token ids: a built-in poem whole (causal loss on the poem itself), or the lesson's essay or a
     file's first MAX_CHARS characters with its last tenth held out."""
     from attnlab.text.builtin import BUILTIN_TEXTS
-    from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import corpus_text, token_stream
+    from attnlab.train.data import char_stream, last_tenth, named_text
 
     if not name:
         raise ValueError("give a built-in text (jingyesi, poem, essay) or a corpus file")
@@ -91,16 +89,12 @@ def corpus_data(name: str) -> Data:
         from attnlab.lessons.break_it.essay import ESSAY
 
         text = ESSAY[:MAX_CHARS]
-    elif name in BUILTIN_TEXTS:
-        text = BUILTIN_TEXTS[name][:MAX_CHARS]
     else:
-        text = corpus_text(name, MAX_CHARS)
-    tok = train_tokenizer("char", [text])
-    ids = token_stream([text], tok)  # (N,)
+        text = named_text(name, MAX_CHARS)
+    tok, ids = char_stream(text)  # (N,)
     held_out = name not in BUILTIN_TEXTS  # the essay and files: their last tenth
     if held_out:
-        n_val = max(BASE["context_length"] + 2, len(ids) // 10)
-        train, val = ids[:-n_val], ids[-n_val:]
+        train, val = last_tenth(ids, BASE["context_length"] + 2)
     else:
         train = val = ids
     shown = text if not held_out else text[: 4 * BASE["context_length"]]
@@ -109,11 +103,6 @@ def corpus_data(name: str) -> Data:
 
 def setup_of(ablation: str, data: Data) -> dict:
     return {**BASE, **SETUP.get(ablation, {}), "vocab_size": data.vocab_size}
-
-
-def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """At most MAX_EVAL_WINDOWS evenly spaced (x, y) windows: the same for every measurement."""
-    return eval_windows(stream, T, MAX_EVAL_WINDOWS)  # (W, T), (W, T)
 
 
 @torch.no_grad()
@@ -175,8 +164,8 @@ def train(model, data: Data, steps: int, seed: int, name: str) -> History:
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1,
                       seed=seed)
     T = model.config.context_length
-    train_x, train_y = windows(data.train, T)
-    val_x, val_y = windows(data.val, T)
+    train_x, train_y = eval_windows(data.train, T)  # (W, T) each: the same for every measurement
+    val_x, val_y = eval_windows(data.val, T)
     at = sorted({round(i * steps / (N_POINTS - 1)) for i in range(N_POINTS)})  # the last is `steps`
     h = History(at, [], [], [], "", 0.0)
 

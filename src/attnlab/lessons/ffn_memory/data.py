@@ -4,48 +4,27 @@ MAX_CHARS characters with its last tenth held out; and the evaluation contexts, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
+
+from attnlab.train.data import TextData, text_data
 
 MAX_CHARS = 20_000  # a corpus file is cut to its first characters: the lesson stays within a minute on a laptop CPU
 MAX_POSITIONS = 600  # held-out positions read (evenly spaced): keys, knockouts and controls are all measured on them
 
 
-@dataclass(frozen=True)
-class Data:
-    name: str
-    train: torch.Tensor  # (N_train,) token ids
-    val: torch.Tensor  # (N_val,) the ids the neurons are read on: the train ids again for the built-in poem
-    held_out: bool
-    vocab_size: int
-    tokenizer: object
+Data = TextData  # name, train, val (the ids the neurons are read on), held_out, vocab_size, tokenizer
 
 
 @lru_cache(maxsize=8)
 def corpus_data(name: str) -> Data:
     """A built-in poem whole (24 characters leave nothing to hold out), or a file's first MAX_CHARS characters with
     its last tenth held out."""
-    from attnlab.text.builtin import BUILTIN_TEXTS
-    from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import corpus_text, token_stream
-
-    if name in BUILTIN_TEXTS:
-        text = BUILTIN_TEXTS[name]
-    else:
-        text = corpus_text(name, MAX_CHARS, builtins=sorted(BUILTIN_TEXTS))
-    tok = train_tokenizer("char", [text])
-    ids = token_stream([text], tok)  # (N,)
-    held_out = name not in BUILTIN_TEXTS
-    if held_out:
-        n_val = len(ids) // 10
-        if n_val < 50:
-            raise ValueError(f"{name!r} is too short: it needs at least 500 characters")
-        train, val = ids[:-n_val], ids[-n_val:]
-    else:
-        train = val = ids
-    return Data(name, train, val, held_out, tok.vocab_size, tok)
+    data = text_data(name, MAX_CHARS)
+    if data.held_out and len(data.val) < 50:
+        raise ValueError(f"{name!r} is too short: it needs at least 500 characters")
+    return data
 
 
 def contexts(stream: torch.Tensor, T: int, most: int = MAX_POSITIONS) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -9,7 +9,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 
@@ -33,21 +32,13 @@ class Data:
 @lru_cache(maxsize=8)
 def corpus_data(corpus: str) -> Data:
     """The built-in 静夜思 (corpus ""), or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
-    from attnlab.text.builtin import JINGYESI
-    from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.token_cache import token_stream
+    from attnlab.train.data import char_stream, poem_or_file
 
-    if not corpus:
-        name, text = "静夜思", JINGYESI
-    else:
-        from attnlab.train.data import corpus_text
-
-        text = corpus_text(corpus, MAX_CHARS)
-        if len(text) < 4:
-            raise ValueError(f"the corpus {corpus!r} holds too little text to train on")
-        name = Path(corpus).name
-    tok = train_tokenizer("char", [text])
-    return Data(name, text, token_stream([text], tok), tok)
+    name, text = poem_or_file(corpus, MAX_CHARS)
+    if corpus and len(text) < 4:
+        raise ValueError(f"the corpus {corpus!r} holds too little text to train on")
+    tok, ids = char_stream(text)  # (N,)
+    return Data(name, text, ids, tok)
 
 
 def config(data: Data, n_layers: int):

@@ -29,6 +29,7 @@ from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.moe import runs
 from attnlab.train import progress
+from attnlab.train.data import eval_windows
 
 D_FF = 32  # each expert's hidden width (n_experts of them make dense_total's FFN)
 DEAD = 0.02  # an expert that takes fewer than 2% of its layer's choices on the evaluation windows is dead
@@ -197,7 +198,7 @@ def moe(corpus: str = "", n_experts: int = 4, top_k: int = 1, capacity_factor: f
         progress.report(name, 0, p["train_steps"])  # every model listed from the start
     by = {name: measure(name, configs[name], data, p["train_steps"], p["seed"], lang) for name in runs.MODELS}
     T = runs.BASE["context_length"]
-    n_eval = int(runs.windows(data.val, T)[0].numel())
+    n_eval = int(eval_windows(data.val, T)[0].numel())
     name = "静夜思" if not data.held_out else data.name.rsplit("/", 1)[-1]
     note = t("explain.moe.note.held_out" if data.held_out else "explain.moe.note.poem", lang, corpus=name, n=n_eval)
     return MoEResult("moe", p, name, data.held_out, n_eval, data.vocab_size, DEAD, 1 / p["n_experts"],

@@ -14,49 +14,27 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.train import progress
-from attnlab.train.data import eval_windows
+from attnlab.train.data import TextData, eval_windows, text_data
 
 BATCH, LR, WARMUP = 16, 1e-2, 10
 MAX_CHARS = 4000  # a corpus file is cut to its first characters: the lesson stays seconds on a laptop CPU
-MAX_EVAL_WINDOWS = 64
 BASE = dict(context_length=8, d_model=32, n_heads=2, n_layers=2, norm_first=True, activation="relu")
 MODELS = ("moe", "moe_free", "dense_active", "dense_total")  # as the training progress names them
 TOP_CHARS = 5  # characters listed per expert
 
 
-@dataclass(frozen=True)
-class Data:
-    name: str
-    train: torch.Tensor  # (N_train,) token ids
-    val: torch.Tensor  # (N_val,) the ids the loss is measured on: the train ids again for a built-in poem
-    held_out: bool
-    vocab_size: int
-    tokenizer: object
+Data = TextData  # name, train, val (the ids the loss is measured on), held_out, vocab_size, tokenizer
 
 
 @lru_cache(maxsize=8)
 def corpus_data(name: str) -> Data:
     """A built-in poem whole (its loss is measured on the poem itself: 24 characters leave nothing to hold out), or
     a file's first MAX_CHARS characters with its last tenth held out."""
-    from attnlab.text.builtin import BUILTIN_TEXTS
-    from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import corpus_text, token_stream
-
-    if name in BUILTIN_TEXTS:
-        text = BUILTIN_TEXTS[name]
-    else:
-        text = corpus_text(name, MAX_CHARS, builtins=sorted(BUILTIN_TEXTS))
-    tok = train_tokenizer("char", [text])
-    ids = token_stream([text], tok)  # (N,)
-    held_out = name not in BUILTIN_TEXTS
-    if held_out:
-        n_val = max(BASE["context_length"] + 2, len(ids) // 10)
-        if len(ids) - n_val < BASE["context_length"] + 2:
-            raise ValueError(f"{name!r} is too short: it needs at least {2 * n_val} characters")
-        train, val = ids[:-n_val], ids[-n_val:]
-    else:
-        train = val = ids
-    return Data(name, train, val, held_out, tok.vocab_size, tok)
+    least = BASE["context_length"] + 2  # a whole window and its target, on each side
+    data = text_data(name, MAX_CHARS, least)
+    if data.held_out and len(data.train) < least:  # then the held-out part is `least` long
+        raise ValueError(f"{name!r} is too short: it needs at least {2 * least} characters")
+    return data
 
 
 def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, balance: float, d_ff: int) -> dict:
@@ -71,11 +49,6 @@ def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, bala
             "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
             "dense_active": GPTConfig(**base, d_ff=top_k * d_ff),
             "dense_total": GPTConfig(**base, d_ff=n_experts * d_ff)}
-
-
-def windows(stream: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """At most MAX_EVAL_WINDOWS evenly spaced (x, y) windows: the same for every model."""
-    return eval_windows(stream, T, MAX_EVAL_WINDOWS)  # (W, T), (W, T)
 
 
 def train(config, data: Data, steps: int, seed: int, name: str):
@@ -120,7 +93,7 @@ def evaluate(model, data: Data) -> tuple[float, Routing | None]:
     """Cross-entropy on the evaluation windows, and for a MoE where each layer sent each character read there."""
     from attnlab.nn.moe import moe_layers
 
-    x, y = windows(data.val, model.config.context_length)  # (W, T) each
+    x, y = eval_windows(data.val, model.config.context_length)  # (W, T) each: the same for every model
     logits = model(x)  # (W, T, V): one forward, so every MoE layer holds this batch's routing
     loss = float(F.cross_entropy(logits.flatten(0, 1), y.flatten()))
     layers = moe_layers(model)

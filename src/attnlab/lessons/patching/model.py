@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import torch
 
@@ -31,19 +30,13 @@ class Data:
 @lru_cache(maxsize=8)
 def corpus_data(corpus: str) -> Data:
     """The built-in 静夜思 (empty corpus) or a .txt / chinese-poetry .json file's first MAX_CHARS characters."""
-    from attnlab.text.builtin import JINGYESI
-    from attnlab.text.tokenizer import train_tokenizer
-    from attnlab.train.data import corpus_text, token_stream
+    from attnlab.train.data import char_stream, poem_or_file
 
-    if not corpus:
-        name, text = "静夜思", JINGYESI
-    else:
-        text = corpus_text(corpus, MAX_CHARS)
-        name = Path(corpus).name
+    name, text = poem_or_file(corpus, MAX_CHARS)
     if len(text) < 4:
         raise ValueError(f"{corpus!r} is too short: it needs at least 4 characters")
-    tok = train_tokenizer("char", [text])
-    return Data(name, text, token_stream([text], tok), tok)
+    tok, ids = char_stream(text)  # (N,)
+    return Data(name, text, ids, tok)
 
 
 def config(data: Data, n_layers: int, n_heads: int):
