@@ -162,7 +162,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
     model = redraw(GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)), seed).double()
     init = model.embed.tok.weight.detach().clone()  # (V, d)
     cfg = TrainConfig(steps=max(1, steps), lr=LR, schedule="constant", grad_clip=None, seed=seed)
-    # torch's AdamW with its own defaults; the page lists the model only once it trains (and stops it there)
+    # torch's AdamW with its own defaults; a run of 0 steps reports nothing (the page lists no model)
     losses = train_small(model, cfg, lambda g: get_batch(stream, CONTEXT, BATCH, g), steps=steps,  # (B, T) each
                          optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
                          on_step=lambda step: progress.report(MODEL, step, steps) if steps else None)
