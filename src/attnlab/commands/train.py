@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
             fail("train", f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {max_corpus_mb}")
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
-        from attnlab.train.checkpoint import check_out_dir
+        from attnlab.train.storage.checkpoint import check_out_dir
 
         if resume and (any(v is not None for v in (layers, heads, d_model, context)) or ablations):
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from attnlab.text import BUILTIN_TEXTS, read_poems_json
 from attnlab.text.poetry import is_poetry_collection, poetry_files
-from attnlab.train.integrity import sha256_file
+from attnlab.train.storage.integrity import sha256_file
 from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream, token_stream  # noqa: F401 (token_stream: re-exported)
 
 # The default --max-corpus-mb. Reading and tokenizing a corpus takes about 18 times its size in memory (measured:
