@@ -3,7 +3,8 @@ on disk (`storage`: checkpoints, read back checked).
 
 What else is here serves the loop: the token cache (`token_cache`, a faster way to make data.py's stream), the
 size limit (`size`, for a model trained and one loaded), speed settings, torchrun (`distributed`), training in a
-background thread (`background`) and progress reports (`progress`).
+background thread (`background`) and progress reports (`progress`). What one lesson does with training lives in
+that lesson's folder (the scale lesson's sweep, scaling law and emergence scores in lessons/scale/).
 """
 
 from attnlab.train.storage.checkpoint import (Checkpoint, CheckpointError, load_checkpoint, load_train_state,
