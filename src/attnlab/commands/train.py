@@ -121,7 +121,7 @@ def _first_update(run, console, lang: str) -> None:
     real first AdamW step, each on a copy of the untrained model (attnlab.lessons.pipeline.first_step).
     Only where the corpus holds the text's example (床前明月光): elsewhere the probe is a line of the corpus
     (attnlab.train.run.make_probe), and one step moves one character's p among thousands by nothing worth
-    reading (0.0002 → 0.0002 on 全唐诗), so a line says why it is skipped instead."""
+    reading, so a line says why it is skipped instead."""
     from rich.markup import escape
 
     from attnlab.i18n import t
