@@ -147,7 +147,7 @@ def _row(model: str, rs: list[RunOut], lang: str) -> Row:
 
 def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
     """The mean over seeds of each curve, as SVG points: x = step, y = log(loss), because the finding lives at the
-    end of training (0.15 against 0.03) and a linear axis from 0 to the untrained loss (~3) squeezes it into a few
+    end of training, among small losses, and a linear axis from 0 to the untrained loss squeezes it into a few
     pixels. The ticks (1-2-5 steps) and their heights are computed here too: the page only draws them."""
     curves = {}
     for model in ("intact", "ablated"):
