@@ -2,6 +2,8 @@
 code can be checked to change no answer by a byte (tests/test_same_answers.py).
 
     python tests/answers_support.py            # records tests/answers/defaults.json at this commit
+
+and the fingerprint of the arithmetic it was recorded with (tests/answers/arithmetic.txt; answers_compare.probe).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sys
 from pathlib import Path
 
 RECORD = Path(__file__).parent / "answers" / "defaults.json"
+ARITHMETIC = RECORD.with_name("arithmetic.txt")
 
 GETS = ["/api/toy", "/api/toy?query=2&causal=true", "/api/toy/check?question=keys&answer=1", "/api/toy/check?question=future&answer=0", "/api/lookup",
         "/api/lookup/importance", "/api/ledger", "/api/pipeline/neg-log", "/api/pipeline/first-step",
@@ -63,4 +66,7 @@ if __name__ == "__main__":
     got = answers()
     RECORD.parent.mkdir(exist_ok=True)
     RECORD.write_text(json.dumps(got, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"{len(got)} answers -> {RECORD} ({RECORD.stat().st_size:,} bytes)")
+    from answers_compare import probe
+
+    ARITHMETIC.write_text(probe() + "\n", encoding="utf-8")
+    print(f"{len(got)} answers -> {RECORD} ({RECORD.stat().st_size:,} bytes); arithmetic {ARITHMETIC.read_text().strip()}")

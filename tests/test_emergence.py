@@ -1,4 +1,4 @@
-"""Emergence scored two ways (issue 24, item 2; attnlab.train.emergence): the exact and smooth scores of a model
+"""Emergence scored two ways (issue 24, item 2; attnlab.lessons.scale.emergence): the exact and smooth scores of a model
 that has learned its poems against an untrained one (the null: nothing learned, so nothing shown), and the shape
 of a score across sizes on series whose shape is known by construction."""
 
@@ -11,7 +11,7 @@ import torch
 
 from attnlab.models import GPT
 from attnlab.text import train_tokenizer
-from attnlab.train import emergence, sweep
+from attnlab.lessons.scale import emergence, sweep
 from attnlab.train.data import TokenData
 from attnlab.train.loop import Trainer
 

@@ -9,36 +9,9 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.lessons.explain import TOPICS
+from results import quick_flags
 
-# Small sizes so the whole set runs in seconds.
-SMALL = {
-    "sqrt-dk": ["--d-k", "8", "--n-samples", "500", "--n-keys", "8"],
-    "positional": ["--n-positions", "16", "--d-model", "16", "--delta", "3", "--n-check", "50"],
-    "permutation": ["--sentence", "明月光", "--d-model", "8", "--shuffle", "reverse"],
-    "multihead": ["--d-model", "32", "--n-heads", "4", "--n", "8", "--train-steps", "0"],
-    "position-wise": ["--n", "3", "--d-model", "4", "--bug"],
-    "rnn-gradients": ["--steps", "10", "--hidden", "8", "--lam", "1.1"],
-    "serial-vs-parallel": ["--n-max", "32", "--d-model", "8", "--n-heads", "2", "--repeats", "1"],
-    "complexity": ["--n", "64", "--d-model", "32", "--n-heads", "4", "--time-n-max", "64", "--time-d-model", "16", "--repeats", "1"],
-    "forms": ["--n-tgt", "3", "--n-src", "2"],
-    "glossary": ["--quiz", "5", "--answer", "2"],
-    "norms": ["--batch", "4", "--d-model", "6", "--seed", "2"],
-    "context-vectors": ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜", "--d-model", "16", "--n-layers", "2"],
-    "one-hot": ["--chars", "月光", "--d-model", "8", "--train-steps", "20", "--top-k", "3"],
-    "seq2seq": ["--train-steps", "100", "--n-test", "5", "--n-seeds", "1", "--text", "2026"],
-    "mlm": ["--steps", "20", "--d-model", "8"],
-    "break": ["--ablate", "ffn-only", "--train-steps", "40", "--seeds", "3"],
-    "scale": ["--layers", "2", "--d-model", "64", "--heads", "4", "--vocab", "100", "--context", "32"],
-    "flash": ["--n", "6", "--tile", "4", "--n-max", "512", "--block", "64", "--window", "32"],
-    "moe": ["--n-experts", "2", "--train-steps", "10", "--seed", "1"],
-    "memory": ["--layers", "2", "--d-model", "64", "--heads", "4", "--kv-heads", "2", "--vocab", "100", "--context", "32"],
-    "data-parallel": ["--b", "2", "--train-steps", "2", "--ranks", "8"],
-    "word2vec": ["--train-steps", "300", "--gpt-steps", "20", "--top-k", "3"],
-    "logit-lens": ["--n-layers", "2", "--train-steps", "20", "--seed", "1"],
-    "ffn-memory": ["--layers", "1", "--d-model", "16", "--train-steps", "20", "--top", "5", "--shown", "3"],
-    "patching": ["--n-layers", "1", "--n-heads", "2", "--train-steps", "20", "--seed", "1"],
-    "induction": ["--steps", "20", "--n", "6", "--vocab", "8", "--d-model", "16", "--seed", "1"],
-}
+SMALL = {name: quick_flags(name) for name in TOPICS}  # each lesson's QUICK, as options
 
 
 runner = CliRunner()
@@ -55,8 +28,27 @@ def test_explain_alone_lists_every_topic():
         assert name in result.output
 
 
-def test_small_sizes_cover_every_topic():
-    assert set(SMALL) == set(TOPICS)
+@pytest.mark.parametrize("topic, options", [
+    ("position-wise", ["--bug"]),  # a bool as a flag
+    ("permutation", ["--sentence", "明月光", "--shuffle", "reverse"]),  # a text and a choice
+    ("rnn-gradients", ["--lam", "1.1"]),  # a float
+    ("glossary", ["--quiz", "5", "--answer", "2"]),
+    ("context-vectors", ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜"]),
+    ("norms", ["--seed", "2"]),
+])
+def test_every_kind_of_option_reaches_the_lesson(topic, options):
+    result = run(topic, *SMALL[topic], *options, "--json")
+    assert result.exit_code == 0, result.output
+    params = json.loads(result.stdout)["params"]
+    i = 0
+    while i < len(options):
+        name = options[i][2:].replace("-", "_")
+        if i + 1 < len(options) and not options[i + 1].startswith("--"):
+            assert str(params[name]) == options[i + 1]
+            i += 2
+        else:
+            assert params[name] is True
+            i += 1
 
 
 @pytest.mark.parametrize("topic", list(TOPICS))

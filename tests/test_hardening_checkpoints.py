@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from attnlab.io import atomic
 from attnlab.cli import app
 from attnlab.train import CheckpointError, load_checkpoint, new_run, resume_run
-from attnlab.train import checkpoint as checkpoint_module
-from attnlab.train.integrity import sha256_file
+from attnlab.train.storage import checkpoint as checkpoint_module
+from attnlab.train.storage.integrity import sha256_file
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.train import CheckpointError, load_checkpoint, new_run
-from attnlab.train import safe_json
-from attnlab.train.integrity import sha256_file
+from attnlab.train.storage import safe_json
+from attnlab.train.storage.integrity import sha256_file
 from attnlab.web.app import create_app
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads

@@ -76,9 +76,11 @@ def test_no_source_file_is_over_450_lines():
     assert not long, f"over {MAX_LINES} lines: {long}"
 
 
+@pytest.mark.slow
 def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
     """What README promises: in a copy of the package, copy a topic's folder under a new name, rename its keys,
-    add one line to the registry, and the CLI, the API, the page and the figure all find it."""
+    add one line to the registry, and the CLI, the API, the page and the figure all find it; the topic's own
+    tests, copied beside it as tests/lessons/<slug>/, run against the copy and pass."""
     import shutil
 
     pkg = tmp_path / "attnlab"
@@ -92,9 +94,9 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
                                     encoding="utf-8")
     registry = pkg / "lessons" / "explain.py"
     code = registry.read_text(encoding="utf-8")
-    line = '        Topic("sqrt-dk", "sqrt_dk", "sqrt_dk"),\n'
+    line = '        Topic("sqrt-dk"),\n'
     assert line in code
-    registry.write_text(code.replace(line, line + '        Topic("zz-demo", "zz_demo", "sqrt_dk"),\n'), encoding="utf-8")
+    registry.write_text(code.replace(line, line + '        Topic("zz-demo", function="sqrt_dk"),\n'), encoding="utf-8")
     script = (
         "import json\n"
         "from fastapi.testclient import TestClient\n"
@@ -116,3 +118,19 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
                           timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [200, 4, 200, True, True, 0, 4]
+    # the topic's tests live in its own folder: copied and renamed with it, they test the new topic
+    tests = tmp_path / "tests"
+    shutil.copytree(ROOT / "tests" / "lessons" / "sqrt_dk", tests / "lessons" / "zz_demo",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for support in ("conftest.py", "browser_fixtures.py", "results.py"):
+        shutil.copy(ROOT / "tests" / support, tests / support)
+    copied = sorted((tests / "lessons" / "zz_demo").glob("test_*.py"))
+    assert copied
+    for test in copied:
+        text = test.read_text(encoding="utf-8")
+        test.write_text(text.replace("attnlab.lessons.sqrt_dk", "attnlab.lessons.zz_demo").replace('"sqrt-dk"', '"zz-demo"'),
+                        encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                          "tests/lessons/zz_demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "attnlab.lessons.zz_demo" in "".join(t.read_text(encoding="utf-8") for t in copied)

@@ -15,7 +15,7 @@ from attnlab.models.count import active_params, count_params, forward_flops
 from attnlab.nn import FeedForward, MoE
 from attnlab.nn.moe import aux_loss, balance_loss
 from attnlab.text import CharTokenizer, JINGYESI
-from attnlab.train.checkpoint import load_checkpoint, save_checkpoint
+from attnlab.train.storage.checkpoint import load_checkpoint, save_checkpoint
 from attnlab.train.data import TokenData
 from attnlab.train.loop import Trainer, TrainConfig, lm_loss
 

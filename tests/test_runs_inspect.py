@@ -20,7 +20,7 @@ from attnlab.lessons.pipeline.heads import reference_windows
 from attnlab.lessons.pipeline.lens import lens_view
 from attnlab.lessons.pipeline.open_model import model_view
 from attnlab.models import GPT, GPTConfig
-from attnlab.train.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from attnlab.train.storage.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from attnlab.web.app import create_app
 from attnlab.web.pages import runs as runs_pages
 
@@ -170,8 +170,8 @@ def test_gqa_and_moe_checkpoints_have_both_cards(client, runs, name, heads):
 @pytest.mark.parametrize("ablation, heads", [("ffn-only", None), ("one-head", 1), ("attention-only", 2)])
 def test_ablated_models_degrade_and_say_why(client, ckpt, monkeypatch, ablation, heads):
     """An ffn-only model has no head to remove: its heads card says so, the lens is still there. (Served through
-    the page with the checkpoint handed in, as train/checkpoint.py cannot reopen a checkpoint whose blocks lack a
-    sublayer yet.)"""
+    the page with the checkpoint handed in, as train/storage/checkpoint.py cannot reopen a checkpoint whose blocks
+    lack a sublayer yet.)"""
     cfg = GPTConfig(**{**ckpt.model.config.to_dict(), "ablations": (ablation,)})
     ablated = Checkpoint(path=Path("x"), model=_spread(GPT(cfg)), tokenizer=ckpt.tokenizer, meta=ckpt.meta)
     view = model_view("x", ablated.model, ablated.tokenizer, ablated.meta, TEXT, lang="en")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from attnlab.cli import app as cli
 from attnlab.lessons.pipeline.open_model import MAX_TEXT
 from attnlab.sampling import generate
-from attnlab.train.checkpoint import load_checkpoint
+from attnlab.train.storage.checkpoint import load_checkpoint
 from attnlab.web.app import create_app
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
@@ -193,7 +193,7 @@ def test_serve_refuses_a_runs_path_that_is_a_file(tmp_path):
 
 
 def test_resolving_names_stays_inside_the_folder(tmp_path):
-    from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, resolve
+    from attnlab.train.storage.runs_dir import NoSuchRun, OutsideRuns, resolve
 
     runs = tmp_path / "runs"
     (runs / "a").mkdir(parents=True)

@@ -1,6 +1,6 @@
-"""`attnlab scale` and attnlab.train.sweep (issue 24, item 1): a tiny sweep end to end, resumed after a kill, and
-refusing a folder that holds another sweep. The plan is made from given step times, so it does not depend on how
-loaded the machine is; the runs are real (tiny GPTs on a synthetic corpus with structure to learn)."""
+"""`attnlab scale` and attnlab.lessons.scale.sweep (issue 24, item 1): a tiny sweep end to end, resumed after a
+kill, and refusing a folder that holds another sweep. The plan is made from given step times, so it does not
+depend on how loaded the machine is; the runs are real (tiny GPTs on a synthetic corpus with structure to learn)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.text import train_tokenizer
-from attnlab.train import sweep
+from attnlab.lessons.scale import sweep
 from attnlab.train.run import load_corpus
 
 LADDER = ((1, 16), (1, 32), (2, 32), (2, 48))

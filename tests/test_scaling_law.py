@@ -1,4 +1,4 @@
-"""train/scaling_law.py (issue 24, item 1): Chinchilla's L(N, D) = E + A/N^alpha + B/D^beta, fitted and judged.
+"""lessons/scale/scaling_law.py (issue 24, item 1): Chinchilla's L(N, D) = E + A/N^alpha + B/D^beta, fitted and judged.
 
 Proved against what we did not write: losses made from known parameters (Hoffmann et al. 2022's own fit,
 E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28), their published compute-optimal exponents, a brute-force
@@ -17,8 +17,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.train import scaling_law as sl
-from attnlab.train.scaling_law import LawFit, compute_optimal, fit_law, fit_power, isoflop_minima
+from attnlab.lessons.scale import scaling_law as sl
+from attnlab.lessons.scale.scaling_law import LawFit, compute_optimal, fit_law, fit_power, isoflop_minima
 
 CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}  # Hoffmann et al. 2022, approach 3
 SIZES = np.geomspace(1e4, 3e6, 6)  # parameters: the issue's sweep, 10k to a few million

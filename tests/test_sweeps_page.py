@@ -1,7 +1,8 @@
 """/scale and GET /api/scale/sweeps (issue 24, item 3; attnlab.web.sweeps): the corpora of `serve --data` offered by
 name and never a path from a request, finished sweeps read from the runs folder with their command, and a small sweep
-started from the page, followed while it runs and listed when done. The sweep itself (attnlab.train.sweep.run_sweep)
-is replaced here by one that waits for the test and writes a scale.json: the real sweep is tests/test_scale_sweep.py."""
+started from the page, followed while it runs and listed when done. The sweep itself
+(attnlab.lessons.scale.sweep.run_sweep) is replaced here by one that waits for the test and writes a scale.json: the
+real sweep is tests/test_scale_sweep.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import threading
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.train import sweep as sweep_module
+from attnlab.lessons.scale import sweep as sweep_module
 from attnlab.web import sweeps
 from attnlab.web.app import create_app
 

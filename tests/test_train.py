@@ -27,7 +27,7 @@ from attnlab.train import (
     resume_run,
     token_stream,
 )
-from attnlab.train import checkpoint as checkpoint_module
+from attnlab.train.storage import checkpoint as checkpoint_module
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads

@@ -12,35 +12,9 @@ from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS, explain
 from attnlab.lessons.common.params import ParamError
 from browser_support import explain_update
+from results import quick_query
 
-SMALL = {
-    "sqrt-dk": {"n_samples": "1000", "n_keys": "8"},
-    "positional": {"n_positions": "16", "d_model": "16", "n_check": "50"},
-    "permutation": {"d_model": "8"},
-    "multihead": {"d_model": "32", "n_heads": "4", "n": "8", "train_steps": "25"},
-    "position-wise": {"n": "3", "d_model": "4"},
-    "rnn-gradients": {"steps": "12", "hidden": "8"},
-    "serial-vs-parallel": {"n_max": "32", "d_model": "8", "n_heads": "2", "repeats": "1"},
-    "complexity": {"n": "64", "d_model": "32", "n_heads": "4", "time_n_max": "64", "time_d_model": "16", "repeats": "1"},
-    "forms": {"n_tgt": "3", "n_src": "2"},
-    "glossary": {},
-    "norms": {"batch": "4", "d_model": "6"},
-    "context-vectors": {"d_model": "16", "n_layers": "2"},
-    "one-hot": {"d_model": "8", "train_steps": "20"},
-    "seq2seq": {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"},
-    "break": {"ablate": "ffn-only", "train_steps": "40", "seeds": "3"},
-    "mlm": {"steps": "20", "d_model": "8"},
-    "scale": {"layers": "2", "d_model": "64", "heads": "4", "vocab": "100", "context": "32"},
-    "flash": {"n": "6", "tile": "4", "n_max": "512", "block": "64", "window": "32"},
-    "moe": {"n_experts": "2", "train_steps": "10", "seed": "1"},
-    "memory": {"layers": "2", "d_model": "64", "heads": "4", "kv_heads": "2", "vocab": "100", "context": "32"},
-    "data-parallel": {"b": "2", "train_steps": "2", "ranks": "8"},
-    "word2vec": {"train_steps": "300", "gpt_steps": "20", "top_k": "3"},
-    "logit-lens": {"n_layers": "2", "train_steps": "20", "seed": "1"},
-    "ffn-memory": {"layers": "1", "d_model": "16", "train_steps": "20", "top": "5", "shown": "3"},
-    "patching": {"n_layers": "1", "n_heads": "2", "train_steps": "20", "seed": "1"},
-    "induction": {"steps": "20", "n": "6", "vocab": "8", "d_model": "16", "seed": "1"},
-}
+SMALL = {name: quick_query(name) for name in TOPICS}  # each lesson's QUICK, as query parameters
 
 
 # A claim as the page shows it: id, status, sentence, and the comparison under it.

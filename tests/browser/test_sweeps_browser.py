@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from attnlab.train import sweep as sweep_module
+from attnlab.lessons.scale import sweep as sweep_module
 from attnlab.web import sweeps
 from attnlab.web.app import create_app
 from attnlab.web.server import background

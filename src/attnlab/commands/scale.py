@@ -1,4 +1,4 @@
-"""`attnlab scale`: a scaling sweep on a corpus, written to OUT/scale.json (attnlab.train.sweep)."""
+"""`attnlab scale`: a scaling sweep on a corpus, written to OUT/scale.json (attnlab.lessons.scale.sweep)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def show_result(result: dict, lang: str) -> None:
 
 
 def show_emergence(result: dict, lang: str) -> None:
-    """Each size's exact and smooth scores, and the shape of each score across sizes (train/emergence.py)."""
+    """Each size's exact and smooth scores, and the shape of each score across sizes (lessons/scale/emergence.py)."""
     from attnlab.i18n import t
     from attnlab.lessons.scale.view import shape_text
 
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         from attnlab.text.poetry import is_poetry_collection
         from attnlab.train.device import pick_device
         from attnlab.train.run import load_corpus
-        from attnlab.train.sweep import CONTEXT, run_sweep
+        from attnlab.lessons.scale.sweep import CONTEXT, run_sweep
 
         check_seed("scale", seed)
         if device not in DEVICES:

@@ -51,7 +51,7 @@ def _serve(host: str, port: int, runs: Path, warm: bool = True, data: Path | Non
     from attnlab.web.server import bind, serve as run, url_of
 
     from attnlab.lessons.common import disk_cache
-    from attnlab.train.links import LinkLoop, real_path
+    from attnlab.train.storage.links import LinkLoop, real_path
 
     try:
         runs = real_path(runs.expanduser())

@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
             fail("train", f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {max_corpus_mb}")
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
-        from attnlab.train.checkpoint import check_out_dir
+        from attnlab.train.storage.checkpoint import check_out_dir
 
         if resume and (any(v is not None for v in (layers, heads, d_model, context)) or ablations):
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")
@@ -121,7 +121,7 @@ def _first_update(run, console, lang: str) -> None:
     real first AdamW step, each on a copy of the untrained model (attnlab.lessons.pipeline.first_step).
     Only where the corpus holds the text's example (床前明月光): elsewhere the probe is a line of the corpus
     (attnlab.train.run.make_probe), and one step moves one character's p among thousands by nothing worth
-    reading (0.0002 → 0.0002 on 全唐诗), so a line says why it is skipped instead."""
+    reading, so a line says why it is skipped instead."""
     from rich.markup import escape
 
     from attnlab.i18n import t

@@ -1,8 +1,8 @@
 """How many CPU threads torch uses for the lab's small tensors.
 
 The lab's tensors are small: a second thread cannot share the work, and on a busy machine two threads that
-spin-wait for each other can make a step ten times slower (a tiny training run went from half a second to
-over a minute), and a timing would show the scheduler instead of the arithmetic. So lessons, and training
+spin-wait for each other can make a step many times slower, and a timing would show the scheduler instead of
+the arithmetic. So lessons, and training
 or generation of tiny models, run on one thread.
 """
 

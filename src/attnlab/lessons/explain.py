@@ -9,6 +9,10 @@ Each topic is one folder, attnlab/lessons/<slug>/, found through this registry b
   (--d-k), the API into query parameters (d_k, or d-k) and the page into sliders;
 - `figure.py`: `plot(result, fig, tr)`; `view.py`: `show(console, result, lang, t)`, the terminal view;
 - `page.html`: the topic's part of /explain/<topic>; `strings.json`: its zh/en strings; `static/`: any script.
+A lesson's lesson.py also owns its facts: `QUICK` (test-sized values of the parameters that cost time, which
+every test that runs the lesson cheaply starts from), `HEAVY = True` when it takes seconds (it trains, times or
+samples: the static copy holds its defaults only) and `TOGETHER = True` when its parameters only mean something
+together. Its tests live in tests/lessons/<slug>/.
 Adding a topic is one folder and one line in TOPICS. Modules load on first use, so listing the topics
 imports no torch.
 """
@@ -33,8 +37,12 @@ PIECES = ("lesson.py", "figure.py", "view.py", "page.html", "strings.json")  # w
 @dataclass(frozen=True)
 class Topic:
     name: str  # the TOPIC value: "sqrt-dk"
-    slug: str  # its folder, attnlab/lessons/<slug>/, and its i18n keys explain.<slug>.*
-    function: str  # the lesson function in its lesson.py
+    slug: str = ""  # its folder, attnlab/lessons/<slug>/, and its i18n keys explain.<slug>.* (default: sqrt_dk)
+    function: str = ""  # the lesson function in its lesson.py (default: the slug)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slug", self.slug or self.name.replace("-", "_"))
+        object.__setattr__(self, "function", self.function or self.slug)
 
     def piece(self, name: str):
         """The module attnlab.lessons.<slug>.<name> (lesson, figure or view), imported on first use."""
@@ -62,9 +70,54 @@ class Topic:
         """The terminal view: view(console, result, lang, t)."""
         return self.piece("view").show
 
+    @property
+    def quick(self) -> dict[str, Any]:
+        """The lesson's QUICK: test-sized values of the parameters that cost time ({} when nothing does)."""
+        return dict(getattr(self.piece("lesson"), "QUICK", {}))
+
+    @property
+    def heavy(self) -> bool:
+        """The lesson takes seconds (it trains, times or samples): its lesson.py says HEAVY = True."""
+        return bool(getattr(self.piece("lesson"), "HEAVY", False))
+
+    @property
+    def together(self) -> bool:
+        """Its parameters only mean something together (a whole model's configuration): TOGETHER = True."""
+        return bool(getattr(self.piece("lesson"), "TOGETHER", False))
+
+    def key(self, raw: dict[str, Any], lang: str) -> tuple:
+        """(name, every parameter's value with defaults filled in, lang): what a result depends on (ParamError
+        for a bad value). The web keeps results under it, in memory and on disk (stored_key)."""
+        given = self.parse(**raw)
+        return (self.name, tuple((p.name, given.get(p.name, p.default)) for p in self.params), lang)
+
+    def stored_key(self, key: tuple) -> dict:
+        """The disk cache's key of the result `key` (lessons/common/disk_cache.py): it versions the lesson's folder."""
+        from attnlab.lessons.common import disk_cache
+
+        return disk_cache.make_key("explain", key[0], key[1], key[2], source=self.slug)
+
     def run(self, *, lang: str = "zh", **raw: Any):
         """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
         return self.lesson(**self.parse(**raw), lang=lang)
+
+    def remembered(self, *, lang: str = "zh", **raw: Any):
+        """run(), kept in the lab's disk cache (lessons/common/disk_cache.py) as the web keeps its results: asked
+        again with the same settings and the same code, the stored result comes back at once, and two processes
+        asking at once compute it once. A file's path (a cli_only parameter) is never remembered: the key holds
+        the path, not what the file says."""
+        from attnlab.lessons.common import disk_cache
+
+        values = {k.replace("-", "_"): v for k, v in raw.items()}
+        if any(p.cli_only and values.get(p.name) not in (None, p.default) for p in self.params):
+            return self.run(lang=lang, **raw)
+        stored = self.stored_key(self.key(raw, lang))
+        with disk_cache.computing(stored):
+            result = disk_cache.load(stored)
+            if result is disk_cache.MISS:
+                result = self.run(lang=lang, **raw)
+                disk_cache.store(stored, result)
+        return result
 
     def cost(self, **raw: Any) -> Cost:
         """What the lesson will cost at these values (ParamError for a bad value or one too large), before
@@ -97,32 +150,32 @@ class Topic:
 TOPICS: dict[str, Topic] = {
     topic.name: topic
     for topic in (
-        Topic("sqrt-dk", "sqrt_dk", "sqrt_dk"),
-        Topic("positional", "positional", "positional"),
-        Topic("permutation", "permutation", "permutation"),
-        Topic("multihead", "multihead", "multihead"),
-        Topic("position-wise", "position_wise", "position_wise"),
-        Topic("rnn-gradients", "rnn_gradients", "rnn_gradients"),
-        Topic("serial-vs-parallel", "serial_vs_parallel", "serial_vs_parallel"),
-        Topic("complexity", "complexity", "complexity"),
-        Topic("forms", "forms", "forms"),
-        Topic("glossary", "glossary", "glossary"),
-        Topic("norms", "norms", "norms"),
-        Topic("context-vectors", "context_vectors", "context_vectors"),
-        Topic("one-hot", "one_hot", "one_hot"),
-        Topic("seq2seq", "seq2seq", "seq2seq"),
-        Topic("break", "break_it", "break_it"),
-        Topic("mlm", "mlm", "mlm"),
-        Topic("scale", "scale", "scale"),
-        Topic("flash", "flash", "flash"),
-        Topic("memory", "memory", "memory"),
-        Topic("moe", "moe", "moe"),
-        Topic("data-parallel", "data_parallel", "data_parallel"),
-        Topic("logit-lens", "logit_lens", "logit_lens"),
-        Topic("ffn-memory", "ffn_memory", "ffn_memory"),
-        Topic("patching", "patching", "patching"),
-        Topic("induction", "induction", "induction"),
-        Topic("word2vec", "word2vec", "word2vec"),
+        Topic("sqrt-dk"),
+        Topic("positional"),
+        Topic("permutation"),
+        Topic("multihead"),
+        Topic("position-wise"),
+        Topic("rnn-gradients"),
+        Topic("serial-vs-parallel"),
+        Topic("complexity"),
+        Topic("forms"),
+        Topic("glossary"),
+        Topic("norms"),
+        Topic("context-vectors"),
+        Topic("one-hot"),
+        Topic("seq2seq"),
+        Topic("break", "break_it"),
+        Topic("mlm"),
+        Topic("scale"),
+        Topic("flash"),
+        Topic("memory"),
+        Topic("moe"),
+        Topic("data-parallel"),
+        Topic("logit-lens"),
+        Topic("ffn-memory"),
+        Topic("patching"),
+        Topic("induction"),
+        Topic("word2vec"),
     )
 }
 

@@ -20,6 +20,16 @@ from attnlab.nn.moe import MoE
 from attnlab.nn.multihead import LayerKVCache, MultiHeadAttention, Record, hooked, scoped
 
 
+def _added(x: Tensor, out: Tensor) -> Tensor:
+    """The residual connection: the sublayer's output is added to x."""
+    return x + out
+
+
+def _replaced(x: Tensor, out: Tensor) -> Tensor:
+    """The no-residual ablation: the sublayer's output replaces x."""
+    return out
+
+
 class Block(nn.Module):
     """Self-attention + FFN. Bidirectional, it is the encoder block; with causal=True it is GPT's block.
 
@@ -66,6 +76,12 @@ class Block(nn.Module):
         self.ln_2 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
         self.drop_1 = nn.Dropout(dropout)
         self.drop_2 = nn.Dropout(dropout)
+        # The other ablations are chosen here too, so forward is the equation: how a sublayer's output meets x
+        # (no-residual: it replaces x), and which sublayers run in which order (ffn-first swaps them, each keeping
+        # its own LayerNorm; attention-only / ffn-only leave one out).
+        self.residual = _replaced if "no-residual" in off else _added
+        order = ("ffn", "attn") if "ffn-first" in off else ("attn", "ffn")
+        self.order = tuple(name for name in order if getattr(self, name) is not None)
 
     def forward(
         self,
@@ -85,23 +101,17 @@ class Block(nn.Module):
             return self.drop_1(out)
 
         def feed_forward(h: Tensor) -> Tensor:
-            if isinstance(self.ffn, FeedForward):
+            if isinstance(self.ffn, FeedForward):  # an MoE (or a lesson's stand-in) records nothing inside
                 return self.drop_2(self.ffn(h, record=scoped(record, "ffn")))
             return self.drop_2(self.ffn(h))
 
-        residual = "no-residual" not in self.ablations
-        sublayers = [(self_attention, self.ln_1, self.attn), (feed_forward, self.ln_2, self.ffn)]
-        if "ffn-first" in self.ablations:  # swap the order, each sublayer keeping its own LayerNorm
-            sublayers.reverse()
-        for sublayer, ln, module in sublayers:
-            if module is None:  # attention-only / ffn-only: this sublayer is not there
-                continue
+        sublayers = {"attn": (self_attention, self.ln_1), "ffn": (feed_forward, self.ln_2)}
+        for name in self.order:  # attention then FFN, as configured
+            sublayer, ln = sublayers[name]
             if self.norm_first:
-                out = sublayer(ln(x))
-                x = x + out if residual else out
+                x = self.residual(x, sublayer(ln(x)))  # pre-LN:  x <- x + Sublayer(LN(x)), (B, T, d_model)
             else:
-                out = sublayer(x)
-                x = ln(x + out if residual else out)
+                x = ln(self.residual(x, sublayer(x)))  # post-LN: x <- LN(x + Sublayer(x)), (B, T, d_model)
         return hooked(record, "output", x)  # (B, T, d_model): the residual stream after this block
 
 

@@ -20,11 +20,12 @@ from torch import Tensor
 
 from attnlab.text import BUILTIN_TEXTS, read_poems_json
 from attnlab.text.poetry import is_poetry_collection, poetry_files
-from attnlab.train.integrity import sha256_file
+from attnlab.train.storage.integrity import sha256_file
 from attnlab.train.token_cache import MIN_CACHED_CHARS, cached_token_stream, token_stream  # noqa: F401 (token_stream: re-exported)
 
-# The default --max-corpus-mb. Reading and tokenizing a corpus takes about 18 times its size in memory (measured:
-# 20 MB of text, char tokenizer, 370 MB), so 256 MB is about 5 GB, and 20 times all of 全唐诗 (12 MB).
+# The default --max-corpus-mb. Reading and tokenizing a corpus takes many times its size in memory (README gives
+# the factor), so this keeps a run within an ordinary machine's memory and still holds all of 全唐诗 (12 MB) many
+# times over.
 MAX_CORPUS_MB = 256
 MB = 1_000_000
 SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")  # their "files" never end, block, or change as they are read

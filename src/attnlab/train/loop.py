@@ -180,7 +180,7 @@ class Trainer:
     @property
     def optimizer(self) -> torch.optim.AdamW:
         """Made on first use: a run that only shows its untrained model needs none, and torch's first optimizer
-        in a process imports torch._dynamo (1.5 to 2.7 s on a 2-core machine: most of /pipeline's first visit)."""
+        in a process imports torch._dynamo (seconds on a small CPU: most of /pipeline's first visit)."""
         if self._optimizer is None:
             self._optimizer = make_optimizer(self.model, self.cfg)
         return self._optimizer

@@ -17,10 +17,10 @@ from attnlab.models import GPT, preset as model_preset
 from attnlab.text import BUILTIN_TEXTS, read_corpus, train_tokenizer
 from attnlab.text.forms import parse_forms
 from attnlab.text.poetry import is_poetry_collection, read_poetry
-from attnlab.train.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
+from attnlab.train.storage.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
 from attnlab.train.data import TokenData, check_corpus, corpus_memory, read_corpus_file, split_texts
 from attnlab.train.device import pick_device
-from attnlab.train.integrity import sha256_file
+from attnlab.train.storage.integrity import sha256_file
 from attnlab.train.loop import Probe, Trainer, TrainConfig
 from attnlab.train.size import MAX_LAYERS, MAX_TRAIN_BYTES, SizeEstimate, check_size, estimate_size  # noqa: F401
 

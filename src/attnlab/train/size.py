@@ -3,7 +3,7 @@
 A run that asks for too much, or a checkpoint whose config.json describes too much (an edited one saying
 n_layers 1e9), is refused before any memory is taken, with what it would have needed and the limit.
 Training counts exactly: a small model by building its one- and two-block versions (milliseconds), a large
-one on the meta device, whose first use imports torch._dynamo (1.5 to 2.7 s on a 2-core machine: it was the
+one on the meta device, whose first use imports torch._dynamo (seconds on a small CPU: it was the
 whole first visit of /pipeline, which sizes its model before building it). Loading counts by formula, a floor,
 so that `attnlab generate` pays for neither.
 """

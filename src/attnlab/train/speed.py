@@ -1,11 +1,11 @@
 """How the one loop runs fast without changing what it computes: number format, optimizer kernel, compile.
 
 - precision: 'fp32', or 'bf16' (torch.autocast: matmuls in bfloat16, weights and optimizer state stay fp32).
-  'auto' picks bf16 on CUDA and fp32 on the CPU: on the 2-core CPU we measured, autocast made nanoGPT's
-  CPU-recipe step 2.5-3.5x slower (its casts cost more than its small matmuls save).
+  'auto' picks bf16 on CUDA and fp32 on the CPU: on a CPU, autocast makes nanoGPT's CPU-recipe step slower
+  (its casts cost more than its small matmuls save; README: Train fast).
 - TF32 matmuls on CUDA (fp32 tensors, 10-bit mantissa products on the tensor cores).
 - AdamW: fused on CUDA; on the CPU the 'foreach' kernels (one call for all parameters) when it measured faster.
-- compile: torch.compile, opt-in; the first step then waits for the compiler (about half a minute on a CPU).
+- compile: torch.compile, opt-in; the first step then waits for the compiler (long on a CPU).
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ def adamw_kernel(device: torch.device | str, n_params: int) -> dict:
     """Keyword for torch.optim.AdamW: which kernel runs the same update.
 
     fused (one kernel for all parameters and all of Adam's arithmetic) on CUDA, and on the CPU for models of
-    SMALL_MODEL parameters or more: at nanoGPT's CPU recipe it took the optimizer from about 9 ms to under 2 ms
-    of CPU time per step. Its rounding differs from the reference loop in the last bits, so the lab's tiny
+    SMALL_MODEL parameters or more: at nanoGPT's CPU recipe it cuts the optimizer's CPU time a step several-fold
+    (README: Train fast). Its rounding differs from the reference loop in the last bits, so the lab's tiny
     models use foreach instead (one call per operation for all parameters, bitwise the reference loop's
-    result, 2.5x faster than it): their seeded runs stay exactly what they were.
+    result, and faster than it): their seeded runs stay exactly what they were.
     """
     from attnlab.io.threads import SMALL_MODEL
 

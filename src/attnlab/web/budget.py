@@ -265,8 +265,7 @@ class Training(Exception):
 
 def lesson_key(topic, raw: dict, lang: str) -> tuple:
     """(topic, every parameter's value with defaults filled in, lang); ParamError for a bad value."""
-    given = topic.parse(**raw)
-    return (topic.name, tuple((p.name, given.get(p.name, p.default)) for p in topic.params), lang)
+    return topic.key(raw, lang)
 
 
 def _keep(key: tuple, result, seconds: float, min_s: float | None = None) -> None:
@@ -281,7 +280,7 @@ def _keep(key: tuple, result, seconds: float, min_s: float | None = None) -> Non
 
 def _on_disk(key: tuple) -> dict:
     """The disk cache's key of a lesson's result (lessons/common/disk_cache.py)."""
-    return disk_cache.make_key("explain", key[0], key[1], key[2], source=TOPICS[key[0]].slug)
+    return TOPICS[key[0]].stored_key(key)
 
 
 def _from_disk(key: tuple):

@@ -9,9 +9,9 @@ import gc
 
 def few_arenas(n: int = 2) -> None:
     """glibc gives each new thread's allocations an arena of their own (up to 8 per core), and what a finished
-    computation freed in one is seldom given back: after 32 concurrent hostile requests the server kept about
-    280 MiB more than before (measured by bench_hardening --gets), with two arenas 70 MiB. Set once, at import,
-    before the lab's threads start; nothing to do off glibc."""
+    computation freed in one is seldom given back: after a burst of concurrent hostile requests the server kept
+    far more than before, and far less with two arenas (bench_hardening --gets measures it). Set once, at
+    import, before the lab's threads start; nothing to do off glibc."""
     try:
         ctypes.CDLL("libc.so.6").mallopt(-8, n)  # M_ARENA_MAX
     except (OSError, AttributeError):

@@ -1,7 +1,7 @@
 """The figure of `attnlab explain break`, in two panels stacked so that it stays legible on a phone (390 px):
 above, the intact and the ablated model's loss curves on a log loss axis (every seed a thin line, the mean a thick
 one; train loss solid, causal loss dashed), because the effect lives near the end of training, where a linear axis
-from 0 to the untrained loss (~3) squeezes 0.15 against 0.03 into a few pixels; below, the final losses as bars
+from 0 to the untrained loss squeezes the small final losses into a few pixels; below, the final losses as bars
 with their values written beside them (the lesson's table: mean ± sd over seeds). Same conventions as
 attnlab.lessons.common.figure: it draws the lesson's numbers and computes none."""
 
@@ -33,7 +33,7 @@ def _curves(r, ax, tr: Labels) -> None:
             ax.plot(r.steps_at, s, style, color=color, lw=0.7, alpha=0.35)
         mean = [sum(col) / len(col) for col in zip(*series)]  # the mean the lesson's chart draws (lesson._chart)
         ax.plot(r.steps_at, mean, style, color=color, lw=2.4, label=tr(f"break.{model}_{kind}"))
-    ax.set_yscale("log")  # a loss that falls from ~3 to ~0.03: the ending is the finding
+    ax.set_yscale("log")  # a loss that falls by orders of magnitude: the ending is the finding
     ax.set_xlabel(tr("break.step"), fontsize=FONT)
     ax.set_ylabel(tr("break.loss_log"), fontsize=FONT)
     ax.tick_params(labelsize=FONT - 2)

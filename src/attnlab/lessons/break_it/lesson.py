@@ -38,6 +38,8 @@ PARAMS = (
           help="empty: the ablation's own text (jingyesi; for ffn-first the lesson's English essay, its last tenth "
                "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
 )
+QUICK = {"train_steps": 40}  # test-sized: every test that runs this lesson cheaply starts here
+HEAVY = True  # seconds to compute: the static copy holds its defaults only
 
 CHART_W, CHART_H, PAD = 480, 260, 48  # the page's SVG chart, in its own units
 
@@ -145,7 +147,7 @@ def _row(model: str, rs: list[RunOut], lang: str) -> Row:
 
 def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
     """The mean over seeds of each curve, as SVG points: x = step, y = log(loss), because the finding lives at the
-    end of training (0.15 against 0.03) and a linear axis from 0 to the untrained loss (~3) squeezes it into a few
+    end of training, among small losses, and a linear axis from 0 to the untrained loss squeezes it into a few
     pixels. The ticks (1-2-5 steps) and their heights are computed here too: the page only draws them."""
     curves = {}
     for model in ("intact", "ablated"):

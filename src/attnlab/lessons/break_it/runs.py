@@ -30,9 +30,8 @@ SETUP = {
     # (√d_k = 8 times the scaled ones') saturates the softmax (measured: attn_peak)
     "no-scale": dict(n_heads=1, d_model=64),
     "no-residual": dict(n_layers=4),  # a deeper stack, where the residual path is meant to matter
-    # a context of 16: with more to gather, where the gathering sits against the thinking shows (on the essay's
-    # held-out tenth, seeds 0-9 at 80 steps: FFN-first 0.02-0.08 nats higher in 10 of 10; at context 8 the
-    # difference, 0.04 on average, is within the noise of 3 seeds)
+    # a context of 16: with more to gather, where the gathering sits against the thinking shows on the essay's
+    # held-out tenth (README: break it); at context 8 the difference is within the noise of 3 seeds
     "ffn-first": dict(context_length=16),
 }
 DEFAULT_CORPUS = {"ffn-first": "essay"}  # an empty corpus: the ablation's own text, else 静夜思
@@ -137,8 +136,8 @@ def greedy(model, data: Data) -> str:
 
 
 def adamw(model, cfg):
-    """The lab's AdamW (no weight decay here, so one group), fused where torch can (2.4+ on a CPU): a third
-    less time a step."""
+    """The lab's AdamW (no weight decay here, so one group), fused where torch can (2.4+ on a CPU): less time
+    a step."""
     kw = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), weight_decay=0.0)
     try:
         return torch.optim.AdamW(model.parameters(), fused=True, **kw)

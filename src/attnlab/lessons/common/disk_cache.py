@@ -28,6 +28,7 @@ import re
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,18 @@ def use(folder: str | Path | None | object = MISS) -> None:
     """Cache in `folder` from now on (None: no disk cache; MISS: back to the default)."""
     global _chosen
     _chosen = Path(folder).expanduser() if isinstance(folder, (str, Path)) else folder
+
+
+@contextmanager
+def using(folder: str | Path | None | object = MISS):
+    """use(folder) inside the block, and back to what was chosen before it after."""
+    global _chosen
+    before = _chosen
+    use(folder)
+    try:
+        yield
+    finally:
+        _chosen = before
 
 
 def default_folder() -> Path | None:
@@ -256,6 +269,32 @@ def store(key: dict, result) -> bool:
     return True
 
 
+@contextmanager
+def computing(key: dict):
+    """Held while one process computes the result of `key`: a second process asking for it waits, then finds it
+    stored instead of computing it again (an advisory lock file beside the result; none where the cache is off
+    or the platform has no fcntl)."""
+    path = path_of(key)
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock, at worst the same result computed twice
+        fcntl = None
+    if path is None or fcntl is None:
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_suffix(".lock"), "a")  # noqa: SIM115 - closed below, after the lock is released
+    except OSError:  # a read-only cache: compute without the lock
+        yield
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        lock.close()  # closing the file releases the lock
+
+
 def prune(max_mb: float = MAX_MB, stale_s: float = 3600.0) -> None:
     """Remove the least recently read results beyond `max_mb`, and temporary files a killed writer left."""
     root = folder()
@@ -267,6 +306,8 @@ def prune(max_mb: float = MAX_MB, stale_s: float = 3600.0) -> None:
             try:
                 st = path.stat()
             except OSError:
+                continue
+            if path.suffix == ".lock":  # computing()'s lock: a few bytes, removed with its folder
                 continue
             if path.name.startswith("."):  # an atomic_file's temporary file
                 if time.time() - st.st_mtime > stale_s:

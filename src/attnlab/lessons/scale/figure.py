@@ -66,7 +66,7 @@ def plot(r, fig, tr: Labels) -> None:
                 ax.plot(n, [v if v is not None else float("nan") for v in vals], style, color=color, ms=3,
                         label=tr(f"scale.metric.{metric}"))
         ax.set_xscale("log")
-        ax.set_yscale("symlog", linthresh=1e-3)  # the right verse's p is a few thousandths; the exact scores reach 0
+        ax.set_yscale("symlog", linthresh=1e-3)  # the right verse's p can be tiny; the exact scores reach 0
         ax.set_ylim(bottom=0, top=1.5)
         ax.set(xlabel=tr("scale.params"), ylabel=tr("scale.score_axis"), title=tr("scale.emergence_title"))
         ax.legend(fontsize=6)

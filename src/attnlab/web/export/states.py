@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from attnlab.i18n import t
+from attnlab.lessons.explain import TOPICS
 from attnlab.web.export.tags import Tags
 
-# Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only.
-HEAVY_TOPICS = frozenset({"sqrt-dk", "multihead", "serial-vs-parallel", "complexity", "one-hot", "seq2seq", "break", "mlm", "moe", "flash", "data-parallel", "logit-lens", "ffn-memory", "word2vec", "patching", "induction"})
+# Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only (each
+# lesson's HEAVY, read from the registry).
+HEAVY_TOPICS = frozenset(name for name, topic in TOPICS.items() if topic.heavy)
 # Topics whose parameters only mean something together (a whole model configuration): default only, and why.
-TOGETHER_TOPICS = frozenset({"scale", "memory"})
+TOGETHER_TOPICS = frozenset(name for name, topic in TOPICS.items() if topic.together)
 VALUES_PER_PARAM = 2  # a number parameter at its default, its lowest and its highest value
 SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a learner can see on one page
 # /toy's three parts are rendered one at a time (attnlab.web.export.axes), so its answers combine freely.

@@ -26,8 +26,8 @@ from attnlab.lessons.pipeline.heads import HOWS
 from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
 from attnlab.sampling import Generation, generate_from, prob_text, starts_poems
-from attnlab.train.checkpoint import CheckpointError
-from attnlab.train.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run
+from attnlab.train.storage.checkpoint import CheckpointError
+from attnlab.train.storage.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run
 from attnlab.web import budget
 from attnlab.web.errors import describe, unprocessable
 from attnlab.web.pages.pipeline import GEN_FIELDS, SHOWN_DIMS, TRUE, page_problems

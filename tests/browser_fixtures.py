@@ -1,6 +1,7 @@
 """Fixtures for real-browser tests: the lab on a free loopback port, Debian's Chromium through Playwright.
 
-Use them in `tests/browser/test_<your page>.py`:
+A plugin of the suite (tests/conftest.py loads it), so a lesson's page test can live with the lesson's other
+tests (tests/lessons/<slug>/test_<slug>_page.py) as well as in tests/browser/. Use them like this:
 
     def test_my_page(open_page, live_update, api):
         page = open_page("/mine?lang=en")              # JS on; open_page("/mine", js=False) for JS off
@@ -9,8 +10,9 @@ Use them in `tests/browser/test_<your page>.py`:
         assert cell.get_attribute("data-value") == str(api("/api/mine")["x"][0][0])
 
 Every page opened with `open_page` fails its test if the page logs a console error or an uncaught
-exception, or if it tries to reach anything other than 127.0.0.1 (such requests are blocked). Tests here
-are marked `browser`. Chromium missing -> skipped with the reason, except under CI=true, where that fails.
+exception, or if it tries to reach anything other than 127.0.0.1 (such requests are blocked). A test that uses
+Chromium (the `chromium` fixture, through `open_page` or directly) is marked `browser` and `slow`. Chromium
+missing -> skipped with the reason, except under CI=true, where that fails.
 """
 
 from __future__ import annotations
@@ -28,17 +30,17 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 # How long a wait may last before a test gives up. Generous on purpose: a wait ends on an event (a selector, a
 # page's own signal), so this only guards against a hang; a busy CI machine (load 10) must not fail a test.
 PATIENCE_MS = float(os.environ.get("ATTNLAB_TEST_PATIENCE_S", "300")) * 1000
-HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents:
+        if "chromium" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)  # a real browser on a lab that computes
 
 
 def unavailable(reason: str) -> None:

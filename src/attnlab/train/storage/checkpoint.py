@@ -2,9 +2,9 @@
 
 Written atomically (attnlab.io.atomic): a crash at any moment leaves the old checkpoint or the new one, whole.
 config.json records the sha256 of every other file; loading checks the config (types and size, before any
-weight is allocated), the files' checksums, the JSON files' size and nesting before parsing them
-(train.safe_json), and each weight's shape, number type and that it holds no NaN or inf (train.weights),
-and says what is wrong in one line; a link that loops is said too (train.links).
+weight is allocated), the files' checksums, the JSON files' size and nesting before parsing them (safe_json
+beside it), and each weight's shape, number type and that it holds no NaN or inf (weights), and says what is
+wrong in one line; a link that loops is said too (links).
 Files of the user's own in the directory (notes, samples) are kept when it is saved again.
 safetensors, never pickle.
 """
@@ -26,11 +26,11 @@ from safetensors.torch import load_file, save_file, save_model
 from attnlab.io.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import save_tokenizer, tokenizer_from_dict
-from attnlab.train import safe_json
-from attnlab.train.integrity import changed_files, is_sha256, sha256_file, stored_numbers
-from attnlab.train.links import LinkLoop, is_loop, real_path
+from attnlab.train.storage import safe_json
+from attnlab.train.storage.integrity import changed_files, is_sha256, sha256_file, stored_numbers
+from attnlab.train.storage.links import LinkLoop, is_loop, real_path
 from attnlab.train.size import check_loadable
-from attnlab.train.weights import WeightsError, load_weights
+from attnlab.train.storage.weights import WeightsError, load_weights
 
 FORMAT = "attnlab.gpt"
 FORMAT_VERSION = 1
@@ -195,7 +195,7 @@ def read_meta(path: str | Path) -> dict:
 
 
 def _read_json(file: Path):
-    """A checkpoint's JSON file, bounded in size and nesting before it is parsed (attnlab.train.safe_json)."""
+    """A checkpoint's JSON file, bounded in size and nesting before it is parsed (attnlab.train.storage.safe_json)."""
     try:
         return safe_json.read(file)
     except safe_json.JSONLimitError as e:

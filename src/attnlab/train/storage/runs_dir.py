@@ -5,7 +5,7 @@ refused before the disk is touched (a separator, `..`, an absolute path, a drive
 is a link to somewhere outside DIR is refused after resolving it; so is a checkpoint whose files (config.json,
 the weights, the tokenizer ...) are links leading outside DIR. Links that stay inside DIR are followed. A link
 that loops is no checkpoint at all (NoSuchRun: 404 on the web). Loading goes through
-`train.checkpoint.load_checkpoint` (its size and checksum checks); a loaded model is kept while its files
+`train.storage.checkpoint.load_checkpoint` (its size and checksum checks); a loaded model is kept while its files
 are unchanged, so opening the same checkpoint again costs nothing.
 """
 
@@ -17,9 +17,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.train.checkpoint import (CONFIG, MODEL, OWN_FILES, TOKENIZER, Checkpoint, CheckpointError,
+from attnlab.train.storage.checkpoint import (CONFIG, MODEL, OWN_FILES, TOKENIZER, Checkpoint, CheckpointError,
                                      load_checkpoint, read_meta)
-from attnlab.train.links import LinkLoop, real_path
+from attnlab.train.storage.links import LinkLoop, real_path
 
 MAX_NAME = 200  # characters of a checkpoint folder's name
 MAX_LISTED = 500  # folders a listing looks at (a runs folder holds a few dozen)

@@ -23,10 +23,10 @@ from attnlab.io.threads import threads_for
 from attnlab.models import GPT, WindowMLP, WindowMLPConfig, count_flops, preset
 from attnlab.models.count import non_embedding_params
 from attnlab.models.window_mlp import n_params as mlp_params
-from attnlab.train import emergence
-from attnlab.train.emergence import Items, measure
+from attnlab.lessons.scale import emergence
+from attnlab.lessons.scale.emergence import Items, measure
 from attnlab.train.loop import Trainer, TrainConfig
-from attnlab.train.scaling_law import compute_optimal, fit_law, isoflop_minima
+from attnlab.lessons.scale.scaling_law import compute_optimal, fit_law, isoflop_minima
 
 # (layers, d_model): non-embedding parameters from about 3k to 2.7M; heads of width 16
 LADDER: tuple[tuple[int, int], ...] = ((1, 16), (2, 24), (2, 32), (2, 48), (3, 64), (4, 96), (4, 128), (6, 192))
@@ -156,7 +156,7 @@ def _trainer(cfg, data, steps: int, *, seed: int, device: str) -> Trainer:
 def train_point(spec: RunSpec, data, vocab_size: int, *, seed: int, device: str,
                 on_step: Callable[[int, int], None] | None = None, tokenizer=None, items: Items | None = None) -> dict:
     """Train one run of the plan and measure it: one point of the law, and (given the sweep's items and tokenizer)
-    its emergence scores, exact and smooth (train/emergence.py)."""
+    its emergence scores, exact and smooth (lessons/scale/emergence.py)."""
     cfg = model_config(spec.layers, spec.d_model, vocab_size)
     trainer = _trainer(cfg, data, spec.steps, seed=seed, device=device)
     start = time.perf_counter()

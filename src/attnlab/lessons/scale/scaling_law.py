@@ -29,11 +29,11 @@ EXPONENT_MARGIN = 0.02  # N^-0.02 changes by 15% over a 1000x range of sizes: to
 EFFECT_MARGIN = 0.02  # the term must move the loss by 2% across the measured range; else its exponent is unmeasured
 MAX_RMS_LOG_RESIDUAL = 0.05  # a law that misses the runs by 5% of the loss (rms) does not describe them
 MIN_BOOTSTRAP = 40  # the 2.5% percentile needs at least one resample below it
-FIT_STEPS = 400  # good starts converge in 100 to 300 steps (measured); one creeping along a flat valley stops
-BOOTSTRAP_STEPS = 200  # refits from the best fit converge in 100 to 150 steps; a degenerate resample stops
+FIT_STEPS = 400  # good starts converge well within it; one creeping along a flat valley stops
+BOOTSTRAP_STEPS = 200  # refits from the best fit converge well within it; a degenerate resample stops
 STARTS = 8  # L-BFGS runs from this many of the best grid points; the best result is kept
 # Where the law is absent its fit has no minimum: A -> 0 leaves alpha free, B and beta can climb together for
-# ever (measured: B = exp(800), an OverflowError). A quadratic wall beyond these bounds, zero inside (no sane
+# ever (until B overflows a float). A quadratic wall beyond these bounds, zero inside (no sane
 # fit comes near), stops the drift and keeps every number finite for JSON; the verdict still says not shown.
 LOG_BOUND = 100.0  # |log A|, |log B|, |log E|: e^100 = 2.7e43 is still a float; alpha 5 at N 1e7 needs log A ~ 80
 EXPONENT_BOUND = 5.0  # |alpha|, |beta|: published exponents lie between 0.05 and 0.6 (Kaplan 2020, Hoffmann 2022)
@@ -140,9 +140,9 @@ def _lbfgs(theta0, value_and_grad, max_iter: int):
     history, step length and stopping test, so S refits cost one batched evaluation per step.
 
     Why not torch.optim.LBFGS: stacking the fits into one tensor couples them through its one line search and
-    history, and it does not converge (measured: 8 starts, 1250 evaluations, objectives 0.2 to 4 where each alone
-    reaches 1e-14); alone, each fit takes 150 to 250 evaluations at about 1 ms of torch overhead each, minutes for
-    a bootstrap on a busy CPU. The tests hold this equal to torch.optim.LBFGS run on each fit alone.
+    history, and it does not converge where each fit alone does; alone, each fit takes hundreds of evaluations,
+    each paying torch's per-call overhead: minutes for a bootstrap on a busy CPU. The tests hold this equal to
+    torch.optim.LBFGS run on each fit alone.
     """
     x = np.array(theta0, dtype=np.float64)  # (S, P)
     f, g = value_and_grad(x)  # (S,), (S, P)

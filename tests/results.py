@@ -1,0 +1,40 @@
+"""A lesson's result from the suite's shared store (tests/conftest.py): computed once per (topic, settings,
+language, code version) for every test and both workers, then read back.
+
+    from results import result
+    r = result("induction", lang="en", **TOPICS["induction"].quick)
+
+Under a test that patches (monkeypatch) or is marked `fresh`, the store is off and this computes afresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attnlab.lessons.explain import get_topic
+
+
+def result(topic: str, lang: str = "en", **settings: Any):
+    """The lesson's dataclass at `settings` (ParamError as the lesson raises it). Never mutate it."""
+    return get_topic(topic).remembered(lang=lang, **settings)
+
+
+def text(value: Any) -> str:
+    """A value as a query string or the CLI spells it (true/false for a bool)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def quick_query(topic: str, **more: Any) -> dict[str, str]:
+    """The lesson's QUICK (and `more`) as query parameters."""
+    return {k: text(v) for k, v in {**get_topic(topic).quick, **more}.items()}
+
+
+def quick_flags(topic: str, **more: Any) -> list[str]:
+    """The lesson's QUICK (and `more`) as `attnlab explain` options: --train-steps 20, --bug / --no-bug."""
+    flags: list[str] = []
+    for name, value in {**get_topic(topic).quick, **more}.items():
+        option = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(option if value else "--no-" + option[2:])
+        else:
+            flags += [option, text(value)]
+    return flags
