@@ -23,10 +23,10 @@ from pathlib import Path
 
 import torch
 
+from attnlab.io.threads import threads_for
 from attnlab.models import GPT, preset
 from attnlab.text import read_corpus, train_tokenizer
-from attnlab.io.threads import threads_for
-from attnlab.train import TokenData, Trainer, TrainConfig, pick_device
+from attnlab.train import TokenData, TrainConfig, Trainer, pick_device
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
 DRY = os.environ.get("ATTNLAB_GPU_DRY") == "1"

@@ -10,7 +10,7 @@ that trains for minutes), one kind after another, while a separate process keeps
 kind's statuses, the /api/toy p95 during the waves, and the lab process's memory: fresh, idle (after one request of
 each kind, alone: imports and the pretrained model are loaded once and kept), peak, and after the waves.
 
-Without: 
+Without:
 it starts the lab (`attnlab.web.server.background()`) in a child process on a free 127.0.0.1 port, then for
 `--seconds`: every second a burst of `--burst` concurrent no-JS form posts (`corpus=poem&steps=60`, the
 issue's reproducer) plus a few API training requests and hostile ones (a 2 MB body, a lone surrogate, a
@@ -132,7 +132,7 @@ GETS = [
 def hostile_gets(base: str, pid: int, concurrent: int) -> None:
     settle = lambda: time.sleep(3)  # noqa: E731 - let computations stop and memory be given back
     fresh = memory_kib(pid)["VmRSS"]
-    for kind, path, headers, timeout in GETS:  # warm: each kind once, alone (imports, the pretrained model)
+    for _kind, path, headers, timeout in GETS:  # warm: each kind once, alone (imports, the pretrained model)
         if headers is not CROSS and timeout > 3:
             request(base + path.format(i=0), headers=headers, timeout=300)
     settle()

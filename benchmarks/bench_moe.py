@@ -31,7 +31,7 @@ from attnlab.models.count import active_params, count_params
 from attnlab.nn.moe import moe_layers
 from attnlab.text import CharTokenizer, read_corpus
 from attnlab.train.data import TokenData, split_texts
-from attnlab.train.loop import Trainer, TrainConfig
+from attnlab.train.loop import TrainConfig, Trainer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORPORA = {"shakespeare": DATA / "tinyshakespeare" / "input.txt",

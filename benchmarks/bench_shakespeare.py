@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from attnlab.io.threads import threads_for
 from attnlab.models import GPT, preset
 from attnlab.text import read_corpus, train_tokenizer
-from attnlab.io.threads import threads_for
-from attnlab.train import TokenData, Trainer, TrainConfig, corpus_defaults, pick_device
+from attnlab.train import TokenData, TrainConfig, Trainer, corpus_defaults, pick_device
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
 SETTINGS = {  # name: (model class name, TrainConfig overrides)

@@ -9,7 +9,15 @@ from math import comb
 import pytest
 
 from attnlab.lessons.common.claims import (
-    CONTRADICTED, NOT_SHOWN, SHOWN, beats_chance, binomial_tail, chance_count, lead, status_of, within,
+    CONTRADICTED,
+    NOT_SHOWN,
+    SHOWN,
+    beats_chance,
+    binomial_tail,
+    chance_count,
+    lead,
+    status_of,
+    within,
 )
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from real_support import need_minilm
 
 from attnlab.lessons.forms import lesson as F
 from attnlab.lessons.glossary import lesson as G
-from real_support import need_minilm
 
 
 def statuses(claims) -> dict[str, str]:

@@ -28,11 +28,11 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from results import result
 
 from attnlab.lessons.common.claims import DIRECTIONS, STATUSES, status_of
 from attnlab.lessons.common.params import Param, ParamError
 from attnlab.lessons.explain import TOPICS, get_topic
-from results import result
 
 # Settings whose purpose is to break an invariant: there the lesson must print the claim as contradicted.
 BREAK_IT = {("position-wise", "bug", True)}

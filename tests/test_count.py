@@ -15,8 +15,16 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attnlab.models import GPT, Encoder, EncoderConfig, EncoderDecoder, EncoderDecoderConfig, GPTConfig
-from attnlab.models import count_flops, count_params
+from attnlab.models import (
+    GPT,
+    Encoder,
+    EncoderConfig,
+    EncoderDecoder,
+    EncoderDecoderConfig,
+    GPTConfig,
+    count_flops,
+    count_params,
+)
 from attnlab.models.count import Architecture, forward_flops, non_embedding_params, param_parts
 from attnlab.models.published import PUBLISHED, VOCABULARIES, published
 

@@ -9,9 +9,9 @@ import dataclasses
 import pytest
 import torch
 
+from attnlab.lessons.scale import emergence, sweep
 from attnlab.models import GPT
 from attnlab.text import train_tokenizer
-from attnlab.lessons.scale import emergence, sweep
 from attnlab.train.data import TokenData
 from attnlab.train.loop import Trainer
 

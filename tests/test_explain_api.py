@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
+from results import quick_query
 
 from attnlab.lessons.explain import TOPICS, as_dict, explain
 from attnlab.web.app import create_app
-from results import quick_query
 
 HTML = {"accept": "text/html"}
 SMALL = {name: quick_query(name) for name in TOPICS}  # each lesson's QUICK, as query parameters
@@ -180,7 +180,7 @@ def test_navigation_reaches_every_topic_in_both_languages(client):
         assert title in home and ('href="/explain"' in home or 'href="/explain?lang=en"' in home)
         index = client.get("/explain", params={"lang": lang}, headers=HTML)
         assert index.status_code == 200
-        for name, topic in TOPICS.items():
+        for name in TOPICS:
             assert f'/explain/{name}' in index.text
             # the API first: it answers once the lesson is computed, however long that takes on a busy machine, and
             # the page then reads the kept result (asked first, a lesson still training shows its progress, 202)

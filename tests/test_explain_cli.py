@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from results import quick_flags
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.lessons.explain import TOPICS
-from results import quick_flags
 
 SMALL = {name: quick_flags(name) for name in TOPICS}  # each lesson's QUICK, as options
 

@@ -17,11 +17,10 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 import numpy as np
 import pytest
+from exported_site_support import export_report, exported_site, lesson_cache
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from attnlab.web.export import site as export
-from exported_site_support import export_report, exported_site, lesson_cache
 from attnlab.cli import app
 from attnlab.i18n import t
 from attnlab.lessons.common import disk_cache
@@ -29,6 +28,7 @@ from attnlab.lessons.explain import TOPICS, as_dict
 from attnlab.lessons.toy.lesson import toy_lab
 from attnlab.web import runs
 from attnlab.web.app import create_app
+from attnlab.web.export import site as export
 from attnlab.web.nav import LESSONS
 
 URL_ATTRS = {"href", "src", "srcset", "action", "formaction", "poster", "data"}
@@ -128,7 +128,7 @@ def read(path: Path) -> Page:
     return Page(path.read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ids_of(path: Path) -> frozenset[str]:
     """The ids of a site file, read once (a page is the target of many references)."""
     return frozenset(read(path).ids)

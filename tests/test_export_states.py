@@ -14,15 +14,15 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pytest
+from exported_site_support import export_report, exported_site
 from fastapi.testclient import TestClient
 
-from attnlab.web.export import axes
-from attnlab.web.export import site as export
-from attnlab.web.export import states as export_states
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
 from attnlab.web.app import create_app
-from exported_site_support import export_report, exported_site
+from attnlab.web.export import axes
+from attnlab.web.export import site as export
+from attnlab.web.export import states as export_states
 
 ADDED = re.compile(r'\n?<p class="note static-links".*?</p>|\n?<p class="note warn" id="static-copy".*?</p>', re.S)
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from shared_data import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]

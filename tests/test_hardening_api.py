@@ -7,12 +7,11 @@ from __future__ import annotations
 import threading
 
 import pytest
+from lab_client import read_events, serving
 
 from attnlab.train import new_run
 from attnlab.train.background import BackgroundRun
 from attnlab.web import budget as limits
-
-from lab_client import read_events, serving
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ import pytest
 from safetensors import SafetensorError
 from typer.testing import CliRunner
 
-from attnlab.io import atomic
 from attnlab.cli import app
+from attnlab.io import atomic
 from attnlab.train import CheckpointError, load_checkpoint, new_run, resume_run
 from attnlab.train.storage import checkpoint as checkpoint_module
 from attnlab.train.storage.integrity import sha256_file

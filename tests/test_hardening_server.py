@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app as cli_app
 from attnlab.train.background import Busy, Registry
+from attnlab.web import runs as runs_service
 from attnlab.web import server as server_module
 from attnlab.web.app import create_app
 from attnlab.web.limits import MAX_BODY, HostPolicy
-from attnlab.web import runs as runs_service
 from attnlab.web.server import background
 
 HANG = 300  # seconds: only turns a hang into a failure; nothing here is timed

@@ -6,8 +6,18 @@ import copy
 import pytest
 import torch
 
-from attnlab.inspect import (Site, head_effects, knock_out, log_prob, logit_lens, patch, restoration, rollout,
-                             run_with, zero_head)
+from attnlab.inspect import (
+    Site,
+    head_effects,
+    knock_out,
+    log_prob,
+    logit_lens,
+    patch,
+    restoration,
+    rollout,
+    run_with,
+    zero_head,
+)
 from attnlab.models.gpt import GPT, GPTConfig
 
 

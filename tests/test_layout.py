@@ -104,7 +104,7 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
         "import attnlab\n"
         "from attnlab.cli import app\n"
         "from attnlab.web.app import create_app\n"
-        "assert attnlab.__file__.startswith(%r)\n"
+        f"assert attnlab.__file__.startswith({str(tmp_path)!r})\n"
         "c = TestClient(create_app())\n"
         "api = c.get('/api/explain/zz-demo?d_k=4')\n"
         "page = c.get('/explain/zz-demo?d_k=4')\n"
@@ -112,7 +112,7 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
         "cli = CliRunner().invoke(app, ['explain', 'zz-demo', '--d-k', '4', '--json'])\n"
         "print(json.dumps([api.status_code, api.json()['params']['d_k'], page.status_code, 'zz-demo' in page.text,\n"
         "                  png.content[:4] == b'\\x89PNG', cli.exit_code, json.loads(cli.stdout)['params']['d_k']]))\n"
-    ) % str(tmp_path)
+    )
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=900)

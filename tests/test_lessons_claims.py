@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.complexity.lesson import analytic_terms, complexity, counted
 from attnlab.lessons.forms.lesson import forms
 from attnlab.lessons.multihead.lesson import INPUTS, TARGETS, AttentionOnly, count, hand_built, multihead
-from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.permutation.lesson import permutation
 from attnlab.lessons.position_wise.lesson import build, position_wise
 from attnlab.lessons.positional.lesson import pe_table, positional
@@ -179,7 +179,7 @@ def test_trained_heads_one_never_solves_xor_more_heads_do_counted_over_ten_seeds
     assert r.seeds == list(range(10)) and all(len(run.accuracies) == 10 for run in r.runs)
     assert all(c.holds for c in r.claims)
     for h in r.heads:
-        for row, x in zip(h.weights, INPUTS.tolist()):
+        for row, _x in zip(h.weights, INPUTS.tolist()):
             assert sum(row) == pytest.approx(1, abs=1e-5)  # query 2 reads keys 0, 1, 2
 
 

@@ -210,8 +210,8 @@ def test_flop_counts_on_concurrent_threads_do_not_mix():
     # the web app serves the page, its figure and the API on threads: each count must see only its own modules
     from concurrent.futures import ThreadPoolExecutor
 
-    from attnlab.lessons.complexity.lesson import counted
     from attnlab.lessons.complexity.cost_rows import rnn_step_flops
+    from attnlab.lessons.complexity.lesson import counted
 
     jobs = [(lambda n=n: counted(n, 32, 4, 128)) for n in (16, 64)] * 3 + [(lambda: {"rnn": rnn_step_flops(32)})] * 3
     serial = [job() for job in jobs]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlab.lessons.explain import TOPICS, as_dict, explain, get_topic
 from attnlab.lessons.common.params import Param, ParamError
+from attnlab.lessons.explain import TOPICS, as_dict, explain, get_topic
 
 # The topics the public contract names (DESIGN.md): each must stay registered; a new topic needs no line here.
 ISSUE_TOPICS = ["sqrt-dk", "positional", "permutation", "multihead", "position-wise", "rnn-gradients",

@@ -3,8 +3,7 @@
 import pytest
 import torch
 
-from attnlab.models import (GPT, PRESETS, Encoder, EncoderConfig, EncoderDecoder, EncoderDecoderConfig, GPTConfig,
-                            preset)
+from attnlab.models import GPT, PRESETS, Encoder, EncoderConfig, EncoderDecoder, EncoderDecoderConfig, GPTConfig, preset
 from attnlab.nn import Block, DecoderBlock
 from attnlab.trace import trace
 

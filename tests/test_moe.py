@@ -14,10 +14,10 @@ from attnlab.models import GPT, GPTConfig
 from attnlab.models.count import active_params, count_params, forward_flops
 from attnlab.nn import FeedForward, MoE
 from attnlab.nn.moe import aux_loss, balance_loss
-from attnlab.text import CharTokenizer, JINGYESI
-from attnlab.train.storage.checkpoint import load_checkpoint, save_checkpoint
+from attnlab.text import JINGYESI, CharTokenizer
 from attnlab.train.data import TokenData
-from attnlab.train.loop import Trainer, TrainConfig, lm_loss
+from attnlab.train.loop import TrainConfig, Trainer, lm_loss
+from attnlab.train.storage.checkpoint import load_checkpoint, save_checkpoint
 
 
 def reference(moe: MoE, x: torch.Tensor) -> tuple[torch.Tensor, list[int], int]:

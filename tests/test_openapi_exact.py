@@ -11,12 +11,11 @@ from urllib.parse import urlsplit
 
 import pytest
 from jsonschema import Draft202012Validator
+from lab_client import serving
 
 from attnlab.lessons.explain import TOPICS
 from attnlab.web.app import create_app
 from attnlab.web.responses import SSE_EXAMPLE
-
-from lab_client import serving
 
 APP = create_app()
 DOC = APP.openapi()

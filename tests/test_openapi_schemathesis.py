@@ -28,7 +28,10 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.config import SchemathesisConfig  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
-    content_type_conformance, positive_data_acceptance, response_schema_conformance, status_code_conformance,
+    content_type_conformance,
+    positive_data_acceptance,
+    response_schema_conformance,
+    status_code_conformance,
 )
 
 from attnlab.lessons.pipeline.first_step import COUNT_LIMIT  # noqa: E402

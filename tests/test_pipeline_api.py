@@ -7,14 +7,13 @@ import re
 import time
 
 import pytest
+from lab_client import read_events, serving
 
 from attnlab.lessons.pipeline.lesson import pipeline
 from attnlab.sampling import generate, prob_text
 from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web import runs as runs_service
-
-from lab_client import read_events, serving
 
 
 @pytest.fixture(scope="module")

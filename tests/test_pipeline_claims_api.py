@@ -13,8 +13,8 @@ from attnlab.lessons.pipeline.first_step import first_step
 from attnlab.lessons.pipeline.focus import focus
 from attnlab.text import POEM
 from attnlab.train import new_run
-from attnlab.web.app import create_app
 from attnlab.web import runs as runs_service
+from attnlab.web.app import create_app
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,13 @@ import re
 import time
 
 import pytest
+from lab_client import serving
 
 from attnlab.i18n import t
 from attnlab.lessons.pipeline.samples import HINT_CORPUS, HINT_STEPS, HINT_TEMPERATURE, N_SAMPLES, sample_texts
 from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web import runs as runs_service
-
-from lab_client import serving
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from shared_data import data_dir
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.sampling import generate_from, starts_poems
 from attnlab.train import load_checkpoint
 from attnlab.web.app import create_app
-from shared_data import data_dir
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

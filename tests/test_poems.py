@@ -9,18 +9,26 @@ from pathlib import Path
 
 import pytest
 import torch
+from shared_data import data_dir
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.models import GPT, preset
 from attnlab.sampling import generate
 from attnlab.text import CharTokenizer
-from attnlab.text.forms import (FORMS, classify, complete_verses, copied_verses, longest_copied_span, parse_forms,
-                                position, verses)
+from attnlab.text.forms import (
+    FORMS,
+    classify,
+    complete_verses,
+    copied_verses,
+    longest_copied_span,
+    parse_forms,
+    position,
+    verses,
+)
 from attnlab.text.poetry import read_poetry
-from attnlab.train import TokenData, TrainConfig, Trainer, load_checkpoint, load_train_state, new_run, resume_run
+from attnlab.train import TokenData, TrainConfig, Trainer, load_checkpoint, load_train_state, new_run
 from attnlab.train.data import get_batch, split_texts
-from shared_data import data_dir
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 

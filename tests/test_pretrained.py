@@ -6,10 +6,10 @@ import json
 
 import pytest
 import torch
+from real_support import need, need_minilm
 
 from attnlab.pretrained import INSTALL, NotInstalled, load, locate
 from attnlab.trace import trace
-from real_support import need, need_minilm
 
 SENTENCES = [
     "The animal didn't cross the street because it was too tired.",
@@ -124,7 +124,7 @@ def test_bad_folders_are_refused(tmp_path):
         load(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
     (tmp_path / "model.safetensors").write_bytes(b"")
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - refused somehow; which error it names is not fixed yet
         load(tmp_path)
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from real_support import need_minilm
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from attnlab.cli import app as cli
 from attnlab.display.fmt import rounded
 from attnlab.lessons.real.term import blocks, pack
-from real_support import need_minilm
 
 NUMBER = re.compile(r"^−?\d+(\.\d+)?(e−?\d+)?$")
 

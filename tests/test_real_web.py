@@ -7,11 +7,11 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
+from real_support import need_minilm
 from typer.testing import CliRunner
 
 from attnlab.cli import app as cli
 from attnlab.web.app import create_app
-from real_support import need_minilm
 
 
 @pytest.fixture(scope="module")

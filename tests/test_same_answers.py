@@ -16,7 +16,6 @@ import json
 import re
 
 import pytest
-
 from answers_compare import answer_problems, probe
 from answers_support import ARITHMETIC, RECORD, answers
 

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.text import train_tokenizer
 from attnlab.lessons.scale import sweep
+from attnlab.text import train_tokenizer
 from attnlab.train.run import load_corpus
 
 LADDER = ((1, 16), (1, 32), (2, 32), (2, 48))

@@ -11,12 +11,11 @@ import os
 import pytest
 import torch
 
+from attnlab.io.threads import SMALL_MODEL
 from attnlab.models import GPT, preset
 from attnlab.sampling import generate
 from attnlab.text import POEM, CharTokenizer
-from attnlab.io.threads import SMALL_MODEL
-from attnlab.train import TokenData, Trainer, TrainConfig, make_optimizer, new_run, token_stream
-from attnlab.train import speed, token_cache
+from attnlab.train import TokenData, TrainConfig, Trainer, make_optimizer, new_run, speed, token_cache, token_stream
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

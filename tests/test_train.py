@@ -29,7 +29,6 @@ from attnlab.train import (
 )
 from attnlab.train.storage import checkpoint as checkpoint_module
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 
 

@@ -13,10 +13,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.i18n import t
-from attnlab.lessons.toy.hand_calc import hand_calc, mix
 from attnlab.lessons.ledger.lesson import shape_ledger
-from attnlab.lessons.toy.soft_lookup import soft_lookup, weights_vs_contributions
+from attnlab.lessons.toy.hand_calc import hand_calc, mix
 from attnlab.lessons.toy.lesson import TOKENS, toy_lab
+from attnlab.lessons.toy.soft_lookup import soft_lookup, weights_vs_contributions
 from attnlab.web.app import create_app
 from attnlab.web.nav import LESSONS
 

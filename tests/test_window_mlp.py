@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from attnlab.models import WindowMLP, WindowMLPConfig
 from attnlab.models.window_mlp import n_params
 from attnlab.text import JINGYESI, CharTokenizer
-from attnlab.train import Probe, TokenData, Trainer, TrainConfig
+from attnlab.train import Probe, TokenData, TrainConfig, Trainer
 from attnlab.train.token_cache import token_stream
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads

@@ -29,18 +29,26 @@ def main(
 
 # Commands register themselves; one line per command module.
 from attnlab.commands import serve  # noqa: E402
+
 serve.register(app)
 from attnlab.commands import toy  # noqa: E402
+
 toy.register(app)
 from attnlab.commands import train  # noqa: E402
+
 train.register(app)
 from attnlab.commands import generate  # noqa: E402
+
 generate.register(app)
 from attnlab.commands import explain  # noqa: E402
+
 explain.register(app)
 from attnlab.commands import export_site  # noqa: E402
+
 export_site.register(app)
 from attnlab.commands import real  # noqa: E402
+
 real.register(app)
 from attnlab.commands import scale  # noqa: E402
+
 scale.register(app)

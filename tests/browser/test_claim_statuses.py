@@ -7,7 +7,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-
 from browser_support import explain_update
 
 MARKS = {"shown": "✓", "not_shown": "○", "contradicted": "✗"}

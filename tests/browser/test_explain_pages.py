@@ -7,12 +7,12 @@ import urllib.request
 from urllib.parse import urlencode
 
 import pytest
-
-from attnlab.i18n import t
-from attnlab.lessons.explain import TOPICS, explain
-from attnlab.lessons.common.params import ParamError
 from browser_support import explain_update
 from results import quick_query
+
+from attnlab.i18n import t
+from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.explain import TOPICS, explain
 
 SMALL = {name: quick_query(name) for name in TOPICS}  # each lesson's QUICK, as query parameters
 
@@ -46,7 +46,7 @@ def assert_binds_match(page, api_data) -> int:
         else:
             assert float(value) == pytest.approx(expected, rel=1e-12, abs=1e-300), path
     if sig:  # the text is the number as explain.js formats it, identical to the server's format
-        for path, value, text in binds:
+        for path, _value, text in binds:
             expected = at(api_data, path)
             formatted = page.evaluate("(x) => window.attnlabExplain.sig(x)", expected)
             assert text.startswith(formatted), (path, text, formatted)

@@ -16,8 +16,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from exported_site_support import exported_site
+
 from attnlab.i18n import t
 from attnlab.web.nav import LESSONS
 

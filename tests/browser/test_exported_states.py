@@ -10,7 +10,6 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 import pytest
-
 from exported_site_support import exported_site
 
 # (page, which links): the links of <main> (the header's are clicked by tests/browser/test_exported_site.py).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from real_support import need_minilm
 
 SENTENCE = "The cat sat on the mat because it was tired."

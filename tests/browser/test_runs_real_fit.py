@@ -5,13 +5,13 @@ box); its positions count from 1, as /pipeline and /toy do; and /real numbers it
 from __future__ import annotations
 
 import pytest
+from real_support import need_minilm
+from test_page_width import MEASURE
 from typer.testing import CliRunner
 
 from attnlab.cli import app as cli
 from attnlab.web.app import create_app
 from attnlab.web.server import background
-from real_support import need_minilm
-from test_page_width import MEASURE
 
 POEM = "床前明月光，疑是地上霜。举头望明月，低头思故乡。\n"
 OPENED = "?text=床前明月光&prompt=床前&max_new_tokens=6&gseed=1"  # ① to ④, 月 in 床前明月光, and ⑥

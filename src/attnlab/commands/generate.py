@@ -47,8 +47,8 @@ def register(app: typer.Typer) -> None:
         if form is not None and form not in FORMS:
             fail("generate", f"--form must be one of {', '.join(FORMS)}, got {form!r}")
 
-        from attnlab.sampling import generate_from  # torch loads here
         from attnlab.lessons.pipeline.view import show_pipeline, show_steps
+        from attnlab.sampling import generate_from  # torch loads here
         from attnlab.train import load_checkpoint, pick_device
 
         try:

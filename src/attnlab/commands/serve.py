@@ -48,10 +48,10 @@ def register(app: typer.Typer) -> None:
 
 def _serve(host: str, port: int, runs: Path, warm: bool = True, data: Path | None = None) -> None:
     """Check the options, bind, print the URL, serve until stopped (the server then ends the process)."""
-    from attnlab.web.server import bind, serve as run, url_of
-
     from attnlab.lessons.common import disk_cache
     from attnlab.train.storage.links import LinkLoop, real_path
+    from attnlab.web.server import bind, url_of
+    from attnlab.web.server import serve as run
 
     try:
         runs = real_path(runs.expanduser())

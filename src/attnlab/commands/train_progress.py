@@ -94,7 +94,7 @@ class Bar:
         self.task = self.progress.add_task("train", total=self.total, completed=0 if timed else start_step,
                                            text=view.step(start_step), left=view.left(0.0))
 
-    def __enter__(self) -> "Bar":
+    def __enter__(self) -> Bar:
         self.progress.__enter__()
         return self
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from attnlab.display.heatmap import CORNER, MAX_CELLS, esc as _esc, heatmap, number as _num
+from attnlab.display.heatmap import CORNER, MAX_CELLS, heatmap
+from attnlab.display.heatmap import esc as _esc
+from attnlab.display.heatmap import number as _num
 
 MAX_ITEMS = 8  # list items (dataclasses) shown before "… n more"
 

@@ -29,7 +29,6 @@ from typing import Any
 from attnlab.lessons.common.cost import DEFAULT, Cost
 from attnlab.lessons.common.params import Param, ParamError, check
 
-
 FOLDER = Path(__file__).parent  # attnlab/lessons/
 PIECES = ("lesson.py", "figure.py", "view.py", "page.html", "strings.json")  # what every topic's folder holds
 

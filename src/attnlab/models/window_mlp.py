@@ -49,7 +49,7 @@ class WindowMLPConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "WindowMLPConfig":
+    def from_dict(cls, data: dict) -> WindowMLPConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:

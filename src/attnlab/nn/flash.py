@@ -20,8 +20,8 @@ that is what a causal or block-sparse mask saves. A row with no key to read outp
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import Tensor

@@ -43,7 +43,7 @@ class BPETokenizer:
         self.eot_id = eot
 
     @classmethod
-    def train(cls, texts: str | Iterable[str], vocab_size: int = 512) -> "BPETokenizer":
+    def train(cls, texts: str | Iterable[str], vocab_size: int = 512) -> BPETokenizer:
         """Learn `vocab_size` tokens (256 bytes + merges + '<eot>') from `texts`."""
         if vocab_size < 257:
             raise ValueError(f"BPE vocab_size must be at least 257 (256 bytes + '<eot>'), got {vocab_size}")
@@ -94,7 +94,7 @@ class BPETokenizer:
         return {"type": "bpe", "tokenizer": json.loads(self._tok.to_str())}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "BPETokenizer":
+    def from_dict(cls, d: dict) -> BPETokenizer:
         return cls(Tokenizer.from_str(json.dumps(d["tokenizer"])))
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ class CharTokenizer:
         self._id = {c: i for i, c in enumerate(self.chars)}
 
     @classmethod
-    def train(cls, texts: str | Iterable[str]) -> "CharTokenizer":
+    def train(cls, texts: str | Iterable[str]) -> CharTokenizer:
         """Build the table from `texts`: each new character gets the next id."""
         texts = [texts] if isinstance(texts, str) else list(texts)
         return cls(dict.fromkeys(ch for text in texts for ch in text))  # dict keeps first-appearance order
@@ -72,7 +72,7 @@ class CharTokenizer:
         return {"type": "char", "chars": self.chars, "eot": EOT}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CharTokenizer":
+    def from_dict(cls, d: dict) -> CharTokenizer:
         return cls(d["chars"])
 
     def __repr__(self) -> str:

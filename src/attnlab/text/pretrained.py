@@ -31,7 +31,7 @@ class PretrainedTokenizer:
         self._tok.no_truncation()  # too long is an error the caller reports, not text quietly dropped
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "PretrainedTokenizer":
+    def from_file(cls, path: str | Path) -> PretrainedTokenizer:
         return cls(Tokenizer.from_file(str(path)))
 
     @property

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Union
 
 from attnlab.text.bpe import BPETokenizer
 from attnlab.text.char import CharTokenizer
@@ -12,7 +11,7 @@ from attnlab.text.char import CharTokenizer
 KINDS = {"char": CharTokenizer, "bpe": BPETokenizer}
 
 
-Tokenizer = Union[CharTokenizer, BPETokenizer]
+Tokenizer = CharTokenizer | BPETokenizer
 
 
 def train_tokenizer(kind: str, texts, vocab_size: int = 512) -> Tokenizer:

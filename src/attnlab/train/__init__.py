@@ -7,12 +7,17 @@ background thread (`background`) and progress reports (`progress`). What one les
 that lesson's folder (the scale lesson's sweep, scaling law and emergence scores in lessons/scale/).
 """
 
-from attnlab.train.storage.checkpoint import (Checkpoint, CheckpointError, load_checkpoint, load_train_state,
-                                              save_checkpoint)
 from attnlab.train.data import TokenData, get_batch, token_stream
 from attnlab.train.device import DEVICES, pick_device
-from attnlab.train.loop import Probe, Trainer, TrainConfig, TrainResult, lm_loss, make_optimizer
+from attnlab.train.loop import Probe, TrainConfig, Trainer, TrainResult, lm_loss, make_optimizer
 from attnlab.train.run import Run, corpus_defaults, new_run, resume_run
+from attnlab.train.storage.checkpoint import (
+                                              Checkpoint,
+                                              CheckpointError,
+                                              load_checkpoint,
+                                              load_train_state,
+                                              save_checkpoint,
+)
 
 __all__ = [
     "Checkpoint", "CheckpointError", "DEVICES", "Probe", "Run", "TokenData", "TrainConfig", "TrainResult", "Trainer",

@@ -44,7 +44,7 @@ class BackgroundRun:
     def finished(self) -> bool:
         return self.status in ("stopped", "done", "failed")
 
-    def start(self) -> "BackgroundRun":
+    def start(self) -> BackgroundRun:
         if self.max_seconds is not None:
             self._timer = threading.Timer(self.max_seconds, self.stop)
             self._timer.daemon = True
@@ -94,10 +94,10 @@ class Busy(RuntimeError):
 class Slot:
     """A reserved training slot: handed to `Registry.add`, or given back when the `with` block ends unused."""
 
-    def __init__(self, registry: "Registry"):
+    def __init__(self, registry: Registry):
         self._registry, self.used = registry, False
 
-    def __enter__(self) -> "Slot":
+    def __enter__(self) -> Slot:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -43,7 +43,7 @@ class TokenData:
 
     @classmethod
     def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2, *,
-                   cache: bool = False) -> "TokenData":
+                   cache: bool = False) -> TokenData:
         """cache=True: a large corpus (MIN_CACHED_CHARS or more) is tokenized once and its ids kept in a uint16
         file (attnlab.train.token_cache) that later runs read instead of tokenizing again."""
         if not 0.0 <= val_fraction < 1.0:
@@ -57,7 +57,7 @@ class TokenData:
 
     @classmethod
     def from_split(cls, train_texts: list[str], val_texts: list[str], tokenizer, align: bool = False,
-                   context_length: int = 0) -> "TokenData":
+                   context_length: int = 0) -> TokenData:
         """Streams from texts already split (by poem: split_texts), so no text is cut in two. With align, each
         stream begins with the end-of-text mark and every window starts at one: a poem's first character is
         always at position 1, as when generation starts a poem (`start_of_text`), so learned positions line up

@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 import torch.nn.functional as F
 
+from attnlab.io.threads import threads_for
 from attnlab.train import distributed as ddp
 from attnlab.train import speed
 from attnlab.train.data import TokenData, get_batch
-from attnlab.io.threads import threads_for
 
 SCHEDULES = ("constant", "cosine")
 
@@ -86,7 +86,7 @@ class TrainConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
+    def from_dict(cls, d: dict) -> TrainConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 

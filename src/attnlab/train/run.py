@@ -13,16 +13,17 @@ from pathlib import Path
 
 import torch
 
-from attnlab.models import GPT, preset as model_preset
+from attnlab.models import GPT
+from attnlab.models import preset as model_preset
 from attnlab.text import BUILTIN_TEXTS, read_corpus, train_tokenizer
 from attnlab.text.forms import parse_forms
 from attnlab.text.poetry import is_poetry_collection, read_poetry
-from attnlab.train.storage.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
 from attnlab.train.data import TokenData, check_corpus, corpus_memory, read_corpus_file, split_texts
 from attnlab.train.device import pick_device
-from attnlab.train.storage.integrity import sha256_file
-from attnlab.train.loop import Probe, Trainer, TrainConfig
+from attnlab.train.loop import Probe, TrainConfig, Trainer
 from attnlab.train.size import MAX_LAYERS, MAX_TRAIN_BYTES, SizeEstimate, check_size, estimate_size  # noqa: F401
+from attnlab.train.storage.checkpoint import CheckpointError, load_checkpoint, load_train_state, save_checkpoint
+from attnlab.train.storage.integrity import sha256_file
 
 # Per corpus: (model preset, training settings). Chosen so both poems are recited exactly after training,
 # for every seed we tried, in well under a few seconds on a 2-core CPU.

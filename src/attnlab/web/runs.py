@@ -18,7 +18,6 @@ from attnlab.train import new_run
 from attnlab.train.background import BackgroundRun, Busy, Registry, Slot
 from attnlab.web.errors import unprocessable
 
-
 RUNS = Registry(max_runs=8, max_training=2)
 
 

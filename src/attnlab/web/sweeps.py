@@ -112,10 +112,10 @@ def start(runs_dir: Path | None, data_dir: Path | None, corpus: str, minutes: fl
 
 
 def _run(job: Job, path: Path, out: Path, slot) -> None:
+    from attnlab.lessons.scale.sweep import CONTEXT, run_sweep
     from attnlab.text import train_tokenizer
     from attnlab.text.poetry import is_poetry_collection
     from attnlab.train.run import load_corpus
-    from attnlab.lessons.scale.sweep import CONTEXT, run_sweep
 
     try:
         source = load_corpus(str(path), form="all" if is_poetry_collection(str(path)) else None)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 # Test-sized, as the other tests of the topic (their runs are cached in this process and shared).
 SMALL = {"train_steps": "40", "seeds": "3"}

@@ -26,9 +26,16 @@ from hypothesis import strategies as st
 from attnlab.lessons.common import disk_cache
 from attnlab.lessons.common.claims import CONTRADICTED, NOT_SHOWN, SHOWN
 from attnlab.lessons.data_parallel import experiment, launch, splits
+from attnlab.lessons.data_parallel.lesson import (
+    TOL,
+    bytes_claim,
+    card_claims,
+    data_parallel,
+    needs_allreduce,
+    same_gradient,
+    same_update,
+)
 from attnlab.lessons.data_parallel.splits import CARD_BYTES
-from attnlab.lessons.data_parallel.lesson import (TOL, bytes_claim, card_claims, data_parallel, needs_allreduce,
-                                                  same_gradient, same_update)
 from attnlab.models.count import count_params
 from attnlab.models.published import published
 from attnlab.nn.multihead import MultiHeadAttention

@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 import torch
+from shared_data import data_dir
 
 from attnlab.inspect import knock_out, run_with
 from attnlab.lessons.common.claims import beats_chance
@@ -20,7 +21,6 @@ from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.ffn_memory import data as texts
 from attnlab.lessons.ffn_memory import memory
 from attnlab.models import GPT, GPTConfig
-from shared_data import data_dir
 
 SMALL = dict(layers=2, d_model=32, train_steps=60, top=10, knock=5, shown=6, seed=0)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 SMALL = {"layers": "1", "d_model": "16", "train_steps": "20", "top": "5", "shown": "4"}
 BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]

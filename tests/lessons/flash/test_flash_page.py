@@ -6,9 +6,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 SMALL = {"n_max": "512", "block": "64", "window": "32"}
 # every bound number with its path resolved the way explain.js resolves it (rows: the data-each array and index)

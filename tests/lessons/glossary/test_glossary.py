@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.lessons.glossary.lesson import N_QUIZZES, glossary
 from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.glossary.lesson import N_QUIZZES, glossary
 
 
 def test_stages_follow_the_forward_pass():

@@ -6,9 +6,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 SMALL = {"steps": "20", "n": "6", "vocab": "8", "d_model": "16", "seed": "1"}
 BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]

@@ -7,11 +7,11 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import explain
-from browser_support import explain_update
 
 SMALL = {"n_layers": "2", "train_steps": "20", "seed": "1"}
 BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]

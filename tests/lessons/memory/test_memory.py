@@ -16,12 +16,26 @@ from attnlab.cli import app
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import explain
 from attnlab.lessons.memory import lesson as L
-from attnlab.lessons.memory.measure import (LiveBytes, kv_cache_bytes_after, saved_activation_bytes, tensor_bytes,
-                                            train_step)
+from attnlab.lessons.memory.measure import (
+    LiveBytes,
+    kv_cache_bytes_after,
+    saved_activation_bytes,
+    tensor_bytes,
+    train_step,
+)
 from attnlab.models import GPT, GPTConfig, count_params
 from attnlab.models.count import Architecture
-from attnlab.models.memory import (GB, adamw_state_bytes, kv_cache_bytes, kv_cache_of, korthikanti_activation_bytes,
-                                   lab_activation_bytes, per_param_bytes, sequences_that_fit, training_state_bytes)
+from attnlab.models.memory import (
+    GB,
+    adamw_state_bytes,
+    korthikanti_activation_bytes,
+    kv_cache_bytes,
+    kv_cache_of,
+    lab_activation_bytes,
+    per_param_bytes,
+    sequences_that_fit,
+    training_state_bytes,
+)
 from attnlab.models.published import PUBLISHED, published
 
 runner = CliRunner()

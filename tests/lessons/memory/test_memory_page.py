@@ -6,9 +6,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 # every bound number outside the repeated rows: (path, data-value)
 BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]

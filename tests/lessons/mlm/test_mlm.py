@@ -13,16 +13,16 @@ import os
 import pytest
 import torch
 from fastapi.testclient import TestClient
+from shared_data import data_dir
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.mlm import lesson as M
 from attnlab.lessons.mlm import models as MM
 from attnlab.lessons.mlm import task as mlm_task
-from attnlab.lessons.explain import as_dict, explain
-from attnlab.lessons.common.params import ParamError
 from attnlab.web.app import create_app
-from shared_data import data_dir
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
 

@@ -17,7 +17,8 @@ from attnlab.lessons.common.claims import status_of
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.patching import lesson as L
-from attnlab.lessons.patching import measure, model as runs
+from attnlab.lessons.patching import measure
+from attnlab.lessons.patching import model as runs
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one CPU thread, as the lab runs them
 DEFAULT = ("", 2, 4, 100, 0)  # corpus, n_layers, n_heads, train_steps, seed: the lesson's defaults

@@ -6,10 +6,10 @@ import math
 
 import pytest
 import torch
+from real_support import need_minilm
 
 from attnlab.lessons.common.bad_input import BadInput
 from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
-from real_support import need_minilm
 
 
 def test_pattern_scores_equal_the_hand_values():

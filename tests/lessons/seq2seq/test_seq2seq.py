@@ -9,10 +9,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnlab.lessons.seq2seq import task as task_
-from attnlab.lessons.explain import as_dict, explain
-from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.common.claims import status_of
+from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.lesson import LENGTHS, TRAIN_LENGTHS, trained, trained_models, typed_example
 from attnlab.lessons.seq2seq.models import build
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
+from browser_support import explain_update
 
 from attnlab.i18n import t
-from browser_support import explain_update
 
 SMALL = {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"}  # as the other explain tests: one training, cached
 

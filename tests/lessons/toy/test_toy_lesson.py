@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from attnlab.i18n import t
 from attnlab.lessons.common.bad_input import BadInput
-from attnlab.lessons.toy.hand_calc import hand_calc, mix, parse_number, parse_score
 from attnlab.lessons.ledger.lesson import shape_ledger
-from attnlab.lessons.toy.soft_lookup import soft_lookup, weights_vs_contributions
+from attnlab.lessons.toy.hand_calc import hand_calc, mix, parse_number, parse_score
 from attnlab.lessons.toy.lesson import HEADS, QUESTIONS, TOKENS, X_TOY, check_prediction, parse_query, toy_lab
+from attnlab.lessons.toy.soft_lookup import soft_lookup, weights_vs_contributions
 
 QUERIES = list(TOKENS)
 

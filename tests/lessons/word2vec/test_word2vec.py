@@ -15,8 +15,15 @@ from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.explain import as_dict, explain
 from attnlab.lessons.word2vec import measure as ms
-from attnlab.models.word2vec import (SkipGram, autograd_step, gradients, noise_distribution, pairs, sgd_step,
-                                     table_gradients)
+from attnlab.models.word2vec import (
+    SkipGram,
+    autograd_step,
+    gradients,
+    noise_distribution,
+    pairs,
+    sgd_step,
+    table_gradients,
+)
 
 FAST = dict(train_steps=300, gpt_steps=100)  # the page's defaults but a shorter GPT: ~1 s
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 from attnlab.display.fmt import num
 from attnlab.i18n import t
-from attnlab.lessons.common.result import Shown
 from attnlab.lessons.break_it import checks
 from attnlab.lessons.break_it import runs as runs_
 from attnlab.lessons.common.claims import Claim, status_of
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.result import Shown
 from attnlab.nn.ablations import ABLATIONS
 
 PARAMS = (

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,7 @@ def _counts(inside: Path, source: str | None, views: bool = False) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def lab_version(source: str | None = None, views: bool = False) -> str:
     """attnlab's version, a digest of the source and catalogs that compute a result of `source` (a lesson
     changed in place is another version; a page's or the CLI's code, or another lesson, is not), and the

@@ -21,12 +21,22 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
-from attnlab.lessons.complexity.cost_rows import ParamShare, RNNRow, param_share, rnn_row
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.cost import Cost
-from attnlab.lessons.common.params import Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.common.params import (
+    MEMORY_LIMIT,
+    Param,
+    ParamError,
+    check,
+    largest_square,
+    lesson,
+    memory_guard,
+    one_thread,
+    seeded,
+)
+from attnlab.lessons.common.result import Shown
+from attnlab.lessons.complexity.cost_rows import ParamShare, RNNRow, param_share, rnn_row
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32

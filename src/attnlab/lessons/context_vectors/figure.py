@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, Labels, RED
+from attnlab.lessons.common.figure import BLUE, RED, Labels
 
 
 def plot(r, fig, tr: Labels) -> None:

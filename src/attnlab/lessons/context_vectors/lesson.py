@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
-
 
 N_HEADS = 2
 MAX_LEN = 16

@@ -3,7 +3,7 @@ numbers; it computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 FLOOR = 1e-10  # a difference of exactly 0 drawn at the floor of the log axis
 

@@ -26,7 +26,8 @@ from attnlab.lessons.common.result import Shown
 from attnlab.lessons.data_parallel.experiment import OPTIMIZERS
 from attnlab.lessons.data_parallel.launch import WORLD, Run, measure
 from attnlab.lessons.data_parallel.splits import CARD_BYTES, Split, per_param_bytes, ring_allreduce_bytes, split
-from attnlab.models.published import PUBLISHED, published as find_published
+from attnlab.models.published import PUBLISHED
+from attnlab.models.published import published as find_published
 
 PARAMS = (
     Param("b", "int", 4, 1, 16, step=1, help="windows per rank each step (the one process takes 2b)"),

@@ -3,7 +3,7 @@ it computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 
 def plot(r, fig, tr: Labels) -> None:

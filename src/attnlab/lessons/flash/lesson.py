@@ -33,7 +33,15 @@ from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
-from attnlab.lessons.flash.measure import MemoryPoint, Timing, growth_order, loglog_slope, memory_point, reached, timings
+from attnlab.lessons.flash.measure import (
+    MemoryPoint,
+    Timing,
+    growth_order,
+    loglog_slope,
+    memory_point,
+    reached,
+    timings,
+)
 from attnlab.nn import attention, block_sparse_mask, causal_mask, sliding_window_mask
 from attnlab.nn.flash import computed_scores, flash_steps
 

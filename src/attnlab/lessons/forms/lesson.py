@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.params import Param, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("n_tgt", "int", 6, 2, 24, step=1, help="length of the sequence a decoder reads (and the encoder-only input)"),

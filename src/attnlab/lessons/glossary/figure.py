@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import GREY, INK, RED, Labels
 
 
 def plot(r, fig, tr: Labels) -> None:

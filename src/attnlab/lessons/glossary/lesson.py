@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 
 N_QUIZZES = 5
 PARAMS = (

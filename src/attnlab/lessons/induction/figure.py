@@ -3,7 +3,7 @@ it computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 HEAD_COLORS = ("#2c6fbb", "#c0392b", "#27ae60", "#8e44ad")
 

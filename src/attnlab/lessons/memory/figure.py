@@ -3,7 +3,7 @@ computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 PARTS = ("weights", "gradients", "master_weights", "adam_m", "adam_v")
 COLORS = (BLUE, RED, INK, GREY, "#b0b0b0")

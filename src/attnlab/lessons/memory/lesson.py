@@ -24,8 +24,18 @@ from attnlab.lessons.common.result import Shown
 from attnlab.lessons.memory.measure import TrainStep, kv_cache_bytes_after, train_step
 from attnlab.models import GPT, GPTConfig
 from attnlab.models.count import Architecture, count_params
-from attnlab.models.memory import (DTYPE_BYTES, GB, PER_PARAM, adamw_state_bytes, inference_bytes, kv_cache_of,
-                                   lab_activation_bytes, per_param_bytes, sequences_that_fit, training_bytes)
+from attnlab.models.memory import (
+    DTYPE_BYTES,
+    GB,
+    PER_PARAM,
+    adamw_state_bytes,
+    inference_bytes,
+    kv_cache_of,
+    lab_activation_bytes,
+    per_param_bytes,
+    sequences_that_fit,
+    training_bytes,
+)
 from attnlab.models.published import PUBLISHED
 
 

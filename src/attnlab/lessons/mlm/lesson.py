@@ -30,12 +30,21 @@ from functools import lru_cache
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.common.result import Shown
-from attnlab.lessons.mlm import task as mlm_task
-from attnlab.lessons.mlm.models import MODELS, maskable, N_HEADS, train_one, targets, guess_logits, predict, right_change
 from attnlab.lessons.common.claims import Claim, lead, status_of, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.result import Shown
+from attnlab.lessons.mlm import task as mlm_task
+from attnlab.lessons.mlm.models import (
+    MODELS,
+    N_HEADS,
+    guess_logits,
+    maskable,
+    predict,
+    right_change,
+    targets,
+    train_one,
+)
 from attnlab.train import progress
 
 COUPLETS = "couplets"  # the corpus name of the built-in text

@@ -3,7 +3,7 @@ computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 COLORS = {"moe": BLUE, "moe_free": RED, "dense_active": GREY, "dense_total": INK}
 
@@ -31,7 +31,7 @@ def plot(r, fig, tr: Labels) -> None:
     ax2.set(xlabel=tr("moe.expert"), ylabel=tr("moe.share"))
     ax2.legend(fontsize=7)
 
-    for i, run in enumerate(r.runs):
+    for run in r.runs:
         ax3.plot([0, 1], [run.loss_first, run.loss_last], "o-", color=COLORS[run.name], ms=3)
     ax3.set_xticks([0, 1], ["1", str(r.params["train_steps"])])
     ax3.set(title=tr("moe.train"))

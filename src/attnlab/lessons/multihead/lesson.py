@@ -27,11 +27,11 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 from attnlab.train import progress
 
 PARAMS = (

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("batch", "int", 8, 3, 64, step=1, help="samples per batch (the sample plus batch-1 others)"),

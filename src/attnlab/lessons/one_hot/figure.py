@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED, heat
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels, heat
 
 
 def plot(r, fig, tr: Labels) -> None:

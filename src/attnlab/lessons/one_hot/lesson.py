@@ -19,20 +19,18 @@ import math
 import warnings
 from dataclasses import dataclass
 
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.rank_correlation import spearman
-from attnlab.train import progress
+from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
-
+from attnlab.train import progress
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3
 MODEL = "gpt"  # the one model trained, as the training progress names it (explain.one_hot.model.gpt)

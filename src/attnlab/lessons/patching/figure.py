@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lessons.common.figure import BLUE, INK, Labels, RED, heat
+from attnlab.lessons.common.figure import BLUE, INK, RED, Labels, heat
 
 
 def rho(x) -> str:

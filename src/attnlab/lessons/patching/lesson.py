@@ -29,7 +29,8 @@ from attnlab.lessons.common.claims import Claim, lead
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
-from attnlab.lessons.patching import measure, model as runs
+from attnlab.lessons.patching import measure
+from attnlab.lessons.patching import model as runs
 from attnlab.train import progress
 
 GAP_MARGIN = 1.0  # nats: the corruption must cost the trained model this much more than the untrained one

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attnlab.lessons.common.rank_correlation import ranks, spearman
 from attnlab.inspect import HOWS, head_effects, log_prob, restoration, rollout, run_with
+from attnlab.lessons.common.rank_correlation import ranks, spearman
 from attnlab.train import progress
 
 MAX_REFERENCE = 64  # windows of the text for mean and resample ablation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, Labels, RED, heat
+from attnlab.lessons.common.figure import BLUE, RED, Labels, heat
 
 
 def plot(r, fig, tr: Labels) -> None:

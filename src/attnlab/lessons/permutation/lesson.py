@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("sentence", "str", "床前明月光", max_len=64, help="the tokens, one character each"),

@@ -11,18 +11,18 @@ copies of the same untrained model; the run itself is left untouched.
 from __future__ import annotations
 
 import copy
-import hashlib
 import dataclasses
+import hashlib
 import math
 from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
+from attnlab.io.threads import threads_for
 from attnlab.lessons.common.claims import Claim, beats_chance, lead, within
 from attnlab.lessons.common.params import seeded
-from attnlab.io.threads import threads_for
+from attnlab.lessons.common.result import Shown
 from attnlab.train.data import get_batch
 from attnlab.train.loop import Trainer, lm_loss
 

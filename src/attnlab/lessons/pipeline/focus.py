@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead
+from attnlab.lessons.common.result import Shown
 from attnlab.lessons.pipeline.lesson import attention_step
 
 DEFAULT_QUERY, DEFAULT_EXPECTED = "月", "明"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlab.inspect import answer_by_layer, logit_lens
 from attnlab.i18n import t
+from attnlab.inspect import answer_by_layer, logit_lens
 from attnlab.io.threads import threads_for
 from attnlab.lessons.common.claims import Claim, lead
 from attnlab.lessons.common.result import Shown

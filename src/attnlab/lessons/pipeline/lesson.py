@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Matrix, Shown, tolist
 from attnlab.io.threads import threads_for
+from attnlab.lessons.common.result import Matrix, Shown, tolist
 from attnlab.trace import trace
 
 DEFAULT_TEXT = "床前明月光"

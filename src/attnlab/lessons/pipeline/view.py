@@ -9,10 +9,10 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from attnlab.display.fmt import num
     from attnlab.i18n import t
     from attnlab.lessons.pipeline.lesson import pipeline
     from attnlab.sampling import prob_text
-    from attnlab.display.fmt import num
 
     view = pipeline(ckpt.model, ckpt.tokenizer, text=prompt, context=prompt, target=None)
     console = Console()
@@ -96,9 +96,9 @@ def show_steps(gen, lang: str, form: str | None = None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from attnlab.display.fmt import num
     from attnlab.i18n import t
     from attnlab.sampling import prob_text
-    from attnlab.display.fmt import num
 
     console = Console()
     console.rule(t("pipeline.step6.title", lang))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import torch
 from torch.autograd.functional import jacobian
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, check, lesson, seeded
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("n", "int", 5, 2, 12, step=1, help="positions"),

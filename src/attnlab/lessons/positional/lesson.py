@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("n_positions", "int", 64, 2, 512, step=1, help="positions in the table (rows)"),

@@ -15,14 +15,14 @@ from functools import lru_cache
 import torch
 
 from attnlab.display.fmt import num, rounded
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
+from attnlab.io.threads import one_thread
 from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.result import Shown
 from attnlab.lessons.real.coref import COREF_PAIRS, CorefCase, CorefPair, claims_of, count_case, count_pair, finding
 from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
 from attnlab.pretrained import INSTALL, NotInstalled, installed, load
-from attnlab.io.threads import one_thread
 from attnlab.trace import trace
 
 MODEL = "all-MiniLM-L6-v2"
@@ -104,7 +104,7 @@ class RealAnalysis:
     n_heads: int
     weights: list[list[list[list[float]]]]  # (L, H, T, T)
     sentence_scores: dict[str, list[list[float]]]  # this sentence's head-pattern scores, pattern -> (L, H)
-    patterns: "HeadPatterns"  # measured on PATTERN_SENTENCES
+    patterns: HeadPatterns  # measured on PATTERN_SENTENCES
     detail: HeadDetail | None  # the chosen head, if one was chosen
     unknown: list[str] = field(default_factory=list)  # words that became [UNK]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 LAMBDA_COLORS = {0.5: "#2c6fbb", 0.9: "#27ae60", 1.0: "#e67e22", 1.1: "#c0392b"}
 

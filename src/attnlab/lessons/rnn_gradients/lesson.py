@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.params import Param, check, lesson
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("lam", "float", 0.9, 0.1, 2.0, step=0.05, help="largest singular value lambda of W_h"),
@@ -154,7 +154,7 @@ def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> 
     g = torch.Generator().manual_seed(seed)  # not the global generator, which other threads of the web app share
     bound = 1 / hidden**0.5
     with torch.no_grad():
-        for name, p in lstm.named_parameters():  # W_f, b_f, W_i, ...: uniform(±1/sqrt(d)) as LSTM draws them
+        for _name, p in lstm.named_parameters():  # W_f, b_f, W_i, ...: uniform(±1/sqrt(d)) as LSTM draws them
             p.copy_(torch.rand(p.shape, generator=g, dtype=torch.float64) * 2 * bound - bound)
         lstm.b_f += forget_bias
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from matplotlib import colormaps
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 
 def plot(r, fig, tr: Labels) -> None:

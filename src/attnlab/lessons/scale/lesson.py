@@ -24,7 +24,14 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
-from attnlab.models.count import Architecture, count_flops, count_params, forward_flops, non_embedding_params, param_parts
+from attnlab.models.count import (
+    Architecture,
+    count_flops,
+    count_params,
+    forward_flops,
+    non_embedding_params,
+    param_parts,
+)
 from attnlab.models.published import PUBLISHED, VOCABULARIES
 
 PARAMS = (

@@ -20,13 +20,13 @@ import torch
 
 from attnlab.io.atomic import atomic_file
 from attnlab.io.threads import threads_for
+from attnlab.lessons.scale import emergence
+from attnlab.lessons.scale.emergence import Items, measure
+from attnlab.lessons.scale.scaling_law import compute_optimal, fit_law, isoflop_minima
 from attnlab.models import GPT, WindowMLP, WindowMLPConfig, count_flops, preset
 from attnlab.models.count import non_embedding_params
 from attnlab.models.window_mlp import n_params as mlp_params
-from attnlab.lessons.scale import emergence
-from attnlab.lessons.scale.emergence import Items, measure
-from attnlab.train.loop import Trainer, TrainConfig
-from attnlab.lessons.scale.scaling_law import compute_optimal, fit_law, isoflop_minima
+from attnlab.train.loop import TrainConfig, Trainer
 
 # (layers, d_model): non-embedding parameters from about 3k to 2.7M; heads of width 16
 LADDER: tuple[tuple[int, int], ...] = ((1, 16), (2, 24), (2, 32), (2, 48), (3, 64), (4, 96), (4, 128), (6, 192))

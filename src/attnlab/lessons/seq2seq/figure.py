@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from attnlab.i18n import t
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED, heat
-
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels, heat
 
 SEQ2SEQ_COLORS = {"no_attention": GREY, "bahdanau": BLUE, "transformer": RED}
 

@@ -28,8 +28,8 @@ import torch.nn.functional as F
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
-from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.models import KINDS, build

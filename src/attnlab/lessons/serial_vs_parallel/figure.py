@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 
 def _chain_and_star(ax, n: int, tr: Labels) -> None:

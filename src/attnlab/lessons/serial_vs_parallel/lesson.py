@@ -18,11 +18,21 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
-from attnlab.lessons.common.params import Param, ParamError, MEMORY_LIMIT, check, largest_square, lesson, memory_guard, one_thread, seeded
+from attnlab.lessons.common.params import (
+    MEMORY_LIMIT,
+    Param,
+    ParamError,
+    check,
+    largest_square,
+    lesson,
+    memory_guard,
+    one_thread,
+    seeded,
+)
+from attnlab.lessons.common.result import Shown
 
 N_MAX = 2048  # reachable with the default heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lessons.common.figure import BLUE, GREY, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, RED, Labels
 
 
 def plot(r, fig, tr: Labels) -> None:

@@ -19,11 +19,11 @@ from functools import lru_cache
 
 import torch
 
-from attnlab.lessons.common.result import Shown
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, check, lesson, memory_guard
+from attnlab.lessons.common.result import Shown
 
 PARAMS = (
     Param("d_k", "int", 64, 1, 1024, step=1, log=True, help="width of q and k"),

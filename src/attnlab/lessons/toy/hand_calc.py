@@ -18,8 +18,8 @@ from fractions import Fraction
 
 import torch
 
-from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
 from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
 from attnlab.nn import attention
 
 TEXTBOOK_SCORES = ("0", "ln 3")

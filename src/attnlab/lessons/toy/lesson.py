@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
 from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
 from attnlab.nn import attention, causal_mask
 
 TOKENS = ("猫", "追", "老鼠", "它")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.common.result import Matrix, Vector, tolist
 from attnlab.lessons.common.bad_input import BadInput, shown
+from attnlab.lessons.common.result import Matrix, Vector, tolist
 from attnlab.lessons.toy.lesson import HEADS, TOKENS, toy_lab
 
 

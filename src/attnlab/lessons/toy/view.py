@@ -9,8 +9,8 @@ def show(lab, lang: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from attnlab.i18n import t
     from attnlab.display.fmt import num  # the page's number format, so terminal and page read alike
+    from attnlab.i18n import t
 
     console = Console()
     features = [t(f"toy.feature.{f}", lang) for f in lab.features]

@@ -3,7 +3,7 @@ computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, Labels, RED
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 
 COLORS = (BLUE, RED, INK, GREY, "#27ae60", "#e67e22", "#8e44ad", "#16a085")
 

@@ -26,10 +26,10 @@ from safetensors.torch import load_file, save_file, save_model
 from attnlab.io.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import save_tokenizer, tokenizer_from_dict
+from attnlab.train.size import check_loadable
 from attnlab.train.storage import safe_json
 from attnlab.train.storage.integrity import changed_files, is_sha256, sha256_file, stored_numbers
 from attnlab.train.storage.links import LinkLoop, is_loop, real_path
-from attnlab.train.size import check_loadable
 from attnlab.train.storage.weights import WeightsError, load_weights
 
 FORMAT = "attnlab.gpt"

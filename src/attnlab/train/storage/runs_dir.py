@@ -17,8 +17,16 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.train.storage.checkpoint import (CONFIG, MODEL, OWN_FILES, TOKENIZER, Checkpoint, CheckpointError,
-                                     load_checkpoint, read_meta)
+from attnlab.train.storage.checkpoint import (
+    CONFIG,
+    MODEL,
+    OWN_FILES,
+    TOKENIZER,
+    Checkpoint,
+    CheckpointError,
+    load_checkpoint,
+    read_meta,
+)
 from attnlab.train.storage.links import LinkLoop, real_path
 
 MAX_NAME = 200  # characters of a checkpoint folder's name

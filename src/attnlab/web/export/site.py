@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
+from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.io.atomic import atomic_dir
 from attnlab.web.export.axes import SECTIONED, TwoParts, narrow, parts
 from attnlab.web.export.tags import Tag, Tags
-from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 
 BANNER_ID = "static-copy"
 MAX_FILES = 3000  # a guard: the lab and its states are some hundreds of files; more would mean a loop
@@ -231,8 +231,8 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
     (False), or those a predicate keeps (a smaller site, for tests)."""
     from fastapi.testclient import TestClient
 
-    from attnlab.web.export.states import extras as page_extras
     from attnlab.web.app import create_app
+    from attnlab.web.export.states import extras as page_extras
 
     langs = _langs(langs)
     keep_state = (lambda target: True) if states is True else (lambda target: False) if not states else states
@@ -355,8 +355,8 @@ def _aliased(target: Target, alias: dict[str, str]) -> Target:
 def _train(client, report: Report):
     """Train the poem model with the lab's seeded defaults (POST /api/train, as the page does) and wait for
     it: /pipeline's steps ① to ⑥ in the copy show this model."""
-    from attnlab.web.export.states import Trained
     from attnlab.web import runs
+    from attnlab.web.export.states import Trained
     from attnlab.web.pages.pipeline import PROMPTS
 
     corpus = "poem"

@@ -15,8 +15,8 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from urllib.parse import urlencode
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Path, Request
 from fastapi.concurrency import run_in_threadpool
@@ -26,8 +26,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from attnlab.display.fmt import fixed
 from attnlab.i18n import catalog, t
 from attnlab.lessons.common.cost import Cost
-from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
+from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.web import budget, figure_store
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from attnlab.lessons.common.bad_input import BadInput, shown
-from attnlab.lessons.toy.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
 from attnlab.lessons.toy.lesson import HEADS, parse_query, toy_lab
+from attnlab.lessons.toy.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
 from attnlab.web.errors import unprocessable
 from attnlab.web.pages.toy import QueryParam, say
 from attnlab.web.render import lang_of, render

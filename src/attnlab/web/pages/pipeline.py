@@ -22,8 +22,15 @@ from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.lens import lens_view
 from attnlab.lessons.pipeline.lesson import pipeline
-from attnlab.lessons.pipeline.samples import (HINT_CORPUS, HINT_STEPS, HINT_TEMPERATURE, N_SAMPLES, Samples, draw_seed,
-                                              sample_texts)
+from attnlab.lessons.pipeline.samples import (
+    HINT_CORPUS,
+    HINT_STEPS,
+    HINT_TEMPERATURE,
+    N_SAMPLES,
+    Samples,
+    draw_seed,
+    sample_texts,
+)
 from attnlab.models import preset as model_preset
 from attnlab.sampling import Generation, prob_text
 from attnlab.text import BUILTIN_TEXTS

@@ -12,8 +12,15 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.first_step import COUNT_LIMIT, FirstStep, NegLog, can_count, first_step, neg_log
-from attnlab.lessons.pipeline.focus import (COUNT_WORK_LIMIT, DEFAULT_EXPECTED, DEFAULT_QUERY, Focus, count_work, focus,
-                                            focus_over_seeds)
+from attnlab.lessons.pipeline.focus import (
+    COUNT_WORK_LIMIT,
+    DEFAULT_EXPECTED,
+    DEFAULT_QUERY,
+    Focus,
+    count_work,
+    focus,
+    focus_over_seeds,
+)
 from attnlab.models import preset as model_preset
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run

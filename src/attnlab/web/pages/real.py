@@ -11,9 +11,9 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from attnlab.lessons.real import lesson
 from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.real import lesson
 from attnlab.web import budget
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render

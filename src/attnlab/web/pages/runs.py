@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from attnlab.i18n import t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.pipeline.heads import HOWS
-from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.lessons.pipeline.lesson import DEFAULT_TEXT
+from attnlab.lessons.pipeline.open_model import MAX_TEXT, ModelView, focus_view, model_view, summary
 from attnlab.sampling import Generation, generate_from, prob_text, starts_poems
 from attnlab.train.storage.checkpoint import CheckpointError
 from attnlab.train.storage.runs_dir import NoSuchRun, OutsideRuns, RunEntry, list_runs, open_run

@@ -14,8 +14,8 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import AfterValidator, BaseModel
 
-from attnlab.lessons.explain import explain
 from attnlab.lessons.common.params import ParamError
+from attnlab.lessons.explain import explain
 from attnlab.train.background import Busy
 from attnlab.web import sweeps
 from attnlab.web.pages.explain import sig

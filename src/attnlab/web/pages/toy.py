@@ -9,15 +9,26 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from attnlab.lessons.toy.hand_calc import (
-    MAX_ABS, MAX_DIM, MAX_KEYS, MOVES, TEXTBOOK_SCORES, TEXTBOOK_VALUES, HandCalc, Mix, hand_calc, how_far_o_moved,
-    mix, parse_number, parse_score,
-)
 from attnlab.i18n import t
 from attnlab.lessons.common.bad_input import BadInput
+from attnlab.lessons.toy.hand_calc import (
+    MAX_ABS,
+    MAX_DIM,
+    MAX_KEYS,
+    MOVES,
+    TEXTBOOK_SCORES,
+    TEXTBOOK_VALUES,
+    HandCalc,
+    Mix,
+    hand_calc,
+    how_far_o_moved,
+    mix,
+    parse_number,
+    parse_score,
+)
 from attnlab.lessons.toy.lesson import QUESTIONS, TOKENS, ToyLab, Verdict, check_prediction, parse_query, toy_lab
 from attnlab.web.errors import unprocessable
-from attnlab.web.render import make_url, lang_of, render
+from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
 
 router = APIRouter()

@@ -16,12 +16,11 @@ from attnlab.lessons.pipeline.lesson import PipelineView, pipeline
 from attnlab.sampling import Generation, generate
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import new_run
-from attnlab.web.errors import unprocessable
+from attnlab.web import runs
 from attnlab.web.budget import closing
+from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, make_url
 from attnlab.web.responses import SSE, answers
-
-from attnlab.web import runs
 from attnlab.web.runs import RunStatus, resume_index, run_or_404, sse, start_run, status_of
 
 router = APIRouter()
