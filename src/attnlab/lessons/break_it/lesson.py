@@ -38,8 +38,8 @@ PARAMS = (
           help="empty: the ablation's own text (jingyesi; for ffn-first the lesson's English essay, its last tenth "
                "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
 )
-QUICK = {"train_steps": 40}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"train_steps": 40}
+HEAVY = True
 
 CHART_W, CHART_H, PAD = 480, 260, 48  # the page's SVG chart, in its own units
 

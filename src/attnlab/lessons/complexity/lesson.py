@@ -52,8 +52,8 @@ PARAMS = (
     Param("time_d_model", "int", 128, 8, 1024, step=8, log=True, help="width used for the measured time curve"),
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
 )
-QUICK = {"n": 64, "d_model": 32, "n_heads": 4, "time_n_max": 64, "time_d_model": 16, "repeats": 1}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"n": 64, "d_model": 32, "n_heads": 4, "time_n_max": 64, "time_d_model": 16, "repeats": 1}
+HEAVY = True
 
 
 @dataclass

@@ -33,7 +33,7 @@ PARAMS = (
     Param("n_layers", "int", 2, 1, 6, step=1, help="blocks in each model"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed of the (shared) weights"),
 )
-QUICK = {"d_model": 16}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"d_model": 16}
 
 
 @dataclass

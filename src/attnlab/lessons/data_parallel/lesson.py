@@ -39,8 +39,8 @@ PARAMS = (
           help="the published model split k ways"),
     Param("micro", "int", 8, 1, 1024, step=1, log=True, help="micro-batches per batch in the pipeline"),
 )
-QUICK = {"b": 2, "train_steps": 2, "ranks": 8}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"b": 2, "train_steps": 2, "ranks": 8}
+HEAVY = True
 SEED = 0  # the weights and windows: exactness is a property of the sum, not of a draw (no seed parameter)
 TOL = 1e-6  # fp32: rounding of sums in another order stays well below this
 CONTROL_FACTOR = 10  # the control must miss by at least ten times the tolerance

@@ -51,8 +51,8 @@ PARAMS = (
     Param("shown", "int", 12, 1, 40, step=1, help="neurons listed in the table (those whose knockout hurts most)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
-QUICK = {"layers": 1, "d_model": 16, "train_steps": 20, "top": 5, "shown": 3}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"layers": 1, "d_model": 16, "train_steps": 20, "top": 5, "shown": 3}
+HEAVY = True
 
 
 @dataclass

@@ -64,8 +64,8 @@ PARAMS = (
     Param("layers", "int", 4, 1, 16, step=1, help="stacked layers for how far information travels"),
     Param("sram_kib", "int", 192, 64, 1024, step=1, log=True, help="on-chip SRAM M in KiB (A100: 192 per SM)"),
 )
-QUICK = {"n": 6, "tile": 4, "n_max": 512, "window": 32}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"n": 6, "tile": 4, "n_max": 512, "window": 32}
+HEAVY = True
 
 
 @dataclass

@@ -24,7 +24,7 @@ PARAMS = (
     Param("n_src", "int", 5, 2, 24, step=1, help="length of the source sentence of the encoder-decoder"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the untrained weights and the token ids"),
 )
-QUICK = {"n_tgt": 3, "n_src": 2}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"n_tgt": 3, "n_src": 2}
 
 FORMS = ("encoder-only", "decoder-only", "encoder-decoder")
 

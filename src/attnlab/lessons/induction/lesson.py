@@ -50,8 +50,8 @@ PARAMS = (
     Param("positions", "choice", "sinusoidal", choices=("sinusoidal", "learned"),
           help="position encoding of both models"),
 )
-QUICK = {"steps": 20, "n": 6, "vocab": 8, "d_model": 16, "seed": 1}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"steps": 20, "n": 6, "vocab": 8, "d_model": 16, "seed": 1}
+HEAVY = True
 
 
 @dataclass

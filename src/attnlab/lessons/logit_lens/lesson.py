@@ -47,8 +47,8 @@ PARAMS = (
     Param("corpus", "str", "", max_len=4096, cli_only=True,
           help="a .txt or chinese-poetry .json file (its first 4,000 characters); empty: the built-in 静夜思"),
 )
-QUICK = {"train_steps": 60}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"train_steps": 60}
+HEAVY = True
 
 
 @dataclass

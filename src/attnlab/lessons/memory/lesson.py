@@ -67,8 +67,8 @@ PARAMS = (
     Param("gated", "bool", False, help="a gated FFN (SwiGLU: three matrices)"),
     Param("lab_kv_heads", "choice", 2, choices=(1, 2, 4), help="K/V heads of the lab's measured GQA model (4 = MHA)"),
 )
-QUICK = {"layers": 2, "d_model": 64, "heads": 4, "kv_heads": 2, "vocab": 100, "context": 32}  # test-sized: every test that runs this lesson cheaply starts here
-TOGETHER = True  # its parameters describe one model together: the static copy holds its defaults only
+QUICK = {"layers": 2, "d_model": 64, "heads": 4, "kv_heads": 2, "vocab": 100, "context": 32}
+TOGETHER = True
 
 
 @dataclass

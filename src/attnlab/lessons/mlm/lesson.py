@@ -75,8 +75,8 @@ PARAMS = (
     Param("d_model", "int", 32, 8, 128, step=8, help="model width of both models (2 heads, 2 layers)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"steps": 20, "d_model": 8}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"steps": 20, "d_model": 8}
+HEAVY = True
 
 
 @dataclass

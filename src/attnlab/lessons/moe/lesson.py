@@ -50,8 +50,8 @@ PARAMS = (
     Param("train_steps", "int", 60, 10, 300, step=10, help="training steps of each of the four models"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
-QUICK = {"train_steps": 30}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"train_steps": 30}
+HEAVY = True
 
 
 @dataclass

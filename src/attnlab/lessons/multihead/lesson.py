@@ -41,8 +41,8 @@ PARAMS = (
     Param("train_steps", "int", 100, 0, 200, step=25, help="Adam steps of the 1-, 2- and 4-head XOR models (0: skip training)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="first of the ten seeds trained (seed .. seed + 9); its heads are shown"),
 )
-QUICK = {"d_model": 32, "n_heads": 4, "n": 8, "train_steps": 25}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"d_model": 32, "n_heads": 4, "n": 8, "train_steps": 25}
+HEAVY = True
 
 
 @dataclass

@@ -24,7 +24,7 @@ PARAMS = (
     Param("d_model", "int", 8, 2, 64, step=1, help="features per sample"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"batch": 4, "d_model": 6}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"batch": 4, "d_model": 6}
 ROUNDING = 1e-12  # float64: "the same output" up to rounding
 DIFFERS = 0.01  # "comes out differently": by at least 0.01 on outputs of unit scale (normalized), far above rounding
 

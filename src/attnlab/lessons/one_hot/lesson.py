@@ -48,8 +48,8 @@ PARAMS = (
     Param("top_k", "int", 5, 1, 10, step=1, help="neighbours listed per character"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"d_model": 8, "train_steps": 20}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"d_model": 8, "train_steps": 20}
+HEAVY = True
 
 
 @dataclass

@@ -49,8 +49,8 @@ PARAMS = (
     Param("train_steps", "int", 100, 0, 400, step=10, help="training steps (0: the model stays untrained)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
-QUICK = {"n_layers": 1, "n_heads": 2, "train_steps": 20, "seed": 1}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"n_layers": 1, "n_heads": 2, "train_steps": 20, "seed": 1}
+HEAVY = True
 
 
 @dataclass

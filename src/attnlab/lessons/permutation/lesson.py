@@ -23,7 +23,7 @@ PARAMS = (
     Param("n_heads", "int", 2, 1, 16, step=1, help="attention heads (divides d_model)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the weights and of the random shuffle"),
 )
-QUICK = {"d_model": 8}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"d_model": 8}
 
 SHOWN_DIMS = 4  # output columns shown per token
 ROUNDING = 1e-5  # float32: equivariance holds to rounding, far below this

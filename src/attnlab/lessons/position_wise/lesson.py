@@ -26,7 +26,7 @@ PARAMS = (
     Param("bug", "bool", False, help="let the FFN read its neighbour (breaks position-wise)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the input and the weights"),
 )
-QUICK = {"n": 3, "d_model": 4}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"n": 3, "d_model": 4}
 
 LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
 MIXES = 0.01  # "attention mixes" means an off-diagonal block of at least 1% of its largest block norm: not rounding

@@ -24,7 +24,7 @@ PARAMS = (
     Param("delta", "int", 5, 0, 4096, step=1, help="the shift delta of the rotation property"),
     Param("n_check", "int", 1000, 1, 100000, step=1, log=True, help="positions pos = 0 .. n_check-1 checked"),
 )
-QUICK = {"n_positions": 16, "d_model": 16, "n_check": 50}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"n_positions": 16, "d_model": 16, "n_check": 50}
 
 BASE = 10000.0
 ROTATION_TOL = 1e-6  # float64 sin/cos at positions up to ~10^5: rounding is ~1e-11, far below this

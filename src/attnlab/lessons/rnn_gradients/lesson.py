@@ -31,7 +31,7 @@ PARAMS = (
     Param("input_scale", "float", 0.3, 0.0, 3.0, step=0.1, help="size of the random inputs x_t"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"steps": 12, "hidden": 8}  # test-sized: every test that runs this lesson cheaply starts here
+QUICK = {"steps": 12, "hidden": 8}
 
 LAMBDAS = (0.5, 0.9, 1.0, 1.1)  # the course's four cases, always computed for the figure
 FADED = 0.1  # "vanished": T steps apart the gradient is at most a tenth of what a norm-preserving step keeps (1)

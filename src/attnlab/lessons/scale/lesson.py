@@ -48,8 +48,8 @@ PARAMS = (
     Param("sweep", "str", "", max_len=4096, cli_only=True,
           help="a finished `attnlab scale` folder (or its scale.json) to show beside the counts"),
 )
-QUICK = {"layers": 2, "d_model": 64, "heads": 4, "vocab": 100, "context": 32}  # test-sized: every test that runs this lesson cheaply starts here
-TOGETHER = True  # its parameters describe one model together: the static copy holds its defaults only
+QUICK = {"layers": 2, "d_model": 64, "heads": 4, "vocab": 100, "context": 32}
+TOGETHER = True
 TOLERANCE = 0.02  # a count within 2% of the published figure
 CHINCHILLA = 20  # tokens per parameter at the compute-optimal size (Hoffmann et al. 2022)
 MATMUL_N = 512

@@ -53,8 +53,8 @@ PARAMS = (
     Param("n_seeds", "int", 2, 1, 5, step=1, help="seeds trained and averaged: seed, seed + 1, ..."),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="the first seed (its models give the example and the maps)"),
 )
-QUICK = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}
+HEAVY = True
 
 
 @dataclass

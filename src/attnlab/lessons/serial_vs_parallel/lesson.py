@@ -46,8 +46,8 @@ PARAMS = (
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"n_max": 32, "d_model": 8, "n_heads": 2, "repeats": 1}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"n_max": 32, "d_model": 8, "n_heads": 2, "repeats": 1}
+HEAVY = True
 
 
 @dataclass

@@ -31,8 +31,8 @@ PARAMS = (
     Param("n_keys", "int", 32, 2, 1024, step=1, log=True, help="keys in one softmax row"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"n_samples": 1000, "n_keys": 8}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"n_samples": 1000, "n_keys": 8}
+HEAVY = True
 
 SWEEP = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
 N_ROWS = 64  # softmax rows averaged per d_k

@@ -64,8 +64,8 @@ PARAMS = (
     Param("top_k", "int", 5, 1, 10, step=1, help="neighbours listed and scored per character"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
-QUICK = {"gpt_steps": 20, "top_k": 3}  # test-sized: every test that runs this lesson cheaply starts here
-HEAVY = True  # seconds to compute: the static copy holds its defaults only
+QUICK = {"gpt_steps": 20, "top_k": 3}
+HEAVY = True
 
 
 @dataclass
