@@ -19,6 +19,7 @@ Checked exactly: the scores against hand-built maps and uniform attention's clos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead
@@ -193,18 +194,24 @@ def tables(two: runs.Curves, one: runs.Curves, lang: str) -> tuple[Matrix, list[
 
 
 @lesson
+@lru_cache(maxsize=4)
+def trained(steps: int, seed: int, d_model: int, n: int, vocab: int, positions: str):
+    """(the 2-layer model, its curves, the 1-layer control's curves), trained once for both languages."""
+    kw = dict(steps=steps, seed=seed, n=n, vocab=vocab, d_model=d_model, positions=positions)
+    x_eval = runs.eval_sequences(seed, n, vocab)  # (N_EVAL, 2n)
+    for name in ("two_layer", "one_layer"):
+        progress.report(name, 0, steps)  # both listed from the start
+    model, two = runs.train("two_layer", 2, x_eval=x_eval, **kw)
+    _, one = runs.train("one_layer", 1, x_eval=x_eval, **kw)
+    return model, two, one
+
+
 def induction(steps: int = 1000, seed: int = 0, d_model: int = 32, n: int = 16, vocab: int = 32,
               positions: str = "sinusoidal", *, lang: str = "zh") -> InductionResult:
     """A 2-layer and a 1-layer attention-only GPT trained alike on repeats; their heads read as they learn."""
     p = check(PARAMS, dict(steps=steps, seed=seed, d_model=d_model, n=n, vocab=vocab, positions=positions))
     cost(p)
-    kw = dict(steps=p["steps"], seed=p["seed"], n=p["n"], vocab=p["vocab"], d_model=p["d_model"],
-              positions=p["positions"])
-    x_eval = runs.eval_sequences(p["seed"], p["n"], p["vocab"])  # (N_EVAL, 2n)
-    for name in ("two_layer", "one_layer"):
-        progress.report(name, 0, p["steps"])  # both listed from the start
-    model, two = runs.train("two_layer", 2, x_eval=x_eval, **kw)
-    _, one = runs.train("one_layer", 1, x_eval=x_eval, **kw)
+    model, two, one = trained(p["steps"], p["seed"], p["d_model"], p["n"], p["vocab"], p["positions"])
     logged = runs.log_steps(p["steps"])
     phase = {"two_layer": runs.first_crossing(logged, two.prefix_matching, THRESHOLD),
              "one_layer": runs.first_crossing(logged, one.prefix_matching, THRESHOLD)}
