@@ -38,3 +38,14 @@ def quick_flags(topic: str, **more: Any) -> list[str]:
         else:
             flags += [option, text(value)]
     return flags
+
+
+def by_topic(names=None) -> list:
+    """Topic names as pytest parameters, a heavy lesson's (it trains, times or samples: HEAVY in its lesson.py)
+    marked slow, so `-m "not slow"` keeps the lessons that compute in an instant."""
+    import pytest
+
+    from attnlab.lessons.explain import TOPICS
+
+    return [pytest.param(name, marks=pytest.mark.slow, id=name) if TOPICS[name].heavy else pytest.param(name, id=name)
+            for name in (TOPICS if names is None else names)]

@@ -28,7 +28,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from results import result
+from results import by_topic, result
 
 from attnlab.lessons.common.claims import DIRECTIONS, STATUSES, status_of
 from attnlab.lessons.common.params import Param, ParamError
@@ -102,14 +102,16 @@ def edge_cases(costly: bool = False):
         for p in topic.params:
             for value in edges(p):
                 if costly_top(name, p, value) == costly:
-                    yield pytest.param(name, p.name, value, id=f"{name}-{p.name}={value!r:.20}")
+                    slow = topic.heavy and not costly  # a costly top value is checked, not run
+                    yield pytest.param(name, p.name, value, id=f"{name}-{p.name}={value!r:.20}",
+                                       marks=[pytest.mark.slow] if slow else [])
 
 
 def seed_cases():
     for name, topic in TOPICS.items():
         if any(p.name == "seed" for p in topic.params):
             for seed in SEEDS:
-                yield pytest.param(name, seed, id=f"{name}-seed={seed}")
+                yield pytest.param(name, seed, id=f"{name}-seed={seed}", marks=[pytest.mark.slow] if topic.heavy else [])
 
 
 def claims_of(topic: str, settings: dict, lang: str = "en") -> list:
@@ -159,7 +161,7 @@ def test_every_topic_is_covered():
     assert covered | no_params == set(TOPICS)
 
 
-@pytest.mark.parametrize("topic", list(TOPICS))
+@pytest.mark.parametrize("topic", by_topic())
 def test_defaults_show_what_the_course_says(topic):
     claims = claims_of(topic, {})
     assert contract_problems(topic, claims) == []
@@ -246,7 +248,7 @@ def topic_settings(topic: str):
     return st.fixed_dictionaries({p.name: strategy(topic, p) for p in params})
 
 
-@pytest.mark.parametrize("topic", [name for name, tp in TOPICS.items() if tp.params])
+@pytest.mark.parametrize("topic", by_topic([name for name, tp in TOPICS.items() if tp.params]))
 def test_random_settings_print_statuses_their_numbers_support(topic):
     @settings(max_examples=3, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from results import quick_flags
+from results import by_topic, quick_flags
 from typer.testing import CliRunner
 
 from attnlab.cli import app
@@ -51,7 +51,7 @@ def test_every_kind_of_option_reaches_the_lesson(topic, options):
             i += 1
 
 
-@pytest.mark.parametrize("topic", list(TOPICS))
+@pytest.mark.parametrize("topic", by_topic())
 def test_json_parses_and_carries_the_chosen_parameters(topic):
     result = run(topic, *SMALL[topic], "--json")
     assert result.exit_code == 0, result.output
@@ -64,7 +64,7 @@ def test_json_parses_and_carries_the_chosen_parameters(topic):
     assert data["claims"] and all(isinstance(c["holds"], bool) for c in data["claims"])
 
 
-@pytest.mark.parametrize("topic", list(TOPICS))
+@pytest.mark.parametrize("topic", by_topic())
 def test_plot_writes_a_non_empty_png(topic, tmp_path):
     out = tmp_path / f"{topic}.png"
     result = run(topic, *SMALL[topic], "--plot", str(out), "--lang", "en")

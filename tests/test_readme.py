@@ -6,11 +6,12 @@ from pathlib import Path
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
 
-def test_readme_starts_with_the_two_setup_commands():
+def test_readme_starts_with_the_setup_commands():
     blocks = re.findall(r"<!-- setup: (\w+) -->\n```bash\n(.*?)\n```", README)
-    assert [name for name, _ in blocks] == ["lab", "tests"]
+    assert [name for name, _ in blocks] == ["lab", "tests", "quick"]
     assert blocks[0][1].endswith("attnlab serve")
     assert blocks[1][1].endswith("python -m pytest -q -n 2")
+    assert blocks[2][1] == 'python -m pytest -q -n 2 -m "not slow"'  # the quick tier, after a one-file change
 
 
 def test_python_example_runs_and_prints_the_hand_calculation(capsys):
