@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from results import result
 
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 
 
 def claims(r) -> dict:
@@ -25,7 +26,7 @@ def test_linear_rnn_gradient_is_exactly_lambda_to_the_t(lam):
     from attnlab.lessons.rnn_gradients.lesson import make_rnn
 
     T = 30
-    r = explain("rnn-gradients", lam=lam, steps=T, hidden=6, seed=3)
+    r = result("rnn-gradients", lam=lam, steps=T, hidden=6, seed=3)
     W = make_rnn(lam, 8, 6, 3).W_h.detach().numpy()  # the lesson's own W_h = lam * orthogonal
     np.testing.assert_allclose(np.linalg.svd(W, compute_uv=False), lam, rtol=1e-12)  # every singular value is lam
     # d h_T / d h_k of h_t = W h_{t-1} + ... is W^(T-k): its 2-norm by NumPy, independently of autograd
@@ -38,8 +39,8 @@ def test_linear_rnn_gradient_is_exactly_lambda_to_the_t(lam):
 
 
 def test_tanh_saturation_keeps_the_gradient_under_the_linear_one():
-    small = explain("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=0.0)
-    big = explain("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=3.0)
+    small = result("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=0.0)
+    big = result("rnn-gradients", lam=1.5, steps=30, hidden=8, input_scale=3.0)
     # with zero input h stays 0: tanh' = 1 everywhere, the tanh RNN is the linear one and explodes too
     assert small.chosen.mean_slope == 1.0 and small.linear.tanh_over_linear == pytest.approx(1.0, rel=1e-9)
     assert big.chosen.mean_slope < 0.9 and big.linear.tanh_over_linear < 1e-3
@@ -51,7 +52,7 @@ SMALL_COMPLEXITY = dict(time_n_max=64, time_d_model=16, repeats=1)
 
 @pytest.mark.parametrize("n,d,h,mult", [(64, 32, 4, 4), (7, 48, 4, 2), (300, 16, 2, 8)])
 def test_rnn_row_and_crossover_at_n_equals_d(n, d, h, mult):
-    r = explain("complexity", n=n, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
+    r = result("complexity", n=n, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
     # one step: two d x d matrix-vector products, 2 d^2 multiply-adds = 4 d^2 FLOPs
     assert r.rnn.rnn_step_counted == 4 * d * d and r.rnn.rnn_flops == n * 4 * d * d
     assert r.rnn.attention_flops == 8 * n * d * d + 4 * n * n * d and r.rnn.rnn_serial_steps == n
@@ -62,7 +63,7 @@ def test_rnn_row_and_crossover_at_n_equals_d(n, d, h, mult):
 
 @pytest.mark.parametrize("d,h,mult", [(32, 4, 4), (24, 2, 1), (64, 8, 8)])
 def test_ffn_share_counted_on_a_real_block_matches_torch_encoder_layer(d, h, mult):
-    r = explain("complexity", n=8, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
+    r = result("complexity", n=8, d_model=d, n_heads=h, ff_mult=mult, **SMALL_COMPLEXITY)
     s = r.params_share
     # torch's own post-LN encoder layer has exactly the same parameters: Q, K, V (in_proj), O, W_1, W_2, two norms
     ref = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=mult * d)
@@ -77,7 +78,7 @@ def test_ffn_share_counted_on_a_real_block_matches_torch_encoder_layer(d, h, mul
 # --------------------------------------------------------------------------------- LayerNorm against BatchNorm
 @pytest.mark.parametrize("batch,d,seed", [(3, 2, 0), (8, 8, 1), (64, 64, 9)])
 def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
-    r = explain("norms", batch=batch, d_model=d, seed=seed)
+    r = result("norms", batch=batch, d_model=d, seed=seed)
     x = torch.tensor([r.sample], dtype=torch.float64)  # (1, d)
     ref = torch.nn.LayerNorm(d, dtype=torch.float64)  # torch's own LayerNorm, gamma 1, beta 0
     np.testing.assert_allclose(r.ln_alone, ref(x)[0].detach().numpy(), atol=1e-12)
@@ -95,7 +96,7 @@ def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
 def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layers, seed):
     from attnlab.lessons.context_vectors.lesson import shared_prefix
 
-    r = explain("context-vectors", sentence_a=a, sentence_b=b, d_model=d, n_layers=layers, seed=seed)
+    r = result("context-vectors", sentence_a=a, sentence_b=b, d_model=d, n_layers=layers, seed=seed)
     assert r.word == a[:shared_prefix(a, b)] and len(r.layers) == layers + 1 and r.same_weights
     assert all(x.causal_max_l2 == 0.0 for x in r.layers)  # exactly: the mask keeps what follows out
     assert r.layers[0].encoder_l2 == 0.0  # the embedding has no context
@@ -111,7 +112,7 @@ def test_the_causal_prefix_is_the_prefix_read_alone():
     from attnlab.lessons.common.params import seeded
     from attnlab.models import GPT, GPTConfig
 
-    r = explain("context-vectors", d_model=16, n_layers=2, seed=5)
+    r = result("context-vectors", d_model=16, n_layers=2, seed=5)
     chars = sorted(set("苹果发布会苹果真甜"))
     with seeded(5):
         gpt = GPT(GPTConfig(vocab_size=len(chars) + 1, n_layers=2, d_model=16, n_heads=2, context_length=16)).eval()
@@ -130,7 +131,7 @@ def test_sentences_must_share_a_word_and_differ(a, b):
     from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError, match="start with the same word"):
-        explain("context-vectors", sentence_a=a, sentence_b=b)
+        result("context-vectors", sentence_a=a, sentence_b=b)
 
 
 # ------------------------------------------------------------------------------ one-hot against dense embeddings
@@ -141,7 +142,7 @@ TANGSHI = DATA / "chinese-poetry" / "全唐诗" / "唐诗三百首.simplified.js
 def test_one_hot_cosines_are_exactly_zero_and_dense_ones_are_not():
     from attnlab.text import JINGYESI
 
-    r = explain("one-hot", train_steps=20, d_model=8)
+    r = result("one-hot", train_steps=20, d_model=8)
     assert r.vocab_size == len(set(JINGYESI)) + 1  # the characters and the end-of-text mark: |V| dimensions
     # closed form: e_i . e_j = [i == j], so every cosine of two different one-hot vectors is 0
     onehot = torch.nn.functional.one_hot(torch.arange(r.vocab_size)).double()
@@ -172,7 +173,7 @@ def test_characters_outside_the_corpus_are_refused():
     from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError, match="not in it: 猫"):
-        explain("one-hot", chars="月猫", train_steps=0)
+        result("one-hot", chars="月猫", train_steps=0)
 
 
 def test_a_corpus_file_is_read_from_the_cli_only(tmp_path):
@@ -200,7 +201,7 @@ def test_a_corpus_file_is_read_from_the_cli_only(tmp_path):
 def test_on_tangshi_training_pulls_characters_with_similar_contexts_together():
     # 唐诗三百首 (2,530 distinct characters): after 60 steps the embedding cosines of the 100 most frequent
     # characters rank-correlate with their context similarity far better than at initialization.
-    r = explain("one-hot", corpus=str(TANGSHI), chars="月山", d_model=16, train_steps=60)
+    r = result("one-hot", corpus=str(TANGSHI), chars="月山", d_model=16, train_steps=60)
     assert r.vocab_size > 2000 and r.onehot_max_cos == 0.0 and r.n_frequent == 100
     assert r.context_corr > r.context_corr_init + 0.1, (r.context_corr, r.context_corr_init)
     assert all(c.holds for c in r.claims)
@@ -229,8 +230,8 @@ def test_untrained_weights_come_from_the_seed_alone_whatever_other_threads_draw(
             torch.manual_seed(i)
             torch.randn(64, 64)
 
-    runs = [lambda: explain("context-vectors", d_model=16, seed=4), lambda: explain("one-hot", train_steps=5, d_model=8, seed=4),
-            lambda: explain("rnn-gradients", steps=6, hidden=4, seed=4)]
+    runs = [lambda: result("context-vectors", d_model=16, seed=4), lambda: result("one-hot", train_steps=5, d_model=8, seed=4),
+            lambda: result("rnn-gradients", steps=6, hidden=4, seed=4)]
     alone = [run() for run in runs]
     with ThreadPoolExecutor(4) as pool:
         noise = [pool.submit(noisy) for _ in range(2)]

@@ -10,9 +10,9 @@ import shutil
 import pytest
 import torch
 import torch.nn.functional as F
+from results import result
 from typer.testing import CliRunner
 
-from attnlab.lessons.explain import explain
 from attnlab.models.gpt import GPT, GPTConfig
 from attnlab.nn import Block
 from attnlab.nn.ablations import ABLATIONS
@@ -184,7 +184,7 @@ TEST_STEPS = 40  # the form's smallest; tests/test_claims_rule.py sizes the topi
 
 @pytest.mark.parametrize("ablation", list(ABLATIONS))
 def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
-    r = explain("break", ablate=ablation, seeds=5, train_steps=TEST_STEPS, lang="en")
+    r = result("break", ablate=ablation, seeds=5, train_steps=TEST_STEPS, lang="en")
     assert r.seeds == [0, 1, 2, 3, 4] and len(r.runs) == 10
     assert [c.id for c in r.claims if not c.holds] == [], [c.text for c in r.claims]
     assert {c.id for c in r.claims} >= {"same_start", "does_what_it_says"}

@@ -12,12 +12,13 @@ from collections import Counter
 
 import pytest
 import torch
+from results import result as stored
 from shared_data import data_dir
 
 from attnlab.inspect import knock_out, run_with
 from attnlab.lessons.common.claims import beats_chance
 from attnlab.lessons.common.weights import redraw
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.ffn_memory import data as texts
 from attnlab.lessons.ffn_memory import memory
 from attnlab.models import GPT, GPTConfig
@@ -37,7 +38,7 @@ def ids(seed=0, B=3, T=8, vocab=20) -> torch.Tensor:
 
 @pytest.fixture(scope="module")
 def result():
-    return explain("ffn-memory", lang="en", **SMALL)
+    return stored("ffn-memory", lang="en", **SMALL)
 
 
 # --- the intervention and the value, against real forward passes ------------------------------------------------
@@ -173,7 +174,7 @@ def test_claims_shown_on_the_trained_poem(result):
 
 
 def test_untrained_model_shows_no_claim():
-    r = explain("ffn-memory", lang="en", **{**SMALL, "train_steps": 0})
+    r = stored("ffn-memory", lang="en", **{**SMALL, "train_steps": 0})
     assert [c.id for c in r.claims if c.status == "shown"] == []
     assert r.trained == r.untrained and r.loss == r.loss_untrained
 
@@ -184,7 +185,7 @@ def test_on_a_real_corpus_keys_share_next_tokens_and_shuffled_activations_do_not
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but the shared corpus {path} is missing (set ATTNLAB_DATA)")
         pytest.skip(f"the shared corpus {path} is not here (set ATTNLAB_DATA to run this test)")
-    r = explain("ffn-memory", lang="en", corpus=str(path), layers=1, d_model=32, train_steps=200, shown=3)
+    r = stored("ffn-memory", lang="en", corpus=str(path), layers=1, d_model=32, train_steps=200, shown=3)
     status = {c.id: c.status for c in r.claims}
     assert r.held_out and status["keys_share_next"] == status["values_match_keys"] == "shown", r.claims
     # the null of keys_share_next: the same model, every neuron's activations shuffled over the read positions

@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 import torch.nn.functional as F
+from results import result
 
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.induction import runs, scores
 from attnlab.lessons.induction.lesson import THRESHOLD, claims_of
 
@@ -81,15 +82,15 @@ def test_first_crossing_is_strict_and_none_without_one():
 
 def test_bad_settings_are_refused_by_name():
     with pytest.raises(ParamError) as err:
-        explain("induction", n=12, vocab=8)
+        result("induction", n=12, vocab=8)
     assert err.value.name == "vocab"
     with pytest.raises(ParamError) as err:
-        explain("induction", d_model=20 + 1)
+        result("induction", d_model=20 + 1)
     assert err.value.name == "d_model"
 
 
 def test_the_json_contract_of_issue_26():
-    r = explain("induction", lang="en", **TINY)
+    r = result("induction", lang="en", **TINY)
     d = json.loads(json.dumps(as_dict(r)))
     steps = d["steps"]
     assert steps[0] == 0 and steps[-1] == TINY["steps"] and all(isinstance(s, int) for s in steps)
@@ -116,7 +117,7 @@ def test_the_json_contract_of_issue_26():
 def test_untrained_models_show_no_claim():
     """The null: 0 steps, both models as drawn. No induction head, no lead over the control, no ICL, no
     previous-token head may be claimed."""
-    r = explain("induction", steps=0, seed=2)
+    r = result("induction", steps=0, seed=2)
     assert r.steps == [0] and r.phase_step == {"two_layer": None, "one_layer": None}
     assert [c.id for c in r.claims] == ["induction_forms", "needs_two_layers", "icl_drops", "previous_token"]
     assert all(c.status != SHOWN for c in r.claims), [(c.id, c.status) for c in r.claims]
@@ -149,7 +150,7 @@ def test_claims_are_comparisons_that_can_fail_and_tie_on_identical_curves():
 def test_the_phase_change_happens_in_two_layers_and_not_in_one():
     """A small setting where the crossing is cheap (about 15 s here; the defaults cross at steps 475-525 of 1000):
     the 2-layer model's best head passes 0.4 and the 1-layer control's never does, measured the same way."""
-    r = explain("induction", steps=400, n=8, vocab=16, d_model=32, seed=1)
+    r = result("induction", steps=400, n=8, vocab=16, d_model=32, seed=1)
     assert r.phase_step["two_layer"] is not None and r.phase_step["one_layer"] is None
     assert max(r.prefix_matching[-1][1]) > THRESHOLD  # the induction head is in layer 2
     status = {c.id: c.status for c in r.claims}

@@ -9,10 +9,11 @@ import json
 
 import pytest
 import torch
+from results import result
 
 from attnlab.lessons.common.claims import status_of
 from attnlab.lessons.common.params import ParamError
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.logit_lens import runs
 from attnlab.train import progress
 
@@ -21,7 +22,7 @@ SMALL = dict(n_layers=2, train_steps=20, seed=1)
 
 @pytest.fixture(scope="module")
 def small():
-    return explain("logit-lens", lang="en", **SMALL)
+    return result("logit-lens", lang="en", **SMALL)
 
 
 def model_of(r):
@@ -74,7 +75,7 @@ def test_each_layers_numbers_are_the_model_cut_after_that_many_blocks(small):
 
 
 def test_the_claims_show_at_the_defaults_and_redo_from_their_numbers():
-    r = explain("logit-lens")
+    r = result("logit-lens")
     assert {c.id: c.status for c in r.claims} == {"early": "shown", "sharpens": "shown"}
     for c in r.claims:
         assert status_of(c.direction, c.measured, c.baseline, c.margin) == c.status
@@ -85,7 +86,7 @@ def test_the_claims_show_at_the_defaults_and_redo_from_their_numbers():
 
 
 def test_null_an_untrained_model_shows_neither_claim():
-    r = explain("logit-lens", n_layers=2, train_steps=0, seed=3)
+    r = result("logit-lens", n_layers=2, train_steps=0, seed=3)
     assert r.loss_first is None
     for c in r.claims:
         assert c.measured == c.baseline and c.status == "not_shown", c.id  # one model against itself: a tie
@@ -94,16 +95,16 @@ def test_null_an_untrained_model_shows_neither_claim():
 
 def test_bad_prompts_are_refused_in_words():
     with pytest.raises(ParamError) as empty:
-        explain("logit-lens", prompt="", **SMALL)
+        result("logit-lens", prompt="", **SMALL)
     assert empty.value.name == "prompt" and empty.value.key == "explain.error.text_empty"
     with pytest.raises(ParamError) as unknown:
-        explain("logit-lens", prompt="床前你好", **SMALL)
+        result("logit-lens", prompt="床前你好", **SMALL)
     assert unknown.value.name == "prompt" and "你好" in str(unknown.value)
     assert "你好" in unknown.value.localized("zh") and "静夜思" in unknown.value.localized("zh")
     with pytest.raises(ParamError, match="prompt"):
-        explain("logit-lens", prompt="床" * 33, **SMALL)  # longer than the context
+        result("logit-lens", prompt="床" * 33, **SMALL)  # longer than the context
     with pytest.raises(ParamError, match="corpus"):
-        explain("logit-lens", corpus="/no/such/file.txt", **SMALL)
+        result("logit-lens", corpus="/no/such/file.txt", **SMALL)
 
 
 def test_the_api_refuses_a_bad_prompt_with_422():
@@ -120,9 +121,9 @@ def test_a_corpus_file_trains_and_reports_progress(tmp_path):
     text.write_text("白日依山尽，黄河入海流。欲穷千里目，更上一层楼。\n" * 3, encoding="utf-8")
     seen = progress.Progress()
     with progress.reporting(seen):
-        r = explain("logit-lens", corpus=str(text), prompt="欲穷千里", n_layers=1, train_steps=10, seed=7)
+        r = result("logit-lens", corpus=str(text), prompt="欲穷千里", n_layers=1, train_steps=10, seed=7)
     assert seen.snapshot() == [{"name": "trained", "step": 10, "steps": 10}]
     assert r.corpus == "lines.txt" and r.expected == "目" and r.n_layers == 1
     with pytest.raises(ParamError) as missing:
-        explain("logit-lens", corpus=str(text), prompt="床前明月", n_layers=1, train_steps=10, seed=7)
+        result("logit-lens", corpus=str(text), prompt="床前明月", n_layers=1, train_steps=10, seed=7)
     assert missing.value.name == "prompt" and "lines.txt" in str(missing.value)

@@ -10,11 +10,11 @@ import math
 
 import pytest
 import torch
+from results import result
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.lessons.common.params import ParamError
-from attnlab.lessons.explain import explain
 from attnlab.lessons.memory import lesson as L
 from attnlab.lessons.memory.measure import (
     LiveBytes,
@@ -44,7 +44,7 @@ LLAMA_7B_KV_2048 = 2 * 32 * 32 * 128 * 2048 * 2  # layers, KV heads, head width,
 
 @pytest.fixture(scope="module")
 def default():
-    return explain("memory", lang="en")
+    return result("memory", lang="en")
 
 
 def tiny(**kw) -> GPTConfig:
@@ -171,7 +171,7 @@ def test_the_default_claims_are_shown(default):
 
 
 def test_the_gqa_claim_is_not_shown_when_the_kv_heads_equal_the_heads():
-    r = explain("memory", lab_kv_heads=4, lang="en")  # 4 K/V heads for 4 query heads: multi-head attention
+    r = result("memory", lab_kv_heads=4, lang="en")  # 4 K/V heads for 4 query heads: multi-head attention
     claim = next(c for c in r.claims if c.id == "gqa_smaller")
     assert claim.status == "not_shown" and claim.measured == 1.0
 
@@ -213,13 +213,13 @@ def test_the_quoted_figure_claim_fails_for_a_gqa_llama(monkeypatch, default):
 
 
 def test_a_typed_configuration_is_sized_like_the_published_one():
-    r = explain("memory", layers=32, d_model=4096, heads=32, d_ff=11008, vocab=32000, gated=True, context=2048,
+    r = result("memory", layers=32, d_model=4096, heads=32, d_ff=11008, vocab=32000, gated=True, context=2048,
                 batch=4, dtype="fp16", lang="en")
     assert r.chosen.name == "your configuration" and r.kv_cache_bytes == 4 * LLAMA_7B_KV_2048
     assert r.chosen.kv_cache_per_sequence == LLAMA_7B_KV_2048
-    mqa = explain("memory", layers=32, d_model=4096, heads=32, kv_heads=1, vocab=32000, context=2048, lang="en")
+    mqa = result("memory", layers=32, d_model=4096, heads=32, kv_heads=1, vocab=32000, context=2048, lang="en")
     assert mqa.chosen.kv_cache_per_sequence == LLAMA_7B_KV_2048 // 32
-    gpt2 = explain("memory", model="gpt-2-small", context=4096, lang="en")
+    gpt2 = result("memory", model="gpt-2-small", context=4096, lang="en")
     assert gpt2.chosen.name == "GPT-2 small" and gpt2.chosen.context == 1024  # capped at the model's own context
 
 
@@ -228,7 +228,7 @@ def test_a_typed_configuration_is_sized_like_the_published_one():
                                        (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10), "kv_heads")])
 def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name):
     with pytest.raises(ParamError) as err:
-        explain("memory", lang="en", **bad)
+        result("memory", lang="en", **bad)
     assert err.value.name == name
 
 

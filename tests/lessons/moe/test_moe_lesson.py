@@ -8,8 +8,9 @@ import dataclasses
 import json
 
 import pytest
+from results import result as stored
 
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.moe import lesson as moe_lesson
 from attnlab.lessons.moe import runs
 from attnlab.models.count import count_params
@@ -20,7 +21,7 @@ SMALL = dict(train_steps=10, seed=3)
 
 @pytest.fixture(scope="module")
 def result():
-    return explain("moe", lang="en", **SMALL)
+    return stored("moe", lang="en", **SMALL)
 
 
 def by_name(r) -> dict:
@@ -57,7 +58,7 @@ def test_routing_read_back_adds_up(result):
 
 
 def test_without_balancing_weight_the_two_moes_are_one_model_and_the_balance_claims_are_not_shown():
-    r = explain("moe", lang="en", balance=0.0, **SMALL)
+    r = stored("moe", lang="en", balance=0.0, **SMALL)
     b = by_name(r)
     assert b["moe"].routing == b["moe_free"].routing and b["moe"].loss == b["moe_free"].loss
     status = {c.id: c.status for c in r.claims}
@@ -121,7 +122,7 @@ def test_every_model_is_reported_from_the_start():
             real.update(name, step, steps)
 
     with progress.reporting(Watch()):
-        r = explain("moe", lang="zh", train_steps=10, seed=5, n_experts=3, top_k=2)
+        r = stored("moe", lang="zh", train_steps=10, seed=5, n_experts=3, top_k=2)
     assert seen[:4] == [(name, 0) for name in runs.MODELS]
     assert [m["step"] for m in real.snapshot()] == [10] * 4
     # top-2: two choices a token, and the twins still differ by exactly the routers and merged biases
@@ -136,7 +137,7 @@ def test_a_file_is_held_out_by_its_last_tenth(tmp_path):
     path.write_text(text, encoding="utf-8")
     data = runs.corpus_data(str(path))
     assert data.held_out and len(data.val) == 30 and len(data.train) + len(data.val) == len(text) + 1
-    r = explain("moe", lang="en", corpus=str(path), train_steps=10)
+    r = stored("moe", lang="en", corpus=str(path), train_steps=10)
     assert r.held_out and "last tenth" in r.note
 
 
@@ -144,4 +145,4 @@ def test_top_k_larger_than_the_experts_is_refused():
     from attnlab.lessons.common.params import ParamError
 
     with pytest.raises(ParamError, match="top_k must be at most n_experts"):
-        explain("moe", n_experts=2, top_k=3)
+        stored("moe", n_experts=2, top_k=3)

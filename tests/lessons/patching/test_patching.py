@@ -11,11 +11,12 @@ import json
 import numpy as np
 import pytest
 import torch
+from results import result
 
 from attnlab.inspect import Site, log_prob, patch
 from attnlab.lessons.common.claims import status_of
 from attnlab.lessons.common.params import ParamError
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.patching import lesson as L
 from attnlab.lessons.patching import measure
 from attnlab.lessons.patching import model as runs
@@ -26,7 +27,7 @@ DEFAULT = ("", 2, 4, 100, 0)  # corpus, n_layers, n_heads, train_steps, seed: th
 
 @pytest.fixture(scope="module")
 def r():
-    return explain("patching", lang="en")
+    return result("patching", lang="en")
 
 
 # a reading with nothing in it, for the claims that only read the correlations
@@ -126,14 +127,14 @@ def test_claims_at_the_defaults(r):
 
 def test_null_untrained_model_shows_nothing_about_training():
     # 0 steps: the model is its own control, so every comparison with the untrained model is a tie
-    u = explain("patching", train_steps=0, n_layers=1, n_heads=2)
+    u = result("patching", train_steps=0, n_layers=1, n_heads=2)
     c = claims(u)
     for name in ("corruption_matters", "few_heads", "one_head_restores"):
         assert c[name].status == "not_shown" and c[name].measured == c[name].baseline, name
 
 
 def test_null_equal_clean_and_corrupt_leaves_nothing_to_restore(r):
-    same = explain("patching", corrupt="床前明月")
+    same = result("patching", corrupt="床前明月")
     assert same.no_gap and not same.changed and same.trained.restore_resid is None and same.trained.gap == 0
     c = claims(same)
     for name in ("corruption_matters", "one_head_restores"):
@@ -178,5 +179,5 @@ def test_null_shuffled_pairing_and_a_perfect_reading():
 ])
 def test_bad_input_is_named(kw, field, words):
     with pytest.raises(ParamError, match=words) as err:
-        explain("patching", **kw)
+        result("patching", **kw)
     assert err.value.name == field and err.value.key

@@ -8,11 +8,12 @@ import dataclasses
 import json
 
 import pytest
+from results import result
 from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.lessons.common.params import ParamError
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.scale import lesson as L
 from attnlab.models import count_params
 from attnlab.models.published import PUBLISHED, published
@@ -23,7 +24,7 @@ GPT2 = ["--layers", "12", "--d-model", "768", "--heads", "12", "--vocab", "50257
 
 @pytest.fixture(scope="module")
 def default():
-    return explain("scale", lang="en")
+    return result("scale", lang="en")
 
 
 def test_the_contract_of_explain_scale_json():
@@ -49,7 +50,7 @@ def test_a_typed_configuration_is_counted_as_the_published_one(default):
     assert data["yours"]["flops_per_token"] == data["flops_per_token"]["GPT-2 small"]
     # Llama-2-70B typed with its GQA and SwiGLU: the same count as the table's
     llama = published("Llama-2-70B").architecture
-    r = explain("scale", layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=32000, context=4096,
+    r = result("scale", layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=32000, context=4096,
                 gated=True, tied=False, lang="en")
     # the table's Llama has no biases, RMSNorm and RoPE: the typed one (GPT-2's defaults) differs by exactly those
     biases = 80 * (2 * 8192 + 2 * 1024 + 2 * 28672 + 8192)
@@ -62,7 +63,7 @@ def test_a_typed_configuration_is_counted_as_the_published_one(default):
                                        (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10, context=8), "kv_heads")])
 def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name):
     with pytest.raises(ParamError) as err:
-        explain("scale", lang="en", **bad)
+        result("scale", lang="en", **bad)
     assert err.value.name == name
 
 
@@ -93,14 +94,14 @@ def test_a_finished_sweep_is_read_with_its_emergence_table(tmp_path):
                   "fit": None, "optimum": [], "mlp_baseline": [],
                   "emergence": {"rows": [], "shapes": {}, "jump_share": 0.6}, "command": "attnlab scale ..."}
     (tmp_path / "scale.json").write_text(json.dumps(scale_json, ensure_ascii=False), encoding="utf-8")
-    r = explain("scale", sweep=str(tmp_path), lang="zh")
+    r = result("scale", sweep=str(tmp_path), lang="zh")
     assert r.sweep["corpus"] == "全唐诗" and r.sweep["folder"] == str(tmp_path)
     out = runner.invoke(app, ["explain", "scale", "--sweep", str(tmp_path / "scale.json"), "--lang", "en"])
     assert out.exit_code == 0 and "corpus 全唐诗, 1 runs" in " ".join(out.stdout.split())
     (tmp_path / "other.json").write_text("{}", encoding="utf-8")
     for bad in (tmp_path / "other.json", tmp_path / "missing"):
         with pytest.raises(ParamError) as err:
-            explain("scale", sweep=str(bad), lang="en")
+            result("scale", sweep=str(bad), lang="en")
         assert err.value.name == "sweep"
 
 

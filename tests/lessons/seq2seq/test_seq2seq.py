@@ -7,6 +7,7 @@ import json
 
 import pytest
 import torch
+from results import result
 from typer.testing import CliRunner
 
 from attnlab.lessons.common.claims import status_of
@@ -110,7 +111,7 @@ def test_seeded_runs_are_reproducible():
 @pytest.mark.parametrize("seed", range(3))
 def test_the_claims_carry_their_comparison_over_seeds(seed):
     # What each claim shows where is in tests/test_claims_null_seq2seq.py; here: the contract at test size.
-    r = explain("seq2seq", lang="en", seed=seed, **SMALL)
+    r = result("seq2seq", lang="en", seed=seed, **SMALL)
     assert [c.id for c in r.claims] == CLAIMS
     for c in r.claims:
         assert c.status == status_of(c.direction, c.measured, c.baseline, c.margin) and c.holds == (c.status == "shown")
@@ -125,17 +126,17 @@ def test_the_claims_carry_their_comparison_over_seeds(seed):
 
 
 def test_a_typed_input_reuses_the_trained_models_and_bad_text_is_refused():
-    explain("seq2seq", lang="en", **SMALL)
+    result("seq2seq", lang="en", **SMALL)
     before = trained.cache_info().misses
-    r = explain("seq2seq", lang="zh", **{**SMALL, "text": "9876543"})
+    r = result("seq2seq", lang="zh", **{**SMALL, "text": "9876543"})
     assert trained.cache_info().misses == before  # no training for a new typed input
     assert r.example.source == "9876543" and r.example.truth == task_.align("digits", 7)
     assert r.example.held_out == task_.is_test("9876543")
     assert r.suggestions and all(task_.is_test(s) for s in r.suggestions)  # what the page offers is held out
     with pytest.raises(ParamError, match="text must be 1 to 12 digits"):
-        explain("seq2seq", text="12a4")
+        result("seq2seq", text="12a4")
     with pytest.raises(ParamError, match="train_steps must be an integer from 0 to 1000"):
-        explain("seq2seq", train_steps=-5)
+        result("seq2seq", train_steps=-5)
 
 
 def test_api_equals_cli_equals_python():
@@ -144,7 +145,7 @@ def test_api_equals_cli_equals_python():
     from attnlab.cli import app
     from attnlab.web.app import create_app
 
-    python = json.loads(json.dumps(as_dict(explain("seq2seq", lang="en", **SMALL))))
+    python = json.loads(json.dumps(as_dict(result("seq2seq", lang="en", **SMALL))))
     api = TestClient(create_app()).get("/api/explain/seq2seq", params={**SMALL, "lang": "en"}).json()
     out = CliRunner().invoke(app, ["explain", "seq2seq", "--train-steps", "100", "--n-test", "5", "--n-seeds", "1",
                                    "--text", "2026", "--json", "--lang", "en"])

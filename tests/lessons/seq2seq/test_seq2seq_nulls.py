@@ -17,9 +17,9 @@ import dataclasses
 
 import pytest
 import torch
+from results import result
 
 from attnlab.lessons.common.claims import status_of
-from attnlab.lessons.explain import explain
 from attnlab.lessons.seq2seq import lesson as lesson_
 from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.models import build
@@ -42,7 +42,7 @@ def consistent(r) -> None:
 
 @pytest.fixture(scope="module")
 def defaults():
-    return explain("seq2seq", lang="en")
+    return result("seq2seq", lang="en")
 
 
 def test_the_defaults_show_every_claim_and_the_typed_example(defaults):
@@ -61,7 +61,7 @@ def test_the_defaults_show_every_claim_and_the_typed_example(defaults):
 
 
 def test_zero_training_steps_show_nothing_learned():
-    r = explain("seq2seq", lang="en", train_steps=0, **TINY)
+    r = result("seq2seq", lang="en", train_steps=0, **TINY)
     consistent(r)
     s = status(r)
     assert all(s[i] != "shown" for i in LEARNED), s
@@ -75,7 +75,7 @@ def test_uniform_maps_align_no_better_than_chance(defaults, monkeypatch):
     real = lesson_.maps_of
     monkeypatch.setattr(lesson_, "maps_of", uniform_maps)
     try:  # the default models, measured afresh (another n_test: nothing cached is overwritten)
-        r = explain("seq2seq", lang="en", n_test=10)
+        r = result("seq2seq", lang="en", n_test=10)
         consistent(r)
         s = status(r)
         assert s["alignment"] != "shown" and s["alignment_cross"] != "shown", s

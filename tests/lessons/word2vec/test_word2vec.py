@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from results import result
 
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.common.rank_correlation import spearman
-from attnlab.lessons.explain import as_dict, explain
+from attnlab.lessons.explain import as_dict
 from attnlab.lessons.word2vec import measure as ms
 from attnlab.models.word2vec import (
     SkipGram,
@@ -112,7 +113,7 @@ def test_measures_on_cases_whose_answer_is_known():
 
 
 def test_lesson_json_shape_and_claims_at_the_defaults():
-    r = explain("word2vec", **FAST)
+    r = result("word2vec", **FAST)
     d = json.loads(json.dumps(as_dict(r)))
     assert d["topic"] == "word2vec" and d["corpus"] == "静夜思" and d["vocab_size"] == 20
     assert d["n_pairs"] == 90  # 24 characters, window 2, no pair across the end-of-text mark: 2·(23 + 22)
@@ -130,24 +131,24 @@ def test_lesson_json_shape_and_claims_at_the_defaults():
 
 
 def test_nulls_zero_steps_untrained_gpt_and_a_shuffled_corpus_show_nothing():
-    zero = explain("word2vec", train_steps=0, gpt_steps=0)
+    zero = result("word2vec", train_steps=0, gpt_steps=0)
     assert {c.id: c.status for c in zero.claims} == {"hand_gradient": "shown", "neighbours_share_contexts": "not_shown",
                                                       "distributional": "not_shown", "agrees_with_gpt": "not_shown"}
     assert zero.context_corr == zero.context_corr_init and zero.neighbour_score == zero.neighbour_score_init  # a tie
     for seed in (0, 1):
-        shuffled = explain("word2vec", shuffle=True, seed=seed, **FAST)
+        shuffled = result("word2vec", shuffle=True, seed=seed, **FAST)
         assert shuffled.shuffled and all(c.status != "shown" for c in shuffled.claims[1:]), seed
 
 
 def test_autograd_training_reaches_the_same_vectors():
-    hand = explain("word2vec", train_steps=100, gpt_steps=0)
-    auto = explain("word2vec", train_steps=100, gpt_steps=0, autograd=True)
+    hand = result("word2vec", train_steps=100, gpt_steps=0)
+    auto = result("word2vec", train_steps=100, gpt_steps=0, autograd=True)
     assert auto.loss_last == pytest.approx(hand.loss_last, abs=1e-9)
     assert auto.context_corr == pytest.approx(hand.context_corr, abs=1e-9)
 
 
 def test_bad_input_is_named():
     with pytest.raises(ParamError, match="analogies"):
-        explain("word2vec", analogies="月+明", train_steps=0, gpt_steps=0)
+        result("word2vec", analogies="月+明", train_steps=0, gpt_steps=0)
     with pytest.raises(ParamError, match="not in it: 海"):
-        explain("word2vec", chars="海", train_steps=0, gpt_steps=0)
+        result("word2vec", chars="海", train_steps=0, gpt_steps=0)
