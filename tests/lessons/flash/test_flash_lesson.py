@@ -13,6 +13,7 @@ import torch
 
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.flash import lesson as FL
+from attnlab.lessons.flash.claims import make_claims
 from attnlab.lessons.flash.measure import PeakBytes, growth_order, memory_point, reached
 from attnlab.nn import attention, block_sparse_mask, causal_mask, sliding_window_mask
 from attnlab.nn.flash import computed_scores
@@ -33,7 +34,7 @@ def claims_with(r, **changed):
     """The lesson's claims redone from its numbers with some of them replaced."""
     args = dict(p=r.params, hand=r.hand, memory=r.memory, plain_growth=r.plain_growth, tiled_growth=r.tiled_growth,
                 io=r.traffic, masks=r.masks, reach=r.reach, lang="en")
-    return FL.make_claims(**{**args, **changed})
+    return make_claims(**{**args, **changed})
 
 
 def test_every_claim_is_shown_at_these_settings_and_at_the_defaults(small):

@@ -22,6 +22,7 @@ from results import result
 from attnlab.lessons.common.claims import status_of
 from attnlab.lessons.seq2seq import lesson as lesson_
 from attnlab.lessons.seq2seq import task as task_
+from attnlab.lessons.seq2seq.claims import claims_of
 from attnlab.lessons.seq2seq.models import build
 from attnlab.nn.recurrent import AdditiveAttention
 
@@ -96,7 +97,7 @@ def test_a_decoder_reading_every_state_contradicts_final_only(defaults):
     with torch.no_grad():
         checks = {**defaults.checks, **lesson_.final_state_check(small("bahdanau"), src, tgt_in)}
     r = dataclasses.replace(defaults, checks=checks)
-    claims = {c.id: c for c in lesson_.claims_of(r, "en")}
+    claims = {c.id: c for c in claims_of(r, "en")}
     assert checks["others_change"] > 0 and claims["final_only"].status == "contradicted"
 
 
@@ -110,7 +111,7 @@ def test_an_attention_that_is_not_the_formula_contradicts_alpha(defaults, monkey
     with torch.no_grad():
         checks = {**defaults.checks, **lesson_.alpha_check(small("bahdanau"), src, tgt_in)}
     r = dataclasses.replace(defaults, checks=checks)
-    claims = {c.id: c for c in lesson_.claims_of(r, "en")}
+    claims = {c.id: c for c in claims_of(r, "en")}
     assert checks["alpha_hand_error"] > 1e-3 and claims["alpha"].status == "contradicted"
 
 
@@ -118,6 +119,6 @@ def test_a_tie_over_seeds_is_not_the_bottleneck(defaults):
     none = defaults.accuracy_by_seed["no_attention"]
     tied = {**defaults.accuracy_by_seed, "bahdanau": none, "transformer": [[min(1.0, a + 0.1) for a in run] for run in none]}
     r = dataclasses.replace(defaults, accuracy_by_seed=tied)
-    claims = {c.id: c for c in lesson_.claims_of(r, "en")}
+    claims = {c.id: c for c in claims_of(r, "en")}
     assert claims["bottleneck"].status == "not_shown" and claims["bottleneck"].values["gap"] == 0
     assert claims["bottleneck_cross"].status == "not_shown"  # 10 points is within the 20-point margin

@@ -19,6 +19,8 @@ and two sparse masks that skip tiles.
    the first block; nn/masks.py). The score entries the loop computes (tiles it does not skip) are counted and
    must equal each mask's closed form; what each cannot see: after L layers the sliding window reaches
    L (window - 1) positions back, and the block-sparse layout never reaches blocks 1 .. I-1 at any depth.
+
+What is claimed of these numbers, and to what tolerance: attnlab.lessons.flash.claims.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from dataclasses import dataclass, replace
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
+from attnlab.lessons.flash.claims import make_claims
 from attnlab.lessons.flash.measure import (
     MemoryPoint,
     Timing,
@@ -49,8 +52,6 @@ N_MAX = (512, 1024, 2048, 4096)
 TILES_PER_SIDE = (4, 32)  # n_max / block: at least 4 (the smallest n holds a whole tile), at most 32 (seconds)
 LOCAL, SINKS = 1, 1  # the block-sparse layout: a query's own block and the first block
 HAND_D = 2  # the hand example's width: a dot product of two numbers
-EQUAL_TOL, EQUAL_LARGE_TOL = 1e-6, 1e-5  # float32: a few units in the last place, more when n terms are summed
-GROWTH_TOL = 0.15
 SRAM_BYTES_PER_ELEMENT = 2  # fp16 on the GPU
 
 PARAMS = (
@@ -258,55 +259,3 @@ def flash(n: int = 8, tile: int = 2, seed: int = 3, d_k: int = 64, block: int = 
     claims = make_claims(p, hand, memory, growth_order(ns, plain), growth_order(ns, tiled), io, masks, reach, lang)
     return FlashResult("flash", p, hand, memory, growth_order(ns, plain), growth_order(ns, tiled),
                        loglog_slope(ns, plain), loglog_slope(ns, tiled), io, clock, masks, reach, claims)
-
-
-def make_claims(p: dict, hand: Hand, memory: list[MemoryPoint], plain_growth: float, tiled_growth: float,
-                io: Traffic, masks: list[MaskCost], reach: list[Reach], lang: str) -> list[Claim]:
-    """Every claim from the numbers alone (the null tests feed numbers where the effect is absent)."""
-
-    def ctl(name: str) -> str:
-        return t(f"explain.flash.control.{name}", lang)
-
-    def say(name: str, **fields) -> str:
-        return t(f"explain.flash.claim.{name}", lang, **fields)
-
-    large_diff = max(pt.max_abs_diff for pt in memory)
-    top = memory[-1]
-    tiles_off = max(abs(m.computed - m.closed_form) for m in masks)
-    by = {m.name: m for m in masks}
-    reach_off = max(abs(r.sliding_first - r.sliding_formula) for r in reach)
-    unseen_off = max(abs(r.sparse_unseen - r.sparse_formula) for r in reach)
-    last = reach[-1]
-    return [
-        within("hand_equal", say("hand_equal", n=p["n"], tile=p["tile"], steps=len(hand.steps), diff=hand.max_abs_diff),
-               lang, measured=hand.max_abs_diff, expected=0, tol=EQUAL_TOL, control=ctl("attention"),
-               values={"flash": hand.flash_out, "attention": hand.attention_out, "steps": len(hand.steps)}),
-        within("equal_large", say("equal_large", ns=", ".join(str(pt.n) for pt in memory), diff=large_diff), lang,
-               measured=large_diff, expected=0, tol=EQUAL_LARGE_TOL, control=ctl("attention"),
-               values={"n": [pt.n for pt in memory], "max_abs_diff": large_diff}),
-        within("plain_n2", say("plain_n2", growth=plain_growth, n=top.n, mib=top.plain_bytes / 2**20,
-                               largest=top.plain_largest, scores=top.scores_bytes), lang,
-               measured=plain_growth, expected=2, tol=GROWTH_TOL, control=ctl("n2"),
-               values={"growth": plain_growth, "bytes": [pt.plain_bytes for pt in memory]}),
-        within("tiled_n", say("tiled_n", growth=tiled_growth, n=top.n, mib=top.tiled_bytes / 2**20,
-                              largest=top.tiled_largest, block=p["block"]), lang,
-               measured=tiled_growth, expected=1, tol=GROWTH_TOL, control=ctl("n1"),
-               values={"growth": tiled_growth, "bytes": [pt.tiled_bytes for pt in memory]}),
-        lead("io_fewer", say("io_fewer", n=io.n, d=io.d, kib=io.sram_kib, standard=io.standard, flash=io.flash,
-                             ratio=io.ratio), lang,
-             measured=math.log2(io.ratio), baseline=0, margin=1, control=ctl("io"),
-             values={"standard": io.standard, "flash": io.flash, "ratio": io.ratio}),
-        within("mask_tiles", say("mask_tiles", n=p["n_max"], block=p["block"], window=p["window"],
-                                 causal=by["causal"].computed_share, sliding=by["sliding"].computed_share,
-                                 sparse=by["block_sparse"].computed_share), lang,
-               measured=tiles_off, expected=0, tol=0, control=ctl("tiles"),
-               values={m.name: m.computed for m in masks} | {"off": tiles_off}),
-        within("sliding_reach", say("sliding_reach", w=p["window"], layers=last.layers, back=last.sliding_back,
-                                    formula=p["n_max"] - last.sliding_formula), lang,
-               measured=reach_off, expected=0, tol=0, control=ctl("reach"),
-               values={"first": [r.sliding_first for r in reach], "formula": [r.sliding_formula for r in reach]}),
-        within("sparse_blind", say("sparse_blind", block=p["block"], layers=last.layers, unseen=last.sparse_unseen,
-                                   n=p["n_max"]), lang,
-               measured=unseen_off, expected=0, tol=0, control=ctl("blind"),
-               values={"unseen": [r.sparse_unseen for r in reach], "formula": [r.sparse_formula for r in reach]}),
-    ]
