@@ -1,7 +1,7 @@
 """The three models of the mlm lesson and how they guess: built the same size (`build`), trained on the same
 windows with 4-copy masking (`mask_groups`, `train_one`), every held-out character guessed chunk by chunk
 (`guess_logits`, `predict`), and the structural check that the causal model never sees its right side
-(`right_change`). attnlab.lessons.mlm.lesson runs them and states the claims."""
+(`right_change`). attnlab.lessons.mlm.lesson runs them; claims.py states the claims."""
 
 from __future__ import annotations
 

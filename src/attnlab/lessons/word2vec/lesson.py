@@ -16,7 +16,7 @@ the null: a context then carries no information). Each claim's control is the un
 standard deviations of the difference between two random tables' values (3√2 times their spread over 32 tables;
 two spreads were too low a bar: README, word2vec),
 so 0 training steps (start = end) is a tie by construction. The hand gradient is checked against autograd on a
-batch of the trained model's own pairs.
+batch of the trained model's own pairs. The claims and their margins are in claims.py.
 """
 
 from __future__ import annotations
@@ -29,18 +29,16 @@ import numpy as np
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.word2vec import measure as ms
 from attnlab.lessons.word2vec import runs
+from attnlab.lessons.word2vec.claims import N_RANDOM, claims_of
 
 N_FREQUENT = 100  # characters compared: the most frequent words of the corpus
-N_RANDOM = 32  # random tables drawn to measure what chance moves each number
-SPREADS = 3 * math.sqrt(2)  # three standard deviations of the difference of two random tables' values
-GRAD_TOL = 1e-10  # float64: the hand gradient and autograd's differ by rounding alone
 N_NOISE, N_PCA, N_ANSWERS = 8, 40, 3
 # 静夜思's two, then four for 唐诗三百首 (skipped on the poem; how they rank there: README, word2vec)
 DEFAULT_ANALOGIES = "望-举+低=思 月-明+故=乡 冬-夏+春=秋 后-前+下=上 北-南+西=东 地-天+日=月"
@@ -286,36 +284,3 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
                corpus=text.name, n=n, skipped=" ".join(skipped) or "—")
     r.claims = claims_of(r, lang)
     return r
-
-
-def claims_of(r: Word2VecResult, lang: str) -> list[Claim]:
-    """The hand gradient is an identity (autograd's to rounding); the other three lead the untrained start by
-    3√2 random-table spreads: 0 steps is a tie, never shown."""
-    def c(name: str) -> str:
-        return t(f"explain.word2vec.control.{name}", lang)
-
-    def vs(id_: str, measured, start, sd, values: dict) -> Claim:
-        defined = measured is not None and start is not None and sd is not None and sd > 0
-        margin = SPREADS * sd if defined else 1.0  # undefined: 0 against 0, a tie
-        key = f"explain.word2vec.claim.{id_}" if defined else "explain.word2vec.claim.undefined"
-        return lead(id_, t(key, lang, measured=measured or 0.0, start=start or 0.0, margin=margin, sd=sd or 0.0,
-                           k=N_RANDOM, n=r.n_compared, top_k=r.params["top_k"], steps=r.params["train_steps"],
-                           gpt_steps=r.params["gpt_steps"], what=t(f"explain.word2vec.what.{id_}", lang)), lang,
-                    measured=measured if defined else 0.0, baseline=start if defined else 0.0, margin=margin,
-                    control=c("start" if id_ != "agrees_with_gpt" else "gpt_start"), values=values,
-                    hint=t("explain.word2vec.hint", lang))
-
-    return [
-        within("hand_gradient", t("explain.word2vec.claim.hand_gradient", lang, err=r.gradient_error, tol=GRAD_TOL), lang,
-               measured=r.gradient_error, expected=0.0, tol=GRAD_TOL, control=c("autograd"),
-               values={"max_abs_difference": r.gradient_error}),
-        vs("neighbours_share_contexts", r.neighbour_score, r.neighbour_score_init, r.neighbour_score_random_sd,
-           {"trained": r.neighbour_score, "start": r.neighbour_score_init, "random": r.neighbour_score_random,
-            "random_sd": r.neighbour_score_random_sd, "onehot": r.neighbour_score_onehot}),
-        vs("distributional", r.context_corr, r.context_corr_init, r.context_corr_random_sd,
-           {"trained": r.context_corr, "start": r.context_corr_init, "random": r.context_corr_random,
-            "random_sd": r.context_corr_random_sd, "onehot": None}),
-        vs("agrees_with_gpt", r.gpt_corr, r.gpt_corr_init, r.gpt_corr_random_sd,
-           {"trained": r.gpt_corr, "gpt_start": r.gpt_corr_init, "random": r.gpt_corr_random,
-            "random_sd": r.gpt_corr_random_sd}),
-    ]
