@@ -1,6 +1,6 @@
 """The full CPU scaling sweep on 全唐诗 (issue 24, ⑦): `attnlab scale` with its defaults, then the numbers.
 
-Trains the sweep's family of GPTs (attnlab.lessons.scale.sweep.LADDER: about 3k to 2.7M non-embedding parameters) on
+Trains the sweep's family of GPTs (attnlab.lessons.scale.planning.LADDER: about 3k to 2.7M non-embedding parameters) on
 every poem of the 全唐诗 slice, on three compute budgets 4× apart chosen to fit --minutes by each size's measured
 step time here, plus the fixed-window MLP baseline; fits L(N, D) = E + A/N^α + B/D^β with bootstrap intervals;
 prints every run, the exponents with their intervals and the range they hold for, and the compute-optimal size per

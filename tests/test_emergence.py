@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 import torch
 
-from attnlab.lessons.scale import emergence, sweep
+from attnlab.lessons.scale import emergence, planning
 from attnlab.models import GPT
 from attnlab.text import train_tokenizer
 from attnlab.train.data import TokenData
@@ -31,11 +31,11 @@ def setup():
     # first poem again at the end, so that the fourth still begins a whole window
     data = TokenData.from_split(POEMS[:4] + POEMS[:1], POEMS[4:], tokenizer, align=True, context_length=32)
     items = emergence.items_for(tokenizer, data, 32)
-    cfg = dataclasses.replace(sweep.model_config(2, 32, tokenizer.vocab_size), context_length=32)
+    cfg = dataclasses.replace(planning.model_config(2, 32, tokenizer.vocab_size), context_length=32)
     torch.manual_seed(0)
     untrained = GPT(cfg)
     torch.manual_seed(0)
-    trainer = Trainer(GPT(cfg), data, sweep._train_config(400, 0))
+    trainer = Trainer(GPT(cfg), data, planning.train_config(400, 0))
     trainer.run()
     return tokenizer, items, untrained, trainer.model
 
@@ -68,7 +68,7 @@ def test_a_corpus_without_regular_poems_has_nothing_to_score():
     items = emergence.items_for(tokenizer, TokenData.from_texts(texts, tokenizer), 32)
     assert items == emergence.Items([], [], None)
     torch.manual_seed(0)
-    model = GPT(sweep.model_config(1, 16, tokenizer.vocab_size))
+    model = GPT(planning.model_config(1, 16, tokenizer.vocab_size))
     scores = emergence.measure(model, tokenizer, items)
     assert [scores[k] for k in ("form_score", "form_prob", "exact_recall", "recall_prob")] == [None] * 4
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from fastapi.testclient import TestClient
 
 from attnlab.lessons.common import disk_cache
-from attnlab.web import budget
+from attnlab.web import lesson_cache
 from attnlab.web.app import create_app
 
 NEVER_S = 120  # a bound on waits for events that come at once on any machine
@@ -65,7 +65,7 @@ def test_every_part_of_a_first_visit_is_kept_however_quick(tmp_path, monkeypatch
         return done
 
     monkeypatch.setattr(disk_cache, "store", store)
-    monkeypatch.setattr(budget, "_cache", OrderedDict())  # what earlier tests of this process kept: a restart
+    monkeypatch.setattr(lesson_cache, "_cache", OrderedDict())  # what earlier tests of this process kept: a restart
     disk_cache.use(tmp_path / "cache")
     try:
         with TestClient(create_app()) as client:

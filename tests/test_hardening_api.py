@@ -12,6 +12,7 @@ from lab_client import read_events, serving
 from attnlab.train import new_run
 from attnlab.train.background import BackgroundRun
 from attnlab.web import budget as limits
+from attnlab.web import lesson_cache
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +148,8 @@ def counted_lesson(monkeypatch):
         return real(**kwargs)
 
     monkeypatch.setattr(forms_module, "forms", counting)
-    monkeypatch.setattr(limits, "CACHE_MIN_S", 0.0)  # keep even quick results, for the test
-    monkeypatch.setattr(limits, "_cache", type(limits._cache)())
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", 0.0)  # keep even quick results, for the test
+    monkeypatch.setattr(lesson_cache, "_cache", type(lesson_cache._cache)())
     return calls
 
 

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.train import progress as progress_module
-from attnlab.web import budget
+from attnlab.web import budget, lesson_cache
 from attnlab.web.app import create_app
 
 CROSS = {"Sec-Fetch-Site": "cross-site"}
@@ -101,7 +101,7 @@ def test_other_websites_still_read_cheap_and_computed_results(client, monkeypatc
     assert client.get("/api/explain/forms", params={"n_tgt": 5}, headers=CROSS).status_code == 200
     assert client.get("/pipeline", params={"seed": 2}, headers=CROSS).status_code == 200  # a small model: light
     assert client.get("/api/toy", headers=CROSS).status_code == 200
-    monkeypatch.setattr(budget, "CACHE_MIN_S", 0.0)  # keep the result however quick
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", 0.0)  # keep the result however quick
     params = {"train_steps": 2, "n": 8, "seed": 41}
     assert client.get("/api/explain/multihead", params=params, headers=CROSS).status_code == 403
     own = client.get("/api/explain/multihead", params=params, headers={"Sec-Fetch-Site": "same-origin"})
@@ -142,27 +142,27 @@ def test_a_lesson_whose_client_left_stops_at_its_next_step(monkeypatch):
             time.sleep(0.05)
         assert steps_seen, "the lesson never started"
         sock.close()  # the client goes away
-        while budget._running and time.monotonic() < deadline:
+        while lesson_cache._running and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not budget._running, "the lesson went on after its client left"
+        assert not lesson_cache._running, "the lesson went on after its client left"
     last, total = max(steps_seen)
     assert last < total, "it ran to the end"
-    assert not any(key[0] == "seq2seq" and ("seed", 31) in key[1] for key in budget._cache)  # nothing kept
+    assert not any(key[0] == "seq2seq" and ("seed", 31) in key[1] for key in lesson_cache._cache)  # nothing kept
     assert budget.HEAVY.used == 0
 
 
 def test_stopping_the_server_cancels_lessons_at_their_next_step():
     """stop_everything (SIGTERM, Ctrl+C) reaches a lesson computing on its own thread."""
     p = budget.Progress()
-    with budget._lock:
-        budget._progress[("test",)] = p
+    with lesson_cache._lock:
+        lesson_cache._progress[("test",)] = p
     try:
         budget.stop_everything(type("App", (), {"state": type("S", (), {})()})())
         with progress_module.reporting(p), pytest.raises(progress_module.Cancelled):
             progress_module.report("model", 1, 10)
     finally:
-        with budget._lock:
-            budget._progress.pop(("test",), None)
+        with lesson_cache._lock:
+            lesson_cache._progress.pop(("test",), None)
 
 
 def test_lanes_count_memory():
@@ -184,11 +184,11 @@ def test_a_process_that_exits_while_a_lesson_trains_exits_cleanly():
     script = (
         "from fastapi.testclient import TestClient\n"
         "from attnlab.web.app import create_app\n"
-        "from attnlab.web import budget\n"
+        "from attnlab.web import lesson_cache\n"
         "c = TestClient(create_app())\n"
         "r = c.get('/explain/seq2seq', params={'train_steps': 1000, 'n_seeds': 5, 'seed': 77})\n"
         "assert r.status_code == 202, r.status_code\n"
-        "assert budget._running\n"
+        "assert lesson_cache._running\n"
         "print('left while training', flush=True)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -17,7 +17,7 @@ from attnlab.lessons.common import disk_cache
 from attnlab.lessons.explain import TOPICS, as_dict
 from attnlab.lessons.norms import lesson as norms_lesson
 from attnlab.train.progress import report
-from attnlab.web import budget, warm, warm_gate
+from attnlab.web import budget, lesson_cache, warm, warm_gate
 from attnlab.web.app import create_app
 
 NEVER_S = 120  # a bound on waits for events that come at once on any machine
@@ -27,7 +27,7 @@ NEVER_S = 120  # a bound on waits for events that come at once on any machine
 def cache(tmp_path, monkeypatch):
     """A disk cache of this test's own; every result kept, however quick."""
     disk_cache.use(tmp_path / "cache")
-    monkeypatch.setattr(budget, "CACHE_MIN_S", 0.0)
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", 0.0)
     yield tmp_path / "cache"
     disk_cache.use()
 
@@ -40,8 +40,8 @@ def client():
 
 def forget(topic: str, lang: str, **raw) -> None:
     """Drop one lesson's result from the server's memory (as a restart would), leaving the disk."""
-    with budget._lock:
-        budget._cache.pop(budget.lesson_key(TOPICS[topic], raw, lang), None)
+    with lesson_cache._lock:
+        lesson_cache._cache.pop(lesson_cache.lesson_key(TOPICS[topic], raw, lang), None)
 
 
 def stores(monkeypatch) -> threading.Event:
@@ -120,7 +120,7 @@ def test_a_damaged_or_foreign_file_is_computed_again(client, cache, monkeypatch,
     stored.clear()
     (path,) = cache.glob("results/explain-norms/*.json")
     damage(path, how)
-    key = budget._on_disk(budget.lesson_key(TOPICS["norms"], {"seed": 2202}, "en"))
+    key = lesson_cache._on_disk(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2202}, "en"))
     assert disk_cache.load(key) is disk_cache.MISS
     forget("norms", "en", seed=2202)
     runs = refuse_to_compute(monkeypatch)
@@ -239,8 +239,8 @@ def test_the_warm_up_gives_way_to_requests_and_stops(cache, monkeypatch):
     finally:
         finish.set()
     assert warmer.visited[0][1] != 200 and budget.WARM.used == 0  # stopped, nothing kept
-    assert not [k for k in budget._running if k[0] == "norms"]
-    assert disk_cache.load(budget._on_disk(budget.lesson_key(TOPICS["norms"], {"seed": 2203}, "en"))) is disk_cache.MISS
+    assert not [k for k in lesson_cache._running if k[0] == "norms"]
+    assert disk_cache.load(lesson_cache._on_disk(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2203}, "en"))) is disk_cache.MISS
 
 
 def test_a_request_for_the_lesson_being_warmed_joins_it(cache, monkeypatch):
@@ -255,7 +255,7 @@ def test_a_request_for_the_lesson_being_warmed_joins_it(cache, monkeypatch):
             assert started.wait(NEVER_S)
             user = threading.Thread(target=lambda: answers.append(client.get("/api/explain/norms", params={"seed": 2204, "lang": "en"})))
             user.start()
-            while not budget._waiters.get(budget.lesson_key(TOPICS["norms"], {"seed": 2204}, "en")):
+            while not lesson_cache._waiters.get(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2204}, "en")):
                 assert user.is_alive()  # waiting for the warm-up's computation, not another one
                 threading.Event().wait(0.01)
         finally:

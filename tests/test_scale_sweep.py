@@ -1,6 +1,7 @@
-"""`attnlab scale` and attnlab.lessons.scale.sweep (issue 24, item 1): a tiny sweep end to end, resumed after a
-kill, and refusing a folder that holds another sweep. The plan is made from given step times, so it does not
-depend on how loaded the machine is; the runs are real (tiny GPTs on a synthetic corpus with structure to learn)."""
+"""`attnlab scale` and attnlab.lessons.scale.sweep (its plan: .planning; issue 24, item 1): a tiny sweep end to end,
+resumed after a kill, and refusing a folder that holds another sweep. The plan is made from given step times, so it
+does not depend on how loaded the machine is; the runs are real (tiny GPTs on a synthetic corpus with structure to
+learn)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
-from attnlab.lessons.scale import sweep
+from attnlab.lessons.scale import planning, sweep
 from attnlab.text import train_tokenizer
 from attnlab.train.run import load_corpus
 
@@ -23,10 +24,10 @@ MINUTES = 0.05  # with TIMES: about eight short runs
 @pytest.fixture(autouse=True)
 def small_steps(monkeypatch):
     """Shorter windows, smaller batches and a shorter final estimate than a real sweep's: seconds, not minutes."""
-    monkeypatch.setattr(sweep, "CONTEXT", 32)
-    monkeypatch.setattr(sweep, "BATCH", 8)
-    monkeypatch.setattr(sweep, "EVAL_ITERS", 5)
-    monkeypatch.setattr(sweep, "MIN_STEPS", 20)
+    monkeypatch.setattr(planning, "CONTEXT", 32)
+    monkeypatch.setattr(planning, "BATCH", 8)
+    monkeypatch.setattr(planning, "EVAL_ITERS", 5)
+    monkeypatch.setattr(planning, "MIN_STEPS", 20)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def corpus(tmp_path_factory):
 def corpus_data(path):
     source = load_corpus(str(path))
     tokenizer = train_tokenizer("char", source.texts)
-    return source.name, source.sha256, tokenizer, source.token_data(tokenizer, sweep.CONTEXT)
+    return source.name, source.sha256, tokenizer, source.token_data(tokenizer, planning.CONTEXT)
 
 
 def test_a_tiny_sweep_writes_the_contract_and_resumes_run_by_run(corpus, tmp_path, monkeypatch):
@@ -54,16 +55,17 @@ def test_a_tiny_sweep_writes_the_contract_and_resumes_run_by_run(corpus, tmp_pat
     result = sweep.run_sweep(data, out, minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES, bootstrap=40,
                              progress=events.append)
     runs = result["runs"]
-    assert len({(r["layers"], r["d_model"]) for r in runs}) >= 3 and len({r["budget"] for r in runs}) == sweep.N_BUDGETS
+    assert len({(r["layers"], r["d_model"]) for r in runs}) >= 3
+    assert len({r["budget"] for r in runs}) == planning.N_BUDGETS
     for r in runs:
         assert {"n_params", "tokens", "flops", "val_loss", "form_score", "exact_recall"} <= set(r)
         assert 0 < r["val_loss"] < result["uniform_loss"]  # every run learned something
-        assert r["steps"] >= sweep.MIN_STEPS
+        assert r["steps"] >= planning.MIN_STEPS
     # within a budget every run spent about the same compute; budgets are BUDGET_RATIO apart
-    for b in range(sweep.N_BUDGETS):
+    for b in range(planning.N_BUDGETS):
         flops = [r["flops"] for r in runs if r["budget"] == b]
         assert max(flops) <= min(flops) * 1.2
-    assert result["budgets"][1] == pytest.approx(sweep.BUDGET_RATIO * result["budgets"][0])
+    assert result["budgets"][1] == pytest.approx(planning.BUDGET_RATIO * result["budgets"][0])
     assert {"alpha", "beta", "alpha_interval", "beta_interval", "shown", "reason"} <= set(result["fit"])
     assert all("tokens_per_param" in (row.get("fitted") or row["measured"]) for row in result["optimum"])
     for row in (r for r in result["optimum"] if "fitted" in r):  # an optimum outside the sizes run is flagged
@@ -124,8 +126,8 @@ def test_a_folder_of_another_sweep_or_other_files_is_refused(corpus, tmp_path, m
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_command_prints_the_plan_progress_and_law(corpus, tmp_path, monkeypatch, lang):
-    monkeypatch.setattr(sweep, "LADDER", LADDER[:3])
-    monkeypatch.setattr(sweep, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
+    monkeypatch.setattr(planning, "LADDER", LADDER[:3])
+    monkeypatch.setattr(planning, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
     monkeypatch.setattr(sweep, "fit_law", lambda *a, bootstrap=200, **kw: real_fit(*a, bootstrap=40, **kw))
     made_up_runs(monkeypatch)
     result = CliRunner().invoke(app, ["scale", "--corpus", str(corpus), "--out", str(tmp_path / "s"), "--minutes", "0.05",
@@ -139,8 +141,8 @@ def test_the_command_prints_the_plan_progress_and_law(corpus, tmp_path, monkeypa
 
 
 def test_ctrl_c_keeps_the_finished_runs_and_the_same_command_continues(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep, "LADDER", LADDER[:3])
-    monkeypatch.setattr(sweep, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
+    monkeypatch.setattr(planning, "LADDER", LADDER[:3])
+    monkeypatch.setattr(planning, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
     made_up_runs(monkeypatch)
     made_up, calls = sweep.train_point, []
 

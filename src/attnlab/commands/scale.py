@@ -72,7 +72,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A family of GPTs on one corpus at several compute budgets: held-out loss against parameters and tokens, the fitted law L(N, D) = E + A/N^α + B/D^β with bootstrap intervals, the compute-optimal size per budget beside Chinchilla's ~20 tokens per parameter, and a fixed-window MLP baseline. Writes OUT/scale.json."""
         from attnlab.i18n import t
-        from attnlab.lessons.scale.sweep import CONTEXT, run_sweep
+        from attnlab.lessons.scale.planning import CONTEXT
+        from attnlab.lessons.scale.sweep import run_sweep
         from attnlab.text import train_tokenizer
         from attnlab.text.poetry import is_poetry_collection
         from attnlab.train.device import pick_device

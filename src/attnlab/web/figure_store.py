@@ -10,7 +10,8 @@ from attnlab.lessons.explain import TOPICS
 
 
 def _key(key: tuple) -> dict:
-    """The figure of the lesson result `key` (budget.lesson_key); its version counts the views' code too (fonts)."""
+    """The figure of the lesson result `key` (lesson_cache.lesson_key); its version counts the views' code too
+    (fonts)."""
     return disk_cache.make_key("figure", key[0], key[1], key[2], source=TOPICS[key[0]].slug, views=True)
 
 

@@ -112,7 +112,8 @@ def start(runs_dir: Path | None, data_dir: Path | None, corpus: str, minutes: fl
 
 
 def _run(job: Job, path: Path, out: Path, slot) -> None:
-    from attnlab.lessons.scale.sweep import CONTEXT, run_sweep
+    from attnlab.lessons.scale.planning import CONTEXT
+    from attnlab.lessons.scale.sweep import run_sweep
     from attnlab.text import train_tokenizer
     from attnlab.text.poetry import is_poetry_collection
     from attnlab.train.run import load_corpus

@@ -28,7 +28,7 @@ from attnlab.i18n import catalog, t
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
-from attnlab.web import budget, figure_store
+from attnlab.web import budget, figure_store, lesson_cache
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
 
@@ -158,11 +158,11 @@ def _control(p) -> str:
 
 async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None, request=None):
     """(result, error message): the page shows the message instead of results when the input is bad.
-    Computed through web/budget.py (cached, a few at once, off the event loop); budget.Busy and
-    budget.Training (with progress_after) pass through."""
+    Computed through web/lesson_cache.py (cached, a few at once, off the event loop); budget.Busy and
+    lesson_cache.Training (with progress_after) pass through."""
     try:
         refuse_cli_only(topic.params, raw)
-        return await budget.lesson(topic, raw, lang, progress_after=progress_after, request=request), None
+        return await lesson_cache.lesson(topic, raw, lang, progress_after=progress_after, request=request), None
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
 
@@ -191,7 +191,7 @@ async def explain_page(request: Request, topic: str):
         result, error = await _lesson(tp, raw, lang, progress_after=PROGRESS_AFTER_S, request=request)
     except budget.Busy as busy:
         return _busy_page(request, busy)
-    except budget.Training as training:  # first visit: the models train in the background; 202 and their steps
+    except lesson_cache.Training as training:  # first visit: the models train in the background; 202 and their steps
         return render(request, "explain_topic.html", status_code=202, topic=tp, topics=list(TOPICS.values()),
                       controls=_controls(tp, raw, lang), r=None, error=None, sig=sig, heat_style=heat_style,
                       query=query, cli=cli_line(tp, raw), ask=None, training=_labelled(tp, training.models, lang),
@@ -220,7 +220,7 @@ async def explain_figure(request: Request, topic: str):
         result, error = await _lesson(tp, raw, lang, request=request)
         if error is not None:
             raise HTTPException(422, error)
-        key = budget.lesson_key(tp, raw, lang)
+        key = lesson_cache.lesson_key(tp, raw, lang)
         png = _figures.get(key) or await run_in_threadpool(figure_store.stored, key)  # this run's, or an earlier one's
         if png is None:  # drawn once per result, one figure at a time (matplotlib holds the interpreter)
             png = await budget.run(lambda: _png(tp, result, lang), DRAWING, request=request, lane=budget.DRAW)
@@ -286,7 +286,7 @@ def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schem
     try:
         refuse_cli_only(tp.params, raw)
         lang = lang_of(request)
-        found = budget.progress_of(tp, raw, lang)
+        found = lesson_cache.progress_of(tp, raw, lang)
         return {**found, "models": _labelled(tp, found["models"], lang)}
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
@@ -306,7 +306,7 @@ async def api_explain(request: Request, topic: Annotated[str, Path(json_schema_e
     lang = lang_of(request)
     try:
         refuse_cli_only(tp.params, raw)
-        result = await budget.lesson(tp, raw, lang, request=request)
+        result = await lesson_cache.lesson(tp, raw, lang, request=request)
     except budget.Busy as busy:
         detail = [{"type": "busy", "loc": ["query"], "msg": str(busy),
                    "ctx": {"localized": t("explain.error.busy", lang, seconds=busy.retry_after), "lang": lang}}]

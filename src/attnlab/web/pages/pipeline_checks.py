@@ -26,7 +26,7 @@ from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
 from attnlab.train.run import corpus_defaults
 from attnlab.train.size import estimate_size
-from attnlab.web import budget, runs
+from attnlab.web import budget, lesson_cache, runs
 from attnlab.web.errors import unprocessable
 from attnlab.web.pages.train_api import SHARED_CHARS, TEXT_DOC, model_for
 from attnlab.web.responses import answers
@@ -68,8 +68,9 @@ def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: i
         with _counting(seeds):
             return first_step(run, seeds=seeds, lang=lang)
 
-    return budget.remembered("pipeline.first-step", {"corpus": corpus, **dict(settings), "seed": seed, "seeds": seeds},
-                             compute, lang=lang, source="pipeline", min_s=0.0)
+    return lesson_cache.remembered("pipeline.first-step",
+                                   {"corpus": corpus, **dict(settings), "seed": seed, "seeds": seeds},
+                                   compute, lang=lang, source="pipeline", min_s=0.0)
 
 
 def _counting(seeds: int):

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.real import lesson
-from attnlab.web import budget
+from attnlab.web import budget, lesson_cache
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
@@ -76,7 +76,7 @@ def _real_page(request: Request):
         if q.get("pick"):  # a map clicked in the grid: "L.H"
             layer, _, head = q["pick"].partition(".")
             layer, head = _int(layer, "layer", LAYERS), _int(head, "head", HEADS)
-        r = budget.remembered("real.analyse", {"text": text, "layer": layer, "head": head},  # kept on disk too
+        r = lesson_cache.remembered("real.analyse", {"text": text, "layer": layer, "head": head},  # kept on disk too
                               lambda: lesson.analyse(text, layer, head), source="real", min_s=0.0)
     except BadInput as err:
         problems.append(err.text(lang))
@@ -86,15 +86,16 @@ def _real_page(request: Request):
             text = lesson.DEFAULT_TEXT
             r = lesson.analyse(text)
     try:
-        emb = budget.remembered("real.embeddings", {"word": word}, lambda: lesson.embeddings(word, lang=lang), lang=lang,
-                                source="real", min_s=0.0)
+        emb = lesson_cache.remembered("real.embeddings", {"word": word}, lambda: lesson.embeddings(word, lang=lang),
+                                      lang=lang, source="real", min_s=0.0)
     except BadInput as err:
         problems.append(err.text(lang))
         word = "king"
         emb = lesson.embeddings(word, lang=lang)
     state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
     # Each part is kept on disk however quick it was: the first part a process computes pays for loading the model.
-    co = budget.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real", min_s=0.0)
+    co = lesson_cache.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real",
+                                 min_s=0.0)
     return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=co, emb=emb, state=state,
                   problems=problems, text=text, word=word)
 
