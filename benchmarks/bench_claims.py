@@ -23,8 +23,15 @@ from attnlab.lessons.explain import TOPICS, get_topic
 
 # With --quick, the parameters that cost time stay at most these (the tests' sizes).
 QUICK = {
-    "n_samples": 1000, "train_steps": 60, "steps": 120, "n_test": 10, "seeds": 3, "n_max": 64, "repeats": 1,
-    "time_n_max": 64, "time_d_model": 32,
+    "n_samples": 1000,
+    "train_steps": 60,
+    "steps": 120,
+    "n_test": 10,
+    "seeds": 3,
+    "n_max": 64,
+    "repeats": 1,
+    "time_n_max": 64,
+    "time_d_model": 32,
 }
 
 
@@ -68,12 +75,16 @@ def main() -> None:
                 redone = status_of(c.direction, c.measured, c.baseline, c.margin)
                 if redone != c.status:
                     mismatches.append(f"{name}.{c.id} at {settings}: prints {c.status}, its numbers give {redone}")
-        print(f"\n{name}: {args.n} settings ({refused} refused by the form's own checks), "
-              f"{time.perf_counter() - start:.0f} s")
+        print(
+            f"\n{name}: {args.n} settings ({refused} refused by the form's own checks), "
+            f"{time.perf_counter() - start:.0f} s"
+        )
         for cid, counts in outcomes.items():
             total = sum(counts.values())
-            print(f"  {cid:28s} shown {counts['shown']:3d}/{total:<3d}  not shown {counts['not_shown']:3d}  "
-                  f"contradicted {counts['contradicted']:3d}")
+            print(
+                f"  {cid:28s} shown {counts['shown']:3d}/{total:<3d}  not shown {counts['not_shown']:3d}  "
+                f"contradicted {counts['contradicted']:3d}"
+            )
     print(f"\nstatuses their own numbers do not give: {len(mismatches)}")
     for m in mismatches:
         print("  " + m)

@@ -46,12 +46,17 @@ def start_lab(cache: Path) -> tuple[subprocess.Popen, str, float]:
     """A fresh `attnlab serve --port 0 --no-warm` on `cache`: (process, base URL, seconds until it answers)."""
     t0 = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.Popen([sys.executable, "-m", "attnlab", "serve", "--port", "0", "--no-warm", "--cache", str(cache)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnlab", "serve", "--port", "0", "--no-warm", "--cache", str(cache)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     url = None
     for line in proc.stdout:
         if "http://" in line:
-            url = line[line.index("http://"):].split()[0].rstrip("/")
+            url = line[line.index("http://") :].split()[0].rstrip("/")
             break
     if url is None:
         raise RuntimeError("the lab did not start: " + proc.stdout.read())
@@ -71,7 +76,9 @@ def first_visit(url: str, path: str, lang: str) -> tuple[float, int]:
     t0 = time.perf_counter()
     while True:
         try:
-            with urllib.request.urlopen(urllib.request.Request(full, headers={"Accept": "text/html"}), timeout=WAIT_S) as r:
+            with urllib.request.urlopen(
+                urllib.request.Request(full, headers={"Accept": "text/html"}), timeout=WAIT_S
+            ) as r:
                 r.read()
                 status = r.status
         except urllib.error.HTTPError as err:
@@ -117,8 +124,12 @@ def main() -> None:
         flag = "" if sa == sb == 200 else f"  (status {sa}, {sb})"
         print(f"{path:34s} {a:7.2f}s {b:7.2f}s {a / b if b else float('inf'):6.1f}x{flag}")
     slowest = max(paths, key=lambda p: warm[p][0])
-    print(f"slowest with the disk cache: {slowest} {warm[slowest][0]:.2f} s; /real in a fresh process with an "
-          f"empty cache: {cold['/real'][0]:.2f} s" if "/real" in cold else "")
+    print(
+        f"slowest with the disk cache: {slowest} {warm[slowest][0]:.2f} s; /real in a fresh process with an "
+        f"empty cache: {cold['/real'][0]:.2f} s"
+        if "/real" in cold
+        else ""
+    )
 
 
 if __name__ == "__main__":

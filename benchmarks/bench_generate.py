@@ -35,8 +35,10 @@ def main() -> None:
     prompt = "ROMEO:"
     torch.manual_seed(0)
     model = GPT(preset("shakespeare-cpu", vocab_size=tok.vocab_size, context_length=max(LENGTHS) + 16)).to(device)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), device {device}, "
-          f"{sum(p.numel() for p in model.parameters()):,} parameters")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), device {device}, "
+        f"{sum(p.numel() for p in model.parameters()):,} parameters"
+    )
     generate(model, tok, prompt, max_new_tokens=8, greedy=True, stop_at_eot=False)  # warm-up
 
     print(f"{'new tokens':>10} {'cache tok/s':>12} {'no cache tok/s':>15} {'speed-up':>9}  same tokens")
@@ -47,8 +49,10 @@ def main() -> None:
             gen = generate(model, tok, prompt, max_new_tokens=n, greedy=True, use_cache=use_cache, stop_at_eot=False)
             rates[use_cache] = n / (time.perf_counter() - start)
             outputs[use_cache] = gen.new_ids
-        print(f"{n:>10} {rates[True]:>12.0f} {rates[False]:>15.0f} {rates[True] / rates[False]:>8.2f}x  "
-              f"{outputs[True] == outputs[False]}")
+        print(
+            f"{n:>10} {rates[True]:>12.0f} {rates[False]:>15.0f} {rates[True] / rates[False]:>8.2f}x  "
+            f"{outputs[True] == outputs[False]}"
+        )
 
 
 if __name__ == "__main__":

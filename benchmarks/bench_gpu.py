@@ -37,8 +37,17 @@ SETTINGS = {  # name: (TrainConfig overrides, GPTConfig overrides)
     "bf16+compile+tied": (dict(precision="bf16", compile=True), dict(tie_weights=True)),
 }
 MODEL = dict(n_layers=6, n_heads=6, d_model=384, context_length=256, dropout=0.2, bias=False)
-TRAIN = dict(steps=5000, batch_size=64, lr=1e-3, warmup_steps=100, min_lr_ratio=0.1, beta2=0.99, weight_decay=0.1,
-             grad_clip=1.0, eval_iters=200)
+TRAIN = dict(
+    steps=5000,
+    batch_size=64,
+    lr=1e-3,
+    warmup_steps=100,
+    min_lr_ratio=0.1,
+    beta2=0.99,
+    weight_decay=0.1,
+    grad_clip=1.0,
+    eval_iters=200,
+)
 if DRY:
     MODEL = dict(n_layers=2, n_heads=2, d_model=32, context_length=32, dropout=0.2, bias=False)
     TRAIN = {**TRAIN, "steps": 100, "batch_size": 4, "eval_iters": 2}
@@ -71,9 +80,15 @@ def main() -> None:
     tok = train_tokenizer("char", texts)
     data = TokenData.from_texts(texts, tok, val_fraction=0.1)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    print(f"torch {torch.__version__} on {name}; {len(data.train):,} train tokens; {MODEL}; {args.steps} steps"
-          + (" (DRY: tiny model on the CPU)" if DRY else ""), flush=True)
-    print(f"{'setting':20s} {'first 10 s':>10s} {'ms/iter':>8s} {'tokens/s':>10s} {'TFLOP/s':>8s} {'val loss':>8s}", flush=True)
+    print(
+        f"torch {torch.__version__} on {name}; {len(data.train):,} train tokens; {MODEL}; {args.steps} steps"
+        + (" (DRY: tiny model on the CPU)" if DRY else ""),
+        flush=True,
+    )
+    print(
+        f"{'setting':20s} {'first 10 s':>10s} {'ms/iter':>8s} {'tokens/s':>10s} {'TFLOP/s':>8s} {'val loss':>8s}",
+        flush=True,
+    )
     for setting in args.settings.split(","):
         train_over, model_over = SETTINGS[setting]
         torch.manual_seed(0)

@@ -37,7 +37,14 @@ from attnlab.lessons.common.claims import lead
 from attnlab.models import GPT, GPTConfig
 from attnlab.train import TrainConfig, Trainer, new_run
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese-poetry" / "蒙学" / "tangshisanbaishou.simplified.json"
+CORPUS = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "chinese-poetry"
+    / "蒙学"
+    / "tangshisanbaishou.simplified.json"
+)
 PROMPT = 8
 
 
@@ -61,8 +68,15 @@ def decode(model: GPT, new_tokens: int, batch: int) -> tuple[float, object]:
 
 def cache_and_speed(new_tokens: int, batch: int, repeats: int) -> None:
     heads, variants = 8, {"MHA": None, "GQA": 2, "MQA": 1}
-    base = GPTConfig(vocab_size=65, context_length=PROMPT + new_tokens + 8, d_model=128, n_heads=heads, n_layers=4,
-                     norm_first=True, activation="gelu")
+    base = GPTConfig(
+        vocab_size=65,
+        context_length=PROMPT + new_tokens + 8,
+        d_model=128,
+        n_heads=heads,
+        n_layers=4,
+        norm_first=True,
+        activation="gelu",
+    )
     models = {}
     for name, kv in variants.items():
         torch.manual_seed(0)
@@ -75,18 +89,24 @@ def cache_and_speed(new_tokens: int, batch: int, repeats: int) -> None:
             seconds, caches[name] = decode(model, new_tokens, batch)
             times[name].append(seconds)
     T, d_k, layers = PROMPT + new_tokens, base.d_model // heads, base.n_layers
-    print(f"(a) {layers} layers, d_model {base.d_model}, {heads} query heads (d_k {d_k}), batch {batch}, "
-          f"{new_tokens} new tokens after a {PROMPT}-token prompt (T = {T}), float32, median of {repeats}")
-    print(f"{'':4} {'kv heads':>8} {'params':>9} {'cache bytes':>12} {'formula':>12} {'vs MHA':>7} "
-          f"{'tok/s':>7} {'speed vs MHA':>12}")
+    print(
+        f"(a) {layers} layers, d_model {base.d_model}, {heads} query heads (d_k {d_k}), batch {batch}, "
+        f"{new_tokens} new tokens after a {PROMPT}-token prompt (T = {T}), float32, median of {repeats}"
+    )
+    print(
+        f"{'':4} {'kv heads':>8} {'params':>9} {'cache bytes':>12} {'formula':>12} {'vs MHA':>7} "
+        f"{'tok/s':>7} {'speed vs MHA':>12}"
+    )
     rate = {name: new_tokens / statistics.median(ts) for name, ts in times.items()}
     for name, model in models.items():
         kv = variants[name] or heads
         measured = cache_bytes(caches[name])
         formula = 2 * layers * kv * d_k * T * batch * 4  # 2 (K, V) · layers · kv_heads · d_k · T · batch · bytes
         assert caches[name].layers[0].k.shape == (batch, kv, T, d_k)
-        print(f"{name:4} {kv:>8} {sum(p.numel() for p in model.parameters()):>9,} {measured:>12,} {formula:>12,} "
-              f"{measured / cache_bytes(caches['MHA']):>6.3f}x {rate[name]:>7.0f} {rate[name] / rate['MHA']:>11.2f}x")
+        print(
+            f"{name:4} {kv:>8} {sum(p.numel() for p in model.parameters()):>9,} {measured:>12,} {formula:>12,} "
+            f"{measured / cache_bytes(caches['MHA']):>6.3f}x {rate[name]:>7.0f} {rate[name] / rate['MHA']:>11.2f}x"
+        )
     spread = {name: (min(ts), max(ts)) for name, ts in times.items()}
     print("    seconds per run (min-max): " + ", ".join(f"{n} {a:.2f}-{b:.2f}" for n, (a, b) in spread.items()))
     attention_step(heads, T, d_k, batch)
@@ -101,11 +121,20 @@ def attention_step(heads: int, T: int, d_k: int, batch: int) -> None:
         k, v = torch.randn(batch, kv, T, d_k), torch.randn(batch, kv, T, d_k)  # (B, H_kv, T, d_k)
         mask = torch.ones(1, T, dtype=torch.bool)  # the causal mask of the last position: every key
         g = heads // kv
-        env = dict(F=F, torch=torch, q=q, k=k, v=v, mask=mask,
-                   rep=(lambda x: x) if g == 1 else (lambda x: x.repeat_interleave(g, dim=1)))  # as repeat_kv
-        stmts = ("F.scaled_dot_product_attention(q, rep(k), rep(v), attn_mask=mask)",
-                 "F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)",  # no copy
-                 "torch.cat((k, k[:, :, :1]), dim=-2), torch.cat((v, v[:, :, :1]), dim=-2)")
+        env = dict(
+            F=F,
+            torch=torch,
+            q=q,
+            k=k,
+            v=v,
+            mask=mask,
+            rep=(lambda x: x) if g == 1 else (lambda x: x.repeat_interleave(g, dim=1)),
+        )  # as repeat_kv
+        stmts = (
+            "F.scaled_dot_product_attention(q, rep(k), rep(v), attn_mask=mask)",
+            "F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)",  # no copy
+            "torch.cat((k, k[:, :, :1]), dim=-2), torch.cat((v, v[:, :, :1]), dim=-2)",
+        )
         us = [Timer(stmt, globals=env).blocked_autorange(min_run_time=0.3).median * 1e6 for stmt in stmts]
         print(f"    {name:4} {us[0]:>21.0f} {us[1]:>16.0f} {us[2]:>13.0f}")
 
@@ -128,25 +157,38 @@ def quality(steps: int, seeds: int) -> None:
     cfg = run.model.config
     counts = torch.bincount(run.data.train, minlength=cfg.vocab_size).double() + 1  # add-one smoothed frequencies
     unigram = float(-(counts / counts.sum()).log()[run.data.val].mean())  # a model that ignores the context
-    print(f"\n(b) 唐诗三百首: {len(run.data.train):,} train / {len(run.data.val):,} held-out tokens (the last 10% of "
-          f"poems), vocab {cfg.vocab_size}; {cfg.n_layers} layers, d_model {cfg.d_model}, "
-          f"{cfg.n_heads} query heads, "
-          f"context {cfg.context_length}; {steps} steps, batch {settings['batch_size']}, lr {settings['lr']}, "
-          f"seeds 0..{seeds - 1}; {time.perf_counter() - start:.0f} s")
+    print(
+        f"\n(b) 唐诗三百首: {len(run.data.train):,} train / {len(run.data.val):,} held-out tokens (the last 10% of "
+        f"poems), vocab {cfg.vocab_size}; {cfg.n_layers} layers, d_model {cfg.d_model}, "
+        f"{cfg.n_heads} query heads, "
+        f"context {cfg.context_length}; {steps} steps, batch {settings['batch_size']}, lr {settings['lr']}, "
+        f"seeds 0..{seeds - 1}; {time.perf_counter() - start:.0f} s"
+    )
     print(f"{'':4} {'kv heads':>8} {'params':>8}  held-out loss per seed{'':8} {'mean':>7} {'vs MHA':>8}")
     mean = {name: statistics.mean(v) for name, v in losses.items()}
     print(f"{'':4} controls: unigram frequencies {unigram:.4f}, uniform ln V {math.log(cfg.vocab_size):.4f}")
     for name, kv in variants.items():
         n = sum(p.numel() for p in GPT(dataclasses.replace(cfg, n_kv_heads=kv)).parameters())
-        print(f"{name:4} {kv or cfg.n_heads:>8} {n:>8,}  {'  '.join(f'{x:.4f}' for x in losses[name]):<30} "
-              f"{mean[name]:>7.4f} {mean[name] - mean['MHA']:>+8.4f}")
+        print(
+            f"{name:4} {kv or cfg.n_heads:>8} {n:>8,}  {'  '.join(f'{x:.4f}' for x in losses[name]):<30} "
+            f"{mean[name]:>7.4f} {mean[name] - mean['MHA']:>+8.4f}"
+        )
     # margin: the largest spread between seeds of any variant (a difference smaller than that is a tie)
     margin = max(max(v) - min(v) for v in losses.values()) if seeds > 1 else 0.02
     for name in ("GQA", "MQA"):
-        c = lead(f"gqa.{name.lower()}", f"{name} loses held-out loss against MHA", "en", measured=mean[name],
-                 baseline=mean["MHA"], margin=max(margin, 1e-3), control="MHA, same steps, seeds and batches")
-        print(f"claim: {name}'s mean loss above MHA's by at least the seed spread {max(margin, 1e-3):.4f}: "
-              f"{c.status} ({c.versus})")
+        c = lead(
+            f"gqa.{name.lower()}",
+            f"{name} loses held-out loss against MHA",
+            "en",
+            measured=mean[name],
+            baseline=mean["MHA"],
+            margin=max(margin, 1e-3),
+            control="MHA, same steps, seeds and batches",
+        )
+        print(
+            f"claim: {name}'s mean loss above MHA's by at least the seed spread {max(margin, 1e-3):.4f}: "
+            f"{c.status} ({c.versus})"
+        )
 
 
 def main() -> None:

@@ -59,8 +59,9 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 OPENER = urllib.request.build_opener(NoRedirect)
 
 
-def request(url: str, data: bytes | None = None, headers: dict | None = None, method: str | None = None,
-            timeout: float = 60):
+def request(
+    url: str, data: bytes | None = None, headers: dict | None = None, method: str | None = None, timeout: float = 60
+):
     """(status, seconds); status 0 when the connection itself failed or the client gave up after `timeout`."""
     req = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
     start = time.perf_counter()
@@ -99,8 +100,10 @@ def probe(base: str) -> None:
         while not stop.is_set():
             found.append((kind, *request(base + path)))
 
-    threads = [threading.Thread(target=loop, args=("GET /api/toy", "/api/toy")),
-               threading.Thread(target=loop, args=("GET static", "/static/lab.css"))]
+    threads = [
+        threading.Thread(target=loop, args=("GET /api/toy", "/api/toy")),
+        threading.Thread(target=loop, args=("GET static", "/static/lab.css")),
+    ]
     for th in threads:
         th.start()
     sys.stdin.read()
@@ -122,8 +125,12 @@ GETS = [
     ("mlm figure, from another site (<img>)", "/explain/mlm/figure.png?steps=1000&seed={i}", CROSS, 120),
     ("sqrt-dk near its memory limit", "/api/explain/sqrt-dk?n_keys=256&d_k=1024&n_samples=100&seed={i}", OWN, 120),
     ("multihead, distinct seeds", "/api/explain/multihead?seed={i}", OWN, 120),
-    ("positional figure at its largest", "/explain/positional/figure.png?n_positions=512&d_model=512&n_check=100000",
-     OWN, 120),
+    (
+        "positional figure at its largest",
+        "/explain/positional/figure.png?n_positions=512&d_model=512&n_check=100000",
+        OWN,
+        120,
+    ),
     ("/real, distinct sentences", "/real?text=the+cat+{i}+sat+on+the+mat+because+it+was+tired&layer=3&head=5", {}, 120),
     ("mlm, client hangs up after 3 s", "/api/explain/mlm?steps=1000&seed={i}", OWN, 3),
 ]
@@ -137,14 +144,19 @@ def hostile_gets(base: str, pid: int, concurrent: int) -> None:
             request(base + path.format(i=0), headers=headers, timeout=300)
     settle()
     idle = memory_kib(pid)["VmRSS"]
-    prober = subprocess.Popen([sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    prober = subprocess.Popen(
+        [sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     rows = []
     with ThreadPoolExecutor(concurrent) as pool:
         for kind, path, headers, timeout in GETS:
             start = time.monotonic()
-            outcomes = list(pool.map(lambda i: request(base + path.format(i=1000 + i), headers=headers, timeout=timeout),
-                                     range(concurrent)))
+            outcomes = list(
+                pool.map(
+                    lambda i: request(base + path.format(i=1000 + i), headers=headers, timeout=timeout),
+                    range(concurrent),
+                )
+            )
             rows.append((kind, Counter(status for status, _ in outcomes), time.monotonic() - start))
     probed, _ = prober.communicate(timeout=120)
     deadline = time.monotonic() + 60
@@ -156,11 +168,15 @@ def hostile_gets(base: str, pid: int, concurrent: int) -> None:
     print(f"{concurrent} concurrent GETs of each kind (status 0 = the client gave up):")
     for kind, statuses, seconds in rows:
         print(f"  {kind}: {dict(sorted(statuses.items()))} in {seconds:.0f} s")
-    print(f"GET /api/toy during the waves: n={len(toy)}  p50={statistics.median(toy) * 1000:.1f} ms  "
-          f"p95={percentile(toy, 0.95) * 1000:.1f} ms  (target < 200 ms)")
-    print(f"lab process memory: fresh {fresh / 1024:.0f} MiB, idle after one request of each kind {idle / 1024:.0f} MiB, peak {after['VmHWM'] / 1024:.0f} MiB (VmHWM; target "
-          f"< 1536), after the waves {after['VmRSS'] / 1024:.0f} MiB ({(after['VmRSS'] - idle) / 1024:+.0f} MiB; "
-          "target within 200 of idle)")
+    print(
+        f"GET /api/toy during the waves: n={len(toy)}  p50={statistics.median(toy) * 1000:.1f} ms  "
+        f"p95={percentile(toy, 0.95) * 1000:.1f} ms  (target < 200 ms)"
+    )
+    print(
+        f"lab process memory: fresh {fresh / 1024:.0f} MiB, idle after one request of each kind {idle / 1024:.0f} MiB, peak {after['VmHWM'] / 1024:.0f} MiB (VmHWM; target "
+        f"< 1536), after the waves {after['VmRSS'] / 1024:.0f} MiB ({(after['VmRSS'] - idle) / 1024:+.0f} MiB; "
+        "target within 200 of idle)"
+    )
 
 
 def main() -> None:
@@ -170,8 +186,9 @@ def main() -> None:
     if "--gets" in sys.argv:
         concurrent = int(sys.argv[sys.argv.index("--concurrent") + 1]) if "--concurrent" in sys.argv else 32
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
-        child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 env=env, text=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+        )
         try:
             base = child.stdout.readline().strip()
             request(f"{base}/api/toy")
@@ -190,8 +207,9 @@ def main() -> None:
     args = parser.parse_args()
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
-    child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                             text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    )
     prober = None
     try:
         base = child.stdout.readline().strip()
@@ -213,23 +231,40 @@ def main() -> None:
         hostile = [  # (what, path, data, headers)
             ("hostile 2 MB body", "/api/train", b"x" * (2 << 20), json_type),
             ("hostile surrogate", "/api/train", b'{"corpus": "\\ud800"}', json_type),
-            ("hostile cross-site form", "/pipeline/train", b"corpus=poem&steps=60",
-             {"content-type": FORM, "origin": "http://evil.example"}),
+            (
+                "hostile cross-site form",
+                "/pipeline/train",
+                b"corpus=poem&steps=60",
+                {"content-type": FORM, "origin": "http://evil.example"},
+            ),
             ("hostile Host", "/api/toy", None, {"host": "evil.example"}),
         ]
         # The cheap requests come from a process of their own, so that this one's 50 threads do not delay them.
-        prober = subprocess.Popen([sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+        prober = subprocess.Popen(
+            [sys.executable, __file__, "--probe", base], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         with ThreadPoolExecutor(args.burst + 16) as pool:
             deadline = time.monotonic() + args.seconds
             while time.monotonic() < deadline and not stop.is_set():
                 started = time.monotonic()
-                jobs = [pool.submit(lambda: record("POST /pipeline/train (form)", request(
-                            f"{base}/pipeline/train", b"corpus=poem&steps=60", {"content-type": FORM})))
-                        for _ in range(args.burst)]
-                jobs += [pool.submit(lambda: record("POST /api/train", request(
-                            f"{base}/api/train", b'{"corpus": "poem", "steps": 60}', json_type)))
-                         for _ in range(5)]
+                jobs = [
+                    pool.submit(
+                        lambda: record(
+                            "POST /pipeline/train (form)",
+                            request(f"{base}/pipeline/train", b"corpus=poem&steps=60", {"content-type": FORM}),
+                        )
+                    )
+                    for _ in range(args.burst)
+                ]
+                jobs += [
+                    pool.submit(
+                        lambda: record(
+                            "POST /api/train",
+                            request(f"{base}/api/train", b'{"corpus": "poem", "steps": 60}', json_type),
+                        )
+                    )
+                    for _ in range(5)
+                ]
                 jobs += [pool.submit(lambda h=h: record(h[0], request(base + h[1], h[2], h[3]))) for h in hostile]
                 for job in jobs:
                     job.result()
@@ -251,11 +286,15 @@ def main() -> None:
     toy = [s for kind, status, s in results if kind == "GET /api/toy"]
     cheap = [s for kind, status, s in results if kind in ("GET /api/toy", "GET static")]
     print(f"requests: {len(results)} in {args.seconds:.0f} s (bursts of {args.burst} form posts a second)")
-    print(f"5xx errors: {sum(n for code, n in statuses.items() if code >= 500)}   "
-          f"failed connections: {statuses.get(0, 0)}   statuses: {dict(sorted(statuses.items()))}")
+    print(
+        f"5xx errors: {sum(n for code, n in statuses.items() if code >= 500)}   "
+        f"failed connections: {statuses.get(0, 0)}   statuses: {dict(sorted(statuses.items()))}"
+    )
     print(f"GET /api/toy before the load: p50={statistics.median(idle) * 1000:.1f} ms  max={max(idle) * 1000:.1f} ms")
-    print(f"GET /api/toy during the load: n={len(toy)}  p50={statistics.median(toy) * 1000:.1f} ms  "
-          f"p95={percentile(toy, 0.95) * 1000:.1f} ms")
+    print(
+        f"GET /api/toy during the load: n={len(toy)}  p50={statistics.median(toy) * 1000:.1f} ms  "
+        f"p95={percentile(toy, 0.95) * 1000:.1f} ms"
+    )
     print(f"longest stall of a cheap request (/api/toy, a static file): {max(cheap) * 1000:.0f} ms")
     by_kind: dict[str, Counter] = {}
     times: dict[str, list[float]] = {}
@@ -266,8 +305,10 @@ def main() -> None:
         if kind.startswith("GET"):
             continue
         print(f"  {kind}: {dict(sorted(by_kind[kind].items()))}  p95 {percentile(times[kind], 0.95) * 1000:.0f} ms")
-    print(f"lab process memory: {start_mem['VmRSS'] / 1024:.0f} MiB before the load, "
-          f"peak {end_mem['VmHWM'] / 1024:.0f} MiB (VmHWM), {end_mem['VmRSS'] / 1024:.0f} MiB at the end")
+    print(
+        f"lab process memory: {start_mem['VmRSS'] / 1024:.0f} MiB before the load, "
+        f"peak {end_mem['VmHWM'] / 1024:.0f} MiB (VmHWM), {end_mem['VmRSS'] / 1024:.0f} MiB at the end"
+    )
 
 
 if __name__ == "__main__":

@@ -50,13 +50,17 @@ def main() -> None:
         results = [timed_run(name, seed) for seed in range(args.seeds)]
         times = [s for s, _ in results]
         ok = sum(r for _, r in results)
-        print(f"{name:9s} default budget {default_steps:4d} steps: median {statistics.median(times):.2f} s "
-              f"(min {min(times):.2f}, max {max(times):.2f}), recited {ok}/{args.seeds}")
+        print(
+            f"{name:9s} default budget {default_steps:4d} steps: median {statistics.median(times):.2f} s "
+            f"(min {min(times):.2f}, max {max(times):.2f}), recited {ok}/{args.seeds}"
+        )
         for steps in (5, 10, 15, 20, 30, 40, 50, 75, 100, 150):
             runs = [timed_run(name, seed, steps) for seed in range(args.seeds)]
             if all(r for _, r in runs):
-                print(f"{name:9s} smallest budget that recites for every seed: {steps} steps, "
-                      f"median {statistics.median(s for s, _ in runs):.2f} s")
+                print(
+                    f"{name:9s} smallest budget that recites for every seed: {steps} steps, "
+                    f"median {statistics.median(s for s, _ in runs):.2f} s"
+                )
                 break
 
 

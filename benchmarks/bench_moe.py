@@ -34,8 +34,10 @@ from attnlab.train.data import TokenData, split_texts
 from attnlab.train.loop import TrainConfig, Trainer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CORPORA = {"shakespeare": DATA / "tinyshakespeare" / "input.txt",
-           "tangshi": DATA / "chinese-poetry" / "蒙学" / "tangshisanbaishou.simplified.json"}
+CORPORA = {
+    "shakespeare": DATA / "tinyshakespeare" / "input.txt",
+    "tangshi": DATA / "chinese-poetry" / "蒙学" / "tangshisanbaishou.simplified.json",
+}
 MAX_EVAL_TOKENS = 16384
 BASE = dict(context_length=32, d_model=64, n_heads=4, n_layers=2, norm_first=True, activation="gelu")
 D_FF = 64  # each expert's hidden width
@@ -45,8 +47,12 @@ DEAD = 0.02
 def configs(vocab: int, E: int) -> dict[str, GPTConfig]:
     base = {**BASE, "vocab_size": vocab}
     moe = dict(ffn="moe", n_experts=E, top_k=1, capacity_factor=1.25, d_ff=D_FF)
-    return {"moe": GPTConfig(**base, **moe, balance_loss=0.01), "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
-            "dense_active": GPTConfig(**base, d_ff=D_FF), "dense_total": GPTConfig(**base, d_ff=E * D_FF)}
+    return {
+        "moe": GPTConfig(**base, **moe, balance_loss=0.01),
+        "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
+        "dense_active": GPTConfig(**base, d_ff=D_FF),
+        "dense_total": GPTConfig(**base, d_ff=E * D_FF),
+    }
 
 
 def shown(tok, c: int) -> str:
@@ -72,8 +78,16 @@ def held_out(model: GPT, val: torch.Tensor, tok) -> tuple[float, list | None]:
         for ch, e in zip(read, layer.choice.flatten().tolist()):
             per[e][ch] += 1
         top = ["".join(shown(tok, c) for c, _ in p.most_common(8)) for p in per]
-        layers.append({"share": share, "dead": sum(s < DEAD for s in share), "busiest": max(share),
-                       "balance": float(layer.aux_loss), "dropped": layer.dropped, "top": top})
+        layers.append(
+            {
+                "share": share,
+                "dead": sum(s < DEAD for s in share),
+                "busiest": max(share),
+                "balance": float(layer.aux_loss),
+                "dropped": layer.dropped,
+                "top": top,
+            }
+        )
     return loss, layers or None
 
 
@@ -98,9 +112,11 @@ def main() -> None:
     else:
         data = TokenData.from_texts(texts, tok, val_fraction=0.1)
     cfgs = configs(tok.vocab_size, args.experts)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); {corpus.name}: {len(data.train):,} train / "
-          f"{len(data.val):,} held-out tokens (first {min(len(data.val), MAX_EVAL_TOKENS):,} measured), vocab {tok.vocab_size}; "
-          f"{args.steps} steps, batch 16, lr 3e-3 cosine; E = {args.experts}, top-1, capacity 1.25")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); {corpus.name}: {len(data.train):,} train / "
+        f"{len(data.val):,} held-out tokens (first {min(len(data.val), MAX_EVAL_TOKENS):,} measured), vocab {tok.vocab_size}; "
+        f"{args.steps} steps, batch 16, lr 3e-3 cosine; E = {args.experts}, top-1, capacity 1.25"
+    )
     for name, c in cfgs.items():
         print(f"  {name:12s} d_ff {c.hidden:4d}  total {count_params(c):9,}  active {active_params(c):9,}")
     results: dict[str, list] = {name: [] for name in cfgs}
@@ -109,8 +125,19 @@ def main() -> None:
         for name, c in cfgs.items():
             torch.manual_seed(seed)
             model = GPT(c)
-            trainer = Trainer(model, data, TrainConfig(steps=args.steps, batch_size=16, lr=3e-3, warmup_steps=20,
-                                                       seed=seed, eval_iters=1, log_interval=args.steps))
+            trainer = Trainer(
+                model,
+                data,
+                TrainConfig(
+                    steps=args.steps,
+                    batch_size=16,
+                    lr=3e-3,
+                    warmup_steps=20,
+                    seed=seed,
+                    eval_iters=1,
+                    log_interval=args.steps,
+                ),
+            )
             t0 = time.perf_counter()
             trainer.run()
             loss, routing = held_out(model, data.val, tok)
@@ -119,7 +146,9 @@ def main() -> None:
             if routing:
                 line += "  " + " | ".join(
                     f"L{i + 1} shares {' '.join(f'{s:.2f}' for s in r['share'])} dead {r['dead']} "
-                    f"balance {r['balance']:.3f} dropped {r['dropped']}" for i, r in enumerate(routing))
+                    f"balance {r['balance']:.3f} dropped {r['dropped']}"
+                    for i, r in enumerate(routing)
+                )
             print(line, flush=True)
     print(f"means over seeds {args.seeds} ({time.perf_counter() - start:.0f} s in all):")
     for name, runs in results.items():

@@ -31,18 +31,27 @@ from attnlab.text.forms import classify, copied_verses, longest_copied_span
 from attnlab.train import new_run
 
 # ../shared/data beside the repository (a worktree sits one folder deeper)
-CORPUS = next((p / "shared" / "data" / "chinese-poetry" / "全唐诗" for p in Path(__file__).resolve().parents[2:4]
-               if (p / "shared" / "data" / "chinese-poetry" / "全唐诗").is_dir()),
-              Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese-poetry" / "全唐诗")
+CORPUS = next(
+    (
+        p / "shared" / "data" / "chinese-poetry" / "全唐诗"
+        for p in Path(__file__).resolve().parents[2:4]
+        if (p / "shared" / "data" / "chinese-poetry" / "全唐诗").is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese-poetry" / "全唐诗",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="what --minutes counts: wall-clock time, or this process's CPU time (on a machine "
-                             "shared with other work, cpu gives the run the arithmetic an idle machine would)")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="what --minutes counts: wall-clock time, or this process's CPU time (on a machine "
+        "shared with other work, cpu gives the run the arithmetic an idle machine would)",
+    )
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--corpus", default=str(CORPUS))
     parser.add_argument("--script", default="simplified")
@@ -50,37 +59,59 @@ def main() -> None:
     parser.add_argument("--preset", default=None)
     parser.add_argument("--dropout", type=float, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--align", choices=("poems", "any"), default="poems",
-                        help="training windows start at a poem's beginning (default) or anywhere in the stream")
+    parser.add_argument(
+        "--align",
+        choices=("poems", "any"),
+        default="poems",
+        help="training windows start at a poem's beginning (default) or anywhere in the stream",
+    )
     parser.add_argument("--out", type=Path, default=None, help="also save the checkpoint here")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    run = new_run(args.corpus, script=args.script, form=args.form, preset=args.preset, dropout=args.dropout,
-                  batch_size=args.batch_size, minutes=args.minutes, device="cpu", seed=0, align=args.align == "poems",
-                  clock=time.process_time if args.clock == "cpu" else None)
+    run = new_run(
+        args.corpus,
+        script=args.script,
+        form=args.form,
+        preset=args.preset,
+        dropout=args.dropout,
+        batch_size=args.batch_size,
+        minutes=args.minutes,
+        device="cpu",
+        seed=0,
+        align=args.align == "poems",
+        clock=time.process_time if args.clock == "cpu" else None,
+    )
     cfg, mc = run.config, run.model.config
     n_params = sum(p.numel() for p in run.model.parameters())
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f} at start; {len(run.texts)} poems ({run.corpus_options}), "
-          f"{len(run.data.train):,} train / {len(run.data.val):,} val tokens ({len(run.held_out)} poems held out), "
-          f"vocab {run.tokenizer.vocab_size}; GPT {mc.n_layers}x{mc.n_heads} heads, d_model {mc.d_model}, context "
-          f"{mc.context_length}, dropout {mc.dropout}, {n_params:,} parameters; batch {cfg.batch_size}, lr {cfg.lr}, "
-          f"eval every {cfg.eval_interval} steps, patience {cfg.patience}; --minutes {args.minutes} of {args.clock} time",
-          flush=True)
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f} at start; {len(run.texts)} poems ({run.corpus_options}), "
+        f"{len(run.data.train):,} train / {len(run.data.val):,} val tokens ({len(run.held_out)} poems held out), "
+        f"vocab {run.tokenizer.vocab_size}; GPT {mc.n_layers}x{mc.n_heads} heads, d_model {mc.d_model}, context "
+        f"{mc.context_length}, dropout {mc.dropout}, {n_params:,} parameters; batch {cfg.batch_size}, lr {cfg.lr}, "
+        f"eval every {cfg.eval_interval} steps, patience {cfg.patience}; --minutes {args.minutes} of {args.clock} time",
+        flush=True,
+    )
     cpu0, wall0 = time.process_time(), time.perf_counter()
 
     def show(event: dict) -> None:
         if event["type"] == "step" and event["val_loss"] is not None:
-            print(f"  {event['seconds'] / 60:5.2f} min {args.clock}  step {event['step']:5d}  loss {event['loss']:.4f}  "
-                  f"val loss {event['val_loss']:.4f}  (load {os.getloadavg()[0]:.1f})", flush=True)
+            print(
+                f"  {event['seconds'] / 60:5.2f} min {args.clock}  step {event['step']:5d}  loss {event['loss']:.4f}  "
+                f"val loss {event['val_loss']:.4f}  (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
 
     result = run.trainer.run(callback=show)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    print(f"stopped after {result.step} steps, {wall / 60:.2f} min wall, {cpu / 60:.2f} min CPU "
-          f"({cpu / max(wall, 1e-9):.2f} cores busy on average), reason: {result.stop_reason or 'steps'}; "
-          f"best val loss {result.best_val_loss:.4f} at step {result.best_step}"
-          + (" (weights restored)" if result.restored_best else ""), flush=True)
+    print(
+        f"stopped after {result.step} steps, {wall / 60:.2f} min wall, {cpu / 60:.2f} min CPU "
+        f"({cpu / max(wall, 1e-9):.2f} cores busy on average), reason: {result.stop_reason or 'steps'}; "
+        f"best val loss {result.best_val_loss:.4f} at step {result.best_step}"
+        + (" (weights restored)" if result.restored_best else ""),
+        flush=True,
+    )
     if args.out:
         print(f"saved {run.save(args.out)}")
 
@@ -88,8 +119,17 @@ def main() -> None:
     prompts = [p[:2] for p in rng.sample(run.held_out, min(args.samples, len(run.held_out)))]
     poems, t0 = [], time.perf_counter()
     for i, prompt in enumerate(prompts):
-        gen = generate(run.model, run.tokenizer, prompt, max_new_tokens=100, temperature=0.8, top_k=40, seed=i,
-                       start_of_text=True, n_candidates=1)
+        gen = generate(
+            run.model,
+            run.tokenizer,
+            prompt,
+            max_new_tokens=100,
+            temperature=0.8,
+            top_k=40,
+            seed=i,
+            start_of_text=True,
+            n_candidates=1,
+        )
         poems.append(gen.text)
     forms = [classify(p) for p in poems]
     good = sum(f is not None for f in forms)
@@ -99,10 +139,14 @@ def main() -> None:
     spans = [longest_copied_span(p, joined) for p in poems]
     longest = max(spans, key=len, default="")
     print(f"{len(poems)} poems sampled in {time.perf_counter() - t0:.0f} s")
-    print(f"form score: {good}/{len(poems)} = {good / max(1, len(poems)):.0%} "
-          f"({', '.join(f'{k} {forms.count(k)}' for k in ('wujue', 'qijue', 'wulv', 'qilv'))})")
-    print(f"novelty: {copied}/{made} five-character verses copied verbatim from training poems "
-          f"({copied / max(1, made):.1%}); longest copied span {len(longest)} characters: {longest!r}")
+    print(
+        f"form score: {good}/{len(poems)} = {good / max(1, len(poems)):.0%} "
+        f"({', '.join(f'{k} {forms.count(k)}' for k in ('wujue', 'qijue', 'wulv', 'qilv'))})"
+    )
+    print(
+        f"novelty: {copied}/{made} five-character verses copied verbatim from training poems "
+        f"({copied / max(1, made):.1%}); longest copied span {len(longest)} characters: {longest!r}"
+    )
     print("rhyme: not measured (no rhyme table offline)")
     print("the first poems, as they came:")
     for p, f in list(zip(poems, forms))[:6]:

@@ -35,8 +35,10 @@ print(f"{{t1 - t0:.3f}} {{t2 - t1:.3f}}")
 
 
 def sentence_of(tok, n: int) -> str:
-    words = ("the quick brown fox jumps over the lazy dog while the cat sleeps near the warm window and the birds "
-             "sing in the tall green trees behind the old house by the river").split()
+    words = (
+        "the quick brown fox jumps over the lazy dog while the cat sleeps near the warm window and the birds "
+        "sing in the tall green trees behind the old house by the river"
+    ).split()
     for k in range(1, len(words) + 1):
         text = " ".join(words[:k])
         if len(tok.encode(text)) == n:

@@ -30,8 +30,22 @@ def main() -> None:
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="attnlab-scale-")) / "sweep"
     print(f"sweep folder: {out}", flush=True)
-    command = [sys.executable, "-m", "attnlab", "scale", "--corpus", args.corpus, "--out", str(out), "--minutes",
-               str(args.minutes), "--device", args.device, "--lang", args.lang]
+    command = [
+        sys.executable,
+        "-m",
+        "attnlab",
+        "scale",
+        "--corpus",
+        args.corpus,
+        "--out",
+        str(out),
+        "--minutes",
+        str(args.minutes),
+        "--device",
+        args.device,
+        "--lang",
+        args.lang,
+    ]
     raise SystemExit(subprocess.run(command, check=False).returncode)  # its progress and results, as they come
 
 

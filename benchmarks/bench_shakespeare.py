@@ -55,8 +55,16 @@ class TorchLayersGPT(nn.Module):
         self.pos = nn.Embedding(c.context_length, c.d_model)
         nn.init.normal_(self.tok.weight, std=0.02)
         nn.init.normal_(self.pos.weight, std=0.02)
-        layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, dim_feedforward=c.hidden, dropout=c.dropout,
-                                           activation="gelu", batch_first=True, norm_first=True, bias=c.bias)
+        layer = nn.TransformerEncoderLayer(
+            c.d_model,
+            c.n_heads,
+            dim_feedforward=c.hidden,
+            dropout=c.dropout,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
+            bias=c.bias,
+        )
         self.blocks = nn.TransformerEncoder(layer, c.n_layers, enable_nested_tensor=False)
         self.ln_f = nn.LayerNorm(c.d_model)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
@@ -88,16 +96,23 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--settings", default="torch,fp32,bf16", help=f"comma-separated, of {', '.join(SETTINGS)}; "
-                        "the first is the baseline the ratios divide by")
+    parser.add_argument(
+        "--settings",
+        default="torch,fp32,bf16",
+        help=f"comma-separated, of {', '.join(SETTINGS)}; the first is the baseline the ratios divide by",
+    )
     parser.add_argument("--chunk", type=int, default=50, help="steps per setting per round")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--data", type=Path, default=DATA, help="Tiny Shakespeare's input.txt")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: the loop's choice)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="cpu: this process's CPU time (with --threads 1 on a shared machine, the time the work "
-                             "took, not the time it waited for a core)")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: this process's CPU time (with --threads 1 on a shared machine, the time the work "
+        "took, not the time it waited for a core)",
+    )
     args = parser.parse_args()
     names = args.settings.split(",")
     unknown = [n for n in names if n not in SETTINGS]
@@ -120,9 +135,12 @@ def main() -> None:
     with context:
         if args.threads:
             torch.set_num_threads(args.threads)
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {device}; {len(data.train):,} train / "
-              f"{len(data.val):,} val tokens, vocab {tok.vocab_size}; {config}; {args.steps} steps in rounds of "
-              f"{args.chunk}; settings {names}; {args.clock} clock", flush=True)
+        print(
+            f"torch {torch.__version__}, {torch.get_num_threads()} threads, {device}; {len(data.train):,} train / "
+            f"{len(data.val):,} val tokens, vocab {tok.vocab_size}; {config}; {args.steps} steps in rounds of "
+            f"{args.chunk}; settings {names}; {args.clock} clock",
+            flush=True,
+        )
         first: dict[str, float] = {}
         for name, trainer in trainers.items():  # step 1 apart: compile happens here, and is timed apart
             t = time.perf_counter()
@@ -143,16 +161,21 @@ def main() -> None:
             print(f"  step {done}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in ms.items()), flush=True)
 
         base = names[0]
-        print(f"\n{'setting':14s} {'first step s':>12s}  {'ms/iter median [min..max]':28s} {'tokens/s':>9s}  "
-              f"{'tokens/s ÷ ' + base + ' (per round)':32s} val loss (20 / 200 batches)")
+        print(
+            f"\n{'setting':14s} {'first step s':>12s}  {'ms/iter median [min..max]':28s} {'tokens/s':>9s}  "
+            f"{'tokens/s ÷ ' + base + ' (per round)':32s} val loss (20 / 200 batches)"
+        )
         for name, trainer in trainers.items():
             rounds = min(len(ms[name]), len(ms[base]))
             ratios = [ms[base][i] / ms[name][i] for i in range(rounds)]
             val20 = trainer.estimate_val_loss()
             trainer.cfg.eval_iters = 200
             val200 = trainer.estimate_val_loss()
-            print(f"{name:14s} {first[name]:12.1f}  {spread(ms[name]):28s} {tokens_per_step * 1000 / statistics.median(ms[name]):9.0f}  "
-                  f"{spread(ratios):32s} {val20:.4f} / {val200:.4f}", flush=True)
+            print(
+                f"{name:14s} {first[name]:12.1f}  {spread(ms[name]):28s} {tokens_per_step * 1000 / statistics.median(ms[name]):9.0f}  "
+                f"{spread(ratios):32s} {val20:.4f} / {val200:.4f}",
+                flush=True,
+            )
         print("goal (issue 12): tokens/s >= 1.5x the torch-layers baseline, val loss <= 1.88 after 2000 iterations")
 
 

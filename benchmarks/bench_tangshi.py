@@ -20,7 +20,14 @@ import torch
 from attnlab.sampling import generate
 from attnlab.train import new_run
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "chinese-poetry" / "蒙学" / "tangshisanbaishou.simplified.json"
+CORPUS = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "chinese-poetry"
+    / "蒙学"
+    / "tangshisanbaishou.simplified.json"
+)
 
 
 def main() -> None:
@@ -41,28 +48,39 @@ def main() -> None:
 
     calib = new_run(str(CORPUS), steps=30, **settings)
     marks = {}
-    calib.trainer.run(callback=lambda e: marks.__setitem__(e["step"], time.perf_counter()) if e["type"] == "step" else None)
+    calib.trainer.run(
+        callback=lambda e: marks.__setitem__(e["step"], time.perf_counter()) if e["type"] == "step" else None
+    )
     per_step = (marks[29] - marks[5]) / 24
     steps = max(50, int(0.97 * budget / per_step))
-    run = new_run(str(CORPUS), steps=steps, eval_interval=max(1, steps // 10), eval_iters=20, log_interval=50, **settings)
+    run = new_run(
+        str(CORPUS), steps=steps, eval_interval=max(1, steps // 10), eval_iters=20, log_interval=50, **settings
+    )
     n_params = sum(p.numel() for p in run.model.parameters())
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {run.trainer.device}; "
-          f"{len(run.texts)} poems, {len(run.data.train):,} train / {len(run.data.val):,} val tokens, "
-          f"vocab {run.tokenizer.vocab_size}, {n_params:,} parameters; {per_step * 1000:.0f} ms/step -> {steps} steps",
-          flush=True)
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {run.trainer.device}; "
+        f"{len(run.texts)} poems, {len(run.data.train):,} train / {len(run.data.val):,} val tokens, "
+        f"vocab {run.tokenizer.vocab_size}, {n_params:,} parameters; {per_step * 1000:.0f} ms/step -> {steps} steps",
+        flush=True,
+    )
 
     start = time.perf_counter()
 
     def show(event: dict) -> None:
         if event["type"] == "step" and event["val_loss"] is not None:
-            print(f"  step {event['step']:5d}  loss {event['loss']:.4f}  val loss {event['val_loss']:.4f}  "
-                  f"{event['seconds']:.0f} s", flush=True)
+            print(
+                f"  step {event['step']:5d}  loss {event['loss']:.4f}  val loss {event['val_loss']:.4f}  "
+                f"{event['seconds']:.0f} s",
+                flush=True,
+            )
 
     result = run.trainer.run(callback=show, should_stop=lambda: time.perf_counter() - start > budget)
     best = min((h for h in run.trainer.history if h["val_loss"] is not None), key=lambda h: h["val_loss"])
-    print(f"val loss {result.val_loss:.4f} after {result.step} steps in {result.seconds:.0f} s"
-          + (" (stopped at the time limit)" if result.stopped else "")
-          + f"; lowest on the way {best['val_loss']:.4f} at step {best['step']}")
+    print(
+        f"val loss {result.val_loss:.4f} after {result.step} steps in {result.seconds:.0f} s"
+        + (" (stopped at the time limit)" if result.stopped else "")
+        + f"; lowest on the way {best['val_loss']:.4f} at step {best['step']}"
+    )
     if args.out:
         print(f"saved {run.save(args.out)}")
     print("five sample lines (each a new poem's first line):")

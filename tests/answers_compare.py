@@ -75,8 +75,11 @@ def differences(a, b, *, numbers: bool, scale: float, path: str = "") -> list[st
         if len(a) != len(b):
             return [f"{path}: length {len(a)} -> {len(b)}"]
         inside = max(map(abs, _numbers(a)), default=0.0)  # an array's numbers are rounded at the array's scale
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in
-                differences(x, y, numbers=numbers, scale=inside, path=f"{path}[{i}]")]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b))
+            for d in differences(x, y, numbers=numbers, scale=inside, path=f"{path}[{i}]")
+        ]
     if _kind(a) != _kind(b) and not (a is None or b is None) or isinstance(a, str) != isinstance(b, str):
         return [f"{path}: {a!r} -> {b!r}"]
     if not numbers:
@@ -110,8 +113,10 @@ TIMED = re.compile(r"\w*seconds\w*|time_slope|flops_per_s|days_here")  # measure
 def untimed(obj):
     """The answer without what a clock measured (and a progress status, done or idle by the cache's choice)."""
     if isinstance(obj, dict):
-        return {k: "<measured>" if TIMED.fullmatch(k) or (k == "status" and obj[k] in ("done", "idle")) else untimed(v)
-                for k, v in obj.items()}
+        return {
+            k: "<measured>" if TIMED.fullmatch(k) or (k == "status" and obj[k] in ("done", "idle")) else untimed(v)
+            for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [untimed(v) for v in obj]
     return obj

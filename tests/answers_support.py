@@ -15,10 +15,23 @@ from pathlib import Path
 RECORD = Path(__file__).parent / "answers" / "defaults.json"
 ARITHMETIC = RECORD.with_name("arithmetic.txt")
 
-GETS = ["/api/toy", "/api/toy?query=2&causal=true", "/api/toy/check?question=keys&answer=1", "/api/toy/check?question=future&answer=0", "/api/lookup",
-        "/api/lookup/importance", "/api/ledger", "/api/pipeline/neg-log", "/api/pipeline/first-step",
-        "/api/pipeline/focus", "/api/explain", "/api/explain?lang=en", "/api/real", "/api/real/coreference",
-        "/api/real/embeddings"]
+GETS = [
+    "/api/toy",
+    "/api/toy?query=2&causal=true",
+    "/api/toy/check?question=keys&answer=1",
+    "/api/toy/check?question=future&answer=0",
+    "/api/lookup",
+    "/api/lookup/importance",
+    "/api/ledger",
+    "/api/pipeline/neg-log",
+    "/api/pipeline/first-step",
+    "/api/pipeline/focus",
+    "/api/explain",
+    "/api/explain?lang=en",
+    "/api/real",
+    "/api/real/coreference",
+    "/api/real/embeddings",
+]
 MIX = {"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]}
 POSTS = [("/api/toy/mix", MIX), ("/api/toy/hand", MIX)]
 CLI = [["toy", "--json"], ["toy", "--json", "--query", "它", "--causal"], ["real", "--json"]]
@@ -42,8 +55,11 @@ def answers(keys: set[str] | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
     client = TestClient(create_app())
     # a topic's progress is asked right after its answer: "done" then, whatever the cache evicted before
-    gets = GETS + [u for t in topics() for u in (f"/api/explain/{t}", f"/api/explain/{t}/progress")] \
+    gets = (
+        GETS
+        + [u for t in topics() for u in (f"/api/explain/{t}", f"/api/explain/{t}/progress")]
         + [f"/api/explain/{t}?lang=en" for t in topics()]
+    )
     for url in gets:
         if want(f"GET {url}"):
             r = client.get(url)
@@ -69,4 +85,6 @@ if __name__ == "__main__":
     from answers_compare import probe
 
     ARITHMETIC.write_text(probe() + "\n", encoding="utf-8")
-    print(f"{len(got)} answers -> {RECORD} ({RECORD.stat().st_size:,} bytes); arithmetic {ARITHMETIC.read_text().strip()}")
+    print(
+        f"{len(got)} answers -> {RECORD} ({RECORD.stat().st_size:,} bytes); arithmetic {ARITHMETIC.read_text().strip()}"
+    )

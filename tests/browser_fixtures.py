@@ -27,8 +27,12 @@ import pytest
 
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 # How long a wait may last before a test gives up. Generous on purpose: a wait ends on an event (a selector, a
@@ -113,8 +117,11 @@ class Watch:
             route.abort()
 
     def problems(self) -> list[str]:
-        return ([f"console error: {e}" for e in self.console_errors] + [f"page error: {e}" for e in self.page_errors]
-                + [f"request left 127.0.0.1: {u}" for u in self.blocked])
+        return (
+            [f"console error: {e}" for e in self.console_errors]
+            + [f"page error: {e}" for e in self.page_errors]
+            + [f"request left 127.0.0.1: {u}" for u in self.blocked]
+        )
 
 
 @pytest.fixture(scope="session")
@@ -164,8 +171,10 @@ def live_update():
     """live_update(page, action): run action() (a click, a fill) and wait for lab.js to swap in the new page."""
 
     def _update(page, action) -> None:
-        page.evaluate("() => { window.__labUpdated = false; document.addEventListener('lab:updated', "
-                      "() => { window.__labUpdated = true; }, {once: true}); }")
+        page.evaluate(
+            "() => { window.__labUpdated = false; document.addEventListener('lab:updated', "
+            "() => { window.__labUpdated = true; }, {once: true}); }"
+        )
         action()
         page.wait_for_function("() => window.__labUpdated === true")
 
@@ -178,7 +187,9 @@ def api(lab_url):
 
     def _get(path: str, json_body=None):
         data = None if json_body is None else json.dumps(json_body).encode()
-        req = urllib.request.Request(lab_url + quote(path, safe="/?&=%+"), data=data, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            lab_url + quote(path, safe="/?&=%+"), data=data, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=PATIENCE_MS / 1000) as resp:  # noqa: S310 - loopback only
             return json.loads(resp.read())
 

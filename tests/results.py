@@ -47,5 +47,7 @@ def by_topic(names=None) -> list:
 
     from attnlab.lessons.explain import TOPICS
 
-    return [pytest.param(name, marks=pytest.mark.slow, id=name) if TOPICS[name].heavy else pytest.param(name, id=name)
-            for name in (TOPICS if names is None else names)]
+    return [
+        pytest.param(name, marks=pytest.mark.slow, id=name) if TOPICS[name].heavy else pytest.param(name, id=name)
+        for name in (TOPICS if names is None else names)
+    ]

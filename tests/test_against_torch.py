@@ -84,8 +84,9 @@ def test_multihead_matches_torch(kind):
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_block_matches_transformer_encoder_layer(norm_first, activation):
     ours = randomize(Block(D, H, FF, norm_first=norm_first, activation=activation))
-    theirs = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation=activation, batch_first=True,
-                                        norm_first=norm_first).eval()
+    theirs = nn.TransformerEncoderLayer(
+        D, H, FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     copy_mha(ours.attn, theirs.self_attn)
     copy_ffn(ours.ffn, theirs.linear1, theirs.linear2)
     copy_ln(ours.ln_1, theirs.norm1)
@@ -100,8 +101,9 @@ def test_block_matches_transformer_encoder_layer(norm_first, activation):
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 def test_decoder_block_matches_transformer_decoder_layer(norm_first):
     ours = randomize(DecoderBlock(D, H, FF, norm_first=norm_first))
-    theirs = nn.TransformerDecoderLayer(D, H, FF, dropout=0.0, activation="relu", batch_first=True,
-                                        norm_first=norm_first).eval()
+    theirs = nn.TransformerDecoderLayer(
+        D, H, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+    ).eval()
     copy_mha(ours.self_attn, theirs.self_attn)
     copy_mha(ours.cross_attn, theirs.multihead_attn)
     copy_ffn(ours.ffn, theirs.linear1, theirs.linear2)
@@ -121,6 +123,6 @@ def test_layernorm_matches_torch(explicit):
     copy_ln(ours, theirs)
     x = (torch.randn(4, 9, D) * 3 + 1).requires_grad_()
     assert close(ours(x), theirs(x))
-    grad_ours, = torch.autograd.grad(ours(x).pow(2).sum(), x)
-    grad_theirs, = torch.autograd.grad(theirs(x).pow(2).sum(), x)
+    (grad_ours,) = torch.autograd.grad(ours(x).pow(2).sum(), x)
+    (grad_theirs,) = torch.autograd.grad(theirs(x).pow(2).sum(), x)
     assert close(grad_ours, grad_theirs)

@@ -104,8 +104,14 @@ def test_bad_inputs_name_what_was_expected():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    B=st.integers(1, 3), H=st.integers(1, 3), T_q=st.integers(1, 6), T_k=st.integers(1, 6),
-    d_k=st.integers(1, 8), d_v=st.integers(1, 5), seed=st.integers(0, 2**16), use_mask=st.booleans(),
+    B=st.integers(1, 3),
+    H=st.integers(1, 3),
+    T_q=st.integers(1, 6),
+    T_k=st.integers(1, 6),
+    d_k=st.integers(1, 8),
+    d_v=st.integers(1, 5),
+    seed=st.integers(0, 2**16),
+    use_mask=st.booleans(),
 )
 def test_weights_are_a_probability_over_allowed_keys(B, H, T_q, T_k, d_k, d_v, seed, use_mask):
     g = torch.Generator().manual_seed(seed)

@@ -25,7 +25,9 @@ def exact_tail(k: int, n: int, p: Fraction) -> Fraction:
     return sum((comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)), Fraction(0))
 
 
-@pytest.mark.parametrize("n,p", [(40, Fraction(1, 4)), (72, Fraction(1, 2)), (10, Fraction(1, 2)), (12, Fraction(1, 3))])
+@pytest.mark.parametrize(
+    "n,p", [(40, Fraction(1, 4)), (72, Fraction(1, 2)), (10, Fraction(1, 2)), (12, Fraction(1, 3))]
+)
 def test_binomial_tail_and_the_count_chance_reaches(n, p):
     for k in range(n + 1):
         assert binomial_tail(k, n, float(p)) == pytest.approx(float(exact_tail(k, n, p)), rel=1e-9, abs=1e-15)
@@ -35,7 +37,9 @@ def test_binomial_tail_and_the_count_chance_reaches(n, p):
 
 def test_a_count_near_chance_is_not_shown():
     # The audit's example: 12 of 40 heads pick one of 4 earlier characters; chance gives 10 of 40.
-    c = beats_chance("x", "12 of 40 heads look at 明", "en", k=12, n=40, p=0.25, control="a head picking one of 4 at random")
+    c = beats_chance(
+        "x", "12 of 40 heads look at 明", "en", k=12, n=40, p=0.25, control="a head picking one of 4 at random"
+    )
     assert (c.status, c.holds, c.baseline, c.values["needed"]) == (NOT_SHOWN, False, 10.0, 16)
     assert beats_chance("x", "t", "en", k=16, n=40, p=0.25, control="chance").status == SHOWN
     assert beats_chance("x", "t", "en", k=4, n=40, p=0.25, control="chance").status == CONTRADICTED
@@ -63,6 +67,8 @@ def test_the_data_redoes_the_status_and_the_words_say_it():
     c = lead("a", "t", "zh", measured=0.30, baseline=0.25, margin=0.1, control="均匀分布", values={"acc": 0.3})
     assert status_of(c.direction, c.measured, c.baseline, c.margin) == c.status == NOT_SHOWN
     assert "均匀分布" in c.versus and "未显示" in c.versus and c.values == {"acc": 0.3}
-    en = lead("a", "t", "en", measured=0.30, baseline=0.25, margin=0.1, control="a uniform map", hint="(try 1000 steps)")
+    en = lead(
+        "a", "t", "en", measured=0.30, baseline=0.25, margin=0.1, control="a uniform map", hint="(try 1000 steps)"
+    )
     assert "not shown at these settings (try 1000 steps)" in en.versus and "a uniform map" in en.versus
     assert "shown" not in lead("a", "t", "en", measured=0.5, baseline=0.25, margin=0.1, control="c").versus

@@ -89,8 +89,9 @@ def test_break_a_steady_difference_under_the_floor_is_a_tie(defaults, monkeypatc
     # as two models that both memorized the poem: the unmasked one 0.005 nats apart in every seed, each way
     def nudge(p):
         h = p.intact
-        up = dataclasses.replace(h, train_loss=[x - 0.005 for x in h.train_loss],
-                                 causal_loss=[x + 0.005 for x in h.causal_loss])
+        up = dataclasses.replace(
+            h, train_loss=[x - 0.005 for x in h.train_loss], causal_loss=[x + 0.005 for x in h.causal_loss]
+        )
         return dataclasses.replace(p, ablated=up)
 
     _with(monkeypatch, nudge)
@@ -103,7 +104,9 @@ def test_break_pairs_that_do_not_share_their_start_are_not_fair(defaults, monkey
     def apart(p):
         data = R.corpus_data("jingyesi")
         other = R._build_sized("no-causal-mask", data, p.seed + 1, ("no-causal-mask",))  # another seed's weights
-        return dataclasses.replace(p, same_start=R.same_start(R._build_sized("no-causal-mask", data, p.seed, ()), other))
+        return dataclasses.replace(
+            p, same_start=R.same_start(R._build_sized("no-causal-mask", data, p.seed, ()), other)
+        )
 
     _with(monkeypatch, apart)
     assert statuses(break_it(ablate="no-causal-mask", lang="en").claims)["same_start"] == "contradicted"
@@ -134,8 +137,12 @@ def test_break_a_model_that_never_learns_does_not_still_learn(defaults, monkeypa
     # as if trained 0 steps: every measurement of the ablated run is its untrained one (the form's least is 40)
     def frozen(p):
         h = p.ablated
-        return dataclasses.replace(p, ablated=dataclasses.replace(h, causal_loss=[h.causal_loss[0]] * len(h.causal_loss),
-                                                                  train_loss=[h.train_loss[0]] * len(h.train_loss)))
+        return dataclasses.replace(
+            p,
+            ablated=dataclasses.replace(
+                h, causal_loss=[h.causal_loss[0]] * len(h.causal_loss), train_loss=[h.train_loss[0]] * len(h.train_loss)
+            ),
+        )
 
     _with(monkeypatch, frozen)
     for ablation in ("attention-only", "ffn-first", "no-layernorm"):
@@ -154,8 +161,14 @@ def test_first_step_at_the_defaults():
     r = FS.first_step(new_run("poem", seed=0, device="cpu"), seeds=5, lang="en")
     # the text's rule raises p(光) in 5 of 5 seeds (chance: 1 in 32); AdamW's first step lowers it at seed 0
     # and raises it by 1% in 4 of 5 (chance reaches 4 of 5 with probability 3/16): not shown
-    assert statuses(r.claims) == {"plain_raises": "shown", "plain_over_seeds": "shown", "adamw_first": "contradicted",
-                                  "adamw_line": "shown", "adamw_sign": "shown", "adamw_over_seeds": "not_shown"}
+    assert statuses(r.claims) == {
+        "plain_raises": "shown",
+        "plain_over_seeds": "shown",
+        "adamw_first": "contradicted",
+        "adamw_line": "shown",
+        "adamw_sign": "shown",
+        "adamw_over_seeds": "not_shown",
+    }
     consistent(r.claims)
 
 
@@ -186,8 +199,10 @@ def test_first_step_adam_with_a_huge_eps_is_not_a_sign_step(monkeypatch):
         return opt
 
     monkeypatch.setattr(L, "make_optimizer", swamped)
-    assert statuses(FS.first_step(new_run("poem", seed=0, device="cpu"), seeds=0, lang="en").claims)["adamw_sign"] == \
-        "contradicted"
+    assert (
+        statuses(FS.first_step(new_run("poem", seed=0, device="cpu"), seeds=0, lang="en").claims)["adamw_sign"]
+        == "contradicted"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -202,8 +217,13 @@ def test_focus_at_the_defaults(trained):
     run, _ = trained
     f = FO.focus(run.model, run.tokenizer, POEM, lang="en")
     # layer 2 looks at 床 by a clear lead, layer 1 is within 5 points of even; no head gives 明 the largest weight
-    assert statuses(f.claims) == {"top_1_1": "not_shown", "top_1_2": "not_shown", "top_2_1": "shown",
-                                  "top_2_2": "shown", "expected_heads": "not_shown"}
+    assert statuses(f.claims) == {
+        "top_1_1": "not_shown",
+        "top_1_2": "not_shown",
+        "top_2_1": "shown",
+        "top_2_2": "shown",
+        "expected_heads": "not_shown",
+    }
     consistent(f.claims)
 
 

@@ -139,8 +139,12 @@ def test_positions_that_are_all_the_same_break_nothing(monkeypatch):
 def test_position_wise_defaults_show_and_the_bug_contradicts_the_invariant():
     assert set(statuses(PW.position_wise(lang="en")).values()) == {SHOWN}
     s = statuses(PW.position_wise(bug=True, lang="en"))
-    assert s == {"attention_mixes": SHOWN, "ffn_alone": CONTRADICTED, "layernorm_alone": SHOWN,
-                 "residual_alone": CONTRADICTED}
+    assert s == {
+        "attention_mixes": SHOWN,
+        "ffn_alone": CONTRADICTED,
+        "layernorm_alone": SHOWN,
+        "residual_alone": CONTRADICTED,
+    }
 
 
 def test_attention_to_itself_only_does_not_mix_and_a_sequence_norm_does(monkeypatch):
@@ -205,7 +209,7 @@ def test_two_heads_without_their_second_head_do_not_beat_one(monkeypatch):
     def one_head_left():
         m = true_built()
         with torch.no_grad():
-            m.attn.W_O.weight[:, MH.WIDTH // 2:] = 0  # the AND head's output dropped: OR - 1/2 is left
+            m.attn.W_O.weight[:, MH.WIDTH // 2 :] = 0  # the AND head's output dropped: OR - 1/2 is left
         return m
 
     monkeypatch.setattr(MH, "hand_built", one_head_left)
@@ -216,8 +220,11 @@ def test_two_heads_without_their_second_head_do_not_beat_one(monkeypatch):
 def test_a_one_head_model_that_solves_xor_is_not_shown_to_fail(monkeypatch):
     # the bound removed by construction: the "one-head" models report 8 of 8, as two-head ones can
     true_train = MH.train_one
-    monkeypatch.setattr(MH, "train_one", lambda h, steps, seed: (1.0, true_train(h, 0, seed)[1]) if h == 1
-                        else true_train(h, steps, seed))
+    monkeypatch.setattr(
+        MH,
+        "train_one",
+        lambda h, steps, seed: (1.0, true_train(h, 0, seed)[1]) if h == 1 else true_train(h, steps, seed),
+    )
     s = statuses(MH.multihead(train_steps=1, lang="en", **SMALL_MH))
     assert s["one_head_cannot"] == NOT_SHOWN
 
@@ -233,14 +240,20 @@ def test_one_hot_defaults_show_every_claim_and_d_is_not_called_fewer():
     assert set(statuses(r).values()) == {SHOWN}
     dense = next(c for c in r.claims if c.id == "dense_not_orthogonal")
     assert r.d_model >= r.vocab_size and "only" not in dense.text  # 32 dimensions are not "only" against |V| = 20
-    assert "only d = 8" in next(c for c in OH.one_hot(lang="en", d_model=8, train_steps=0).claims
-                                if c.id == "dense_not_orthogonal").text
+    assert (
+        "only d = 8"
+        in next(
+            c for c in OH.one_hot(lang="en", d_model=8, train_steps=0).claims if c.id == "dense_not_orthogonal"
+        ).text
+    )
 
 
 def test_at_0_steps_training_changed_nothing():
     r = OH.one_hot(train_steps=0, lang="en")
     assert r.context_corr == r.context_corr_init and statuses(r)["training_context"] == NOT_SHOWN
-    assert statuses(r)["dense_not_orthogonal"] == SHOWN  # random vectors are not orthogonal either: not a training claim
+    assert (
+        statuses(r)["dense_not_orthogonal"] == SHOWN
+    )  # random vectors are not orthogonal either: not a training claim
 
 
 def test_training_on_a_shuffled_stream_pulls_nothing_together(monkeypatch):
@@ -248,8 +261,9 @@ def test_training_on_a_shuffled_stream_pulls_nothing_together(monkeypatch):
     true_train = OH.train
 
     def shuffled(stream, vocab, d, steps, seed):
-        return true_train(stream[torch.randperm(len(stream), generator=torch.Generator().manual_seed(seed))], vocab, d,
-                          steps, seed)
+        return true_train(
+            stream[torch.randperm(len(stream), generator=torch.Generator().manual_seed(seed))], vocab, d, steps, seed
+        )
 
     monkeypatch.setattr(OH, "train", shuffled)
     assert statuses(OH.one_hot(train_steps=20, lang="en"))["training_context"] == NOT_SHOWN

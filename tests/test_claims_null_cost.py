@@ -170,8 +170,11 @@ def test_a_gpt_without_its_causal_mask_lets_what_follows_in(monkeypatch):
     from attnlab.models import GPT
 
     real = CV.hidden_states
-    monkeypatch.setattr(CV, "hidden_states", lambda model, idx, **kw: real(
-        model, idx, **({"causal": False} if isinstance(model, GPT) else kw)))
+    monkeypatch.setattr(
+        CV,
+        "hidden_states",
+        lambda model, idx, **kw: real(model, idx, **({"causal": False} if isinstance(model, GPT) else kw)),
+    )
     assert statuses(CV.context_vectors())["causal_same"] == "contradicted"
 
 

@@ -123,8 +123,9 @@ def coref_with(monkeypatch, real, reads, replace) -> dict[str, str]:
     return statuses(real.coreference.__wrapped__("en").claims)
 
 
-COREF_IDS = [f"majority_{c}" for c in ("tired", "wide", "heavy", "sturdy", "big", "small")] + \
-    [f"{k}_{p}" for p in ("tired_wide", "heavy_sturdy", "big_small") for k in ("flip", "meaning")]
+COREF_IDS = [f"majority_{c}" for c in ("tired", "wide", "heavy", "sturdy", "big", "small")] + [
+    f"{k}_{p}" for p in ("tired_wide", "heavy_sturdy", "big_small") for k in ("flip", "meaning")
+]
 
 
 def test_real_at_the_defaults_the_heads_follow_the_words_not_the_meaning(defaults):
@@ -134,9 +135,14 @@ def test_real_at_the_defaults_the_heads_follow_the_words_not_the_meaning(default
     co, emb = defaults
     s = statuses(co.claims)
     assert sorted(s) == sorted(COREF_IDS)
-    assert s == {**{i: "not_shown" for i in COREF_IDS}, "majority_heavy": "shown", "majority_sturdy": "contradicted",
-                 "meaning_tired_wide": "contradicted", "meaning_heavy_sturdy": "contradicted",
-                 "meaning_big_small": "contradicted"}
+    assert s == {
+        **{i: "not_shown" for i in COREF_IDS},
+        "majority_heavy": "shown",
+        "majority_sturdy": "contradicted",
+        "meaning_tired_wide": "contradicted",
+        "meaning_heavy_sturdy": "contradicted",
+        "meaning_big_small": "contradicted",
+    }
     tired = co.cases[0]
     assert (tired.n_prefer_implied, tired.n_prefer_other, tired.n_ties) == (36, 33, 3)  # not "39 of 72"
     assert statuses(emb.claims) == {"analogy_top1": "shown", "onehot_zero": "shown", "dense_related": "shown"}
@@ -165,11 +171,14 @@ def test_real_heads_that_always_read_the_first_noun_do_not_track_the_meaning(mon
 def test_real_the_same_weights_for_both_sentences_of_a_pair_do_not_flip(monkeypatch, real, reads):
     first_of = {two[1][1]: two[0][1] for _, _, two in real.COREF_PAIRS}  # second sentence -> first sentence
     s = coref_with(monkeypatch, real, reads, lambda text, i, w: reads[first_of.get(text, text)][2].clone())
-    assert all(s[f"flip_{p}"] != "shown" and s[f"meaning_{p}"] != "shown" for p in ("tired_wide", "heavy_sturdy", "big_small"))
+    assert all(
+        s[f"flip_{p}"] != "shown" and s[f"meaning_{p}"] != "shown" for p in ("tired_wide", "heavy_sturdy", "big_small")
+    )
 
 
 def test_real_heads_that_always_read_the_meant_word_show_every_coreference_claim(monkeypatch, real, reads):
     """The positive control: the claims can be shown when the weights do follow the meaning."""
+
     def meant(text, i, w):
         w[..., i], w[..., 1 - i] = 0.3, 0.01
         return w

@@ -42,35 +42,38 @@ BREAK_IT = {("position-wise", "bug", True)}
 COURSE_DISAGREES = {
     ("sqrt-dk", "gradient_fades"): "with many keys the scaled softmax is near uniform and passes less gradient",
     ("rnn-gradients", "lstm_keeps"): "with forget gates far from 1 (forget_bias <= 1) the LSTM's cell path fades "
-                                     "faster than the tanh RNN's gradient: the gates keep it only near 1",
+    "faster than the tanh RNN's gradient: the gates keep it only near 1",
     ("data-parallel", "update"): "AdamW divides each step by sqrt(v): a near-zero gradient's rounding difference "
-                                 "becomes a whole step, so the weights can part by more than 1e-6 (SGD's do not)",
+    "becomes a whole step, so the weights can part by more than 1e-6 (SGD's do not)",
     ("moe", "moe_beats_active"): "with few steps or a tight capacity (tokens dropped) the routed model learns slower "
-                                 "than its dense twin of equal active size: the loss goes the other way",
+    "than its dense twin of equal active size: the loss goes the other way",
     ("moe", "total_beats_moe"): "in as many steps the dense model of equal total size can learn slower than the MoE, "
-                                "whose experts each see fewer tokens but update fewer weights a token",
+    "whose experts each see fewer tokens but update fewer weights a token",
     ("ffn-memory", "top_beats_random"): "untrained (or barely trained), knocking out the most active neurons shrinks "
-                                        "random logits toward uniform, which raises log p of any target a little",
+    "random logits toward uniform, which raises log p of any target a little",
 }
 
 # Claims not shown at a topic's defaults, with the reason the page gives.
 DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {
     ("moe", "moe_beats_active"): "the built-in poem is learnt by heart by every model: the losses tie within the "
-                                 "margin (benchmarks/bench_moe.py compares them on a real corpus)",
+    "margin (benchmarks/bench_moe.py compares them on a real corpus)",
     ("moe", "total_beats_moe"): "the same tie: on 24 characters no model has anything left to gain from size",
     ("moe", "dead_without"): "4 experts over 24 characters keep every expert busy without the balancing loss; "
-                             "with 8 experts and 300 steps they die (the page's hint)",
+    "with 8 experts and 300 steps they die (the page's hint)",
     ("ffn-memory", "keys_share_next"): "静夜思 has 24 positions, almost no two followed by the same character: K = 10 "
-                                       "contexts cannot share a next token (shown on Tiny Shakespeare, the page's hint)",
+    "contexts cannot share a next token (shown on Tiny Shakespeare, the page's hint)",
     ("word2vec", "agrees_with_gpt"): "on 静夜思's 17 characters a GPT trained 200 steps agrees with word2vec beyond "
-                                     "the untrained GPT by less than three random-table spreads (seed 0: 0.178 < "
-                                     "0.26); on 唐诗三百首 it clears the bar (README)",
+    "the untrained GPT by less than three random-table spreads (seed 0: 0.178 < "
+    "0.26); on 唐诗三百首 it clears the bar (README)",
     ("mlm", "shortcut"): "the next-character GPT and the fill-the-blank GPT tie within noise; at seed 0 the lead sits "
-                         "at its margin of two standard errors (about 2 on one CPU, 1.5 on another): not a default "
-                         "any test may rest on",
-    ("patching", "token_attention_tracks"): "the last layer's attention ranks 静夜思's characters by importance no better "
-                                            "than a shuffled pairing (ρ 0.13 < 0.29 over 36 pairs): the lesson's point; "
-                                            "rollout does (ρ 0.46)",
+    "at its margin of two standard errors (about 2 on one CPU, 1.5 on another): not a default "
+    "any test may rest on",
+    (
+        "patching",
+        "token_attention_tracks",
+    ): "the last layer's attention ranks 静夜思's characters by importance no better "
+    "than a shuffled pairing (ρ 0.13 < 0.29 over 36 pairs): the lesson's point; "
+    "rollout does (ρ 0.46)",
 }
 
 SEEDS = range(10)
@@ -103,15 +106,22 @@ def edge_cases(costly: bool = False):
             for value in edges(p):
                 if costly_top(name, p, value) == costly:
                     slow = topic.heavy and not costly  # a costly top value is checked, not run
-                    yield pytest.param(name, p.name, value, id=f"{name}-{p.name}={value!r:.20}",
-                                       marks=[pytest.mark.slow] if slow else [])
+                    yield pytest.param(
+                        name,
+                        p.name,
+                        value,
+                        id=f"{name}-{p.name}={value!r:.20}",
+                        marks=[pytest.mark.slow] if slow else [],
+                    )
 
 
 def seed_cases():
     for name, topic in TOPICS.items():
         if any(p.name == "seed" for p in topic.params):
             for seed in SEEDS:
-                yield pytest.param(name, seed, id=f"{name}-seed={seed}", marks=[pytest.mark.slow] if topic.heavy else [])
+                yield pytest.param(
+                    name, seed, id=f"{name}-seed={seed}", marks=[pytest.mark.slow] if topic.heavy else []
+                )
 
 
 def claims_of(topic: str, settings: dict, lang: str = "en") -> list:
@@ -144,14 +154,19 @@ def contract_problems(topic: str, claims: list) -> list[str]:
             bad.append(f"{where}: a lead with margin {c.margin}: a tie would be a verdict")
         redone = status_of(c.direction, c.measured, c.baseline, c.margin)
         if redone != c.status:
-            bad.append(f"{where}: prints {c.status} but its numbers give {redone} "
-                       f"(measured {c.measured}, baseline {c.baseline}, margin {c.margin}, {c.direction})")
+            bad.append(
+                f"{where}: prints {c.status} but its numbers give {redone} "
+                f"(measured {c.measured}, baseline {c.baseline}, margin {c.margin}, {c.direction})"
+            )
     return bad
 
 
 def contradicted(topic: str, claims: list) -> list[str]:
-    return [f"{c.id}: {c.text} [{c.versus}]" for c in claims
-            if c.status == "contradicted" and (topic, c.id) not in COURSE_DISAGREES]
+    return [
+        f"{c.id}: {c.text} [{c.versus}]"
+        for c in claims
+        if c.status == "contradicted" and (topic, c.id) not in COURSE_DISAGREES
+    ]
 
 
 def test_every_topic_is_covered():
@@ -165,8 +180,11 @@ def test_every_topic_is_covered():
 def test_defaults_show_what_the_course_says(topic):
     claims = claims_of(topic, {})
     assert contract_problems(topic, claims) == []
-    unexpected = [f"{c.id} is {c.status}: {c.text} [{c.versus}]" for c in claims
-                  if c.status != "shown" and (topic, c.id) not in DEFAULTS_NOT_SHOWN]
+    unexpected = [
+        f"{c.id} is {c.status}: {c.text} [{c.versus}]"
+        for c in claims
+        if c.status != "shown" and (topic, c.id) not in DEFAULTS_NOT_SHOWN
+    ]
     assert unexpected == []
     for lang in ("zh", "en"):  # the same statuses in both languages
         assert [(c.id, c.status) for c in claims_of(topic, {}, lang)] == [(c.id, c.status) for c in claims]
@@ -250,8 +268,7 @@ def topic_settings(topic: str):
 
 @pytest.mark.parametrize("topic", by_topic([name for name, tp in TOPICS.items() if tp.params]))
 def test_random_settings_print_statuses_their_numbers_support(topic):
-    @settings(max_examples=3, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=3, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(topic_settings(topic))
     def check(drawn):
         claims = claims_of(topic, drawn)

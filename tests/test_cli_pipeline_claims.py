@@ -25,7 +25,9 @@ def flat(text: str) -> str:
 
 def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tmp_path):
     out = tmp_path / "poem"
-    result = runner.invoke(app, ["train", "--corpus", "poem", "--steps", "30", "--seed", "1", "--out", str(out), "--lang", "en"])
+    result = runner.invoke(
+        app, ["train", "--corpus", "poem", "--steps", "30", "--seed", "1", "--out", str(out), "--lang", "en"]
+    )
     assert result.exit_code == 0, result.output
     printed = flat(result.output)
     want = first_step(new_run("poem", steps=30, seed=1, device="cpu"), seeds=0, lang="en")
@@ -35,8 +37,22 @@ def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tm
     assert f"−log {want.arithmetic.p:.4f} = {want.arithmetic.neg_log:.4f}" in printed
     assert "the text's −log 0.12 = 2.1203" in printed
 
-    explained = runner.invoke(app, ["generate", "--checkpoint", str(out), "--prompt", "床前明月", "--greedy",
-                                    "--explain", "--lang", "en", "--max-new-tokens", "2"])
+    explained = runner.invoke(
+        app,
+        [
+            "generate",
+            "--checkpoint",
+            str(out),
+            "--prompt",
+            "床前明月",
+            "--greedy",
+            "--explain",
+            "--lang",
+            "en",
+            "--max-new-tokens",
+            "2",
+        ],
+    )
     assert explained.exit_code == 0, explained.output
     ckpt = load_checkpoint(out)
     f = focus(ckpt.model, ckpt.tokenizer, "床前明月", lang="en")

@@ -42,13 +42,23 @@ def test_train_then_generate_recites_the_line_as_commands(tmp_path):
         exe = [sys.executable, "-c", "from attnlab.cli import app; app()"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "poem"
-    trained = subprocess.run([*exe, "train", "--corpus", "poem", "--out", str(out), "--lang", "en"], capture_output=True,
-                             text=True, env=env, timeout=300)
+    trained = subprocess.run(
+        [*exe, "train", "--corpus", "poem", "--out", str(out), "--lang", "en"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert trained.returncode == 0, trained.stderr
     assert "loss" in trained.stderr and "p(光|床前明月)" in trained.stderr  # the progress bar's fields
     assert sorted(os.listdir(out))[:3] == ["config.json", "model.safetensors", "tokenizer.json"]
-    generated = subprocess.run([*exe, "generate", "--checkpoint", str(out), "--prompt", "床前", "--greedy"],
-                               capture_output=True, text=True, env=env, timeout=300)
+    generated = subprocess.run(
+        [*exe, "generate", "--checkpoint", str(out), "--prompt", "床前", "--greedy"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert generated.returncode == 0, generated.stderr
     assert generated.stdout == "床前明月光\n"
 
@@ -70,27 +80,45 @@ def test_explain_shows_every_step(poem):
 
 
 def test_seeded_sampling_repeats(poem):
-    runs = [attnlab("generate", "--checkpoint", poem, "--prompt", "床", "--temperature", "3", "--seed", "5",
-                    "--max-new-tokens", "12").stdout for _ in range(2)]
+    runs = [
+        attnlab(
+            "generate",
+            "--checkpoint",
+            poem,
+            "--prompt",
+            "床",
+            "--temperature",
+            "3",
+            "--seed",
+            "5",
+            "--max-new-tokens",
+            "12",
+        ).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1] and runs[0].startswith("床")
 
 
 def test_long_prompt_is_cropped_and_said_once(poem):
-    result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前明月光" * 2, "--max-new-tokens", "5",
-                     "--greedy")
+    result = attnlab(
+        "generate", "--checkpoint", poem, "--prompt", "床前明月光" * 2, "--max-new-tokens", "5", "--greedy"
+    )
     assert result.exit_code == 0
     assert result.stderr.count("longer than the context") == 1
     assert "the model reads only its last 8" in result.stderr
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("--temperature", "-1", "--temperature must be >= 0"),
-    ("--top-p", "0", "--top-p must be in (0, 1]"),
-    ("--top-p", "1.5", "--top-p must be in (0, 1]"),
-    ("--top-k", "0", "--top-k must be >= 1"),
-    ("--max-new-tokens", "0", "--max-new-tokens"),
-    ("--device", "tpu", "--device must be one of"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--temperature", "-1", "--temperature must be >= 0"),
+        ("--top-p", "0", "--top-p must be in (0, 1]"),
+        ("--top-p", "1.5", "--top-p must be in (0, 1]"),
+        ("--top-k", "0", "--top-k must be >= 1"),
+        ("--max-new-tokens", "0", "--max-new-tokens"),
+        ("--device", "tpu", "--device must be one of"),
+    ],
+)
 def test_generate_refuses_out_of_range_options(poem, option, value, message):
     result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", option, value)
     assert result.exit_code != 0
@@ -129,14 +157,17 @@ def test_resume_continues_to_more_steps(tmp_path):
     assert sized.exit_code == 2 and "keeps the checkpoint's model" in sized.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--corpus", "no/such/file.txt"], "neither a built-in text"),
-    (["--tokenizer", "words"], "--tokenizer must be char or bpe"),
-    (["--heads", "3"], "divisible"),
-    (["--lr", "0"], "--lr must be in (0, 1]"),
-    (["--steps", "0"], "--steps"),
-    (["--device", "tpu"], "--device must be one of"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--corpus", "no/such/file.txt"], "neither a built-in text"),
+        (["--tokenizer", "words"], "--tokenizer must be char or bpe"),
+        (["--heads", "3"], "divisible"),
+        (["--lr", "0"], "--lr must be in (0, 1]"),
+        (["--steps", "0"], "--steps"),
+        (["--device", "tpu"], "--device must be one of"),
+    ],
+)
 def test_train_refuses_bad_input(tmp_path, args, message):
     result = attnlab("train", "--out", tmp_path / "ck", *args)
     assert result.exit_code != 0
@@ -166,9 +197,13 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
             pytest.fail(reason)
         pytest.skip(reason)
     out = tmp_path / "ck"
-    proc = subprocess.Popen([exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        [exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     try:
         for line in proc.stderr:  # the hint is printed once Ctrl+C is caught
             if "Ctrl+C stops" in line:
@@ -185,8 +220,14 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
     assert resumed.exit_code == 0 and f"step {step + 5}/{step + 5}" in resumed.stdout
 
 
-@pytest.mark.parametrize("sizes", [dict(d_model=48, n_heads=4, n_layers=3), dict(d_model=32, n_layers=1, positions="sinusoidal"),
-                                   dict(d_model=64, n_layers=5, context_length=16, positions="rope")])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        dict(d_model=48, n_heads=4, n_layers=3),
+        dict(d_model=32, n_layers=1, positions="sinusoidal"),
+        dict(d_model=64, n_layers=5, context_length=16, positions="rope"),
+    ],
+)
 @pytest.mark.parametrize("build_to_count", [0, 10**9], ids=["meta", "built"])
 def test_size_estimate_counts_what_torch_builds(sizes, build_to_count, monkeypatch):
     """The estimate equals the parameters and buffers of the real model, counted on the meta device (large
@@ -206,12 +247,15 @@ def test_size_estimate_counts_what_torch_builds(sizes, build_to_count, monkeypat
     assert size.train_bytes >= 16 * size.parameters  # weights, grads and AdamW's two moments in float32
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--d-model", "100000"], "too big to train here"),
-    (["--context", "100000"], "too big to train here"),
-    (["--layers", "100000"], "--layers 100000 is too many: the limit is 256"),
-    (["--seed", "99999999999999999999999"], "--seed must be a whole number from 0 to 2147483647"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--d-model", "100000"], "too big to train here"),
+        (["--context", "100000"], "too big to train here"),
+        (["--layers", "100000"], "--layers 100000 is too many: the limit is 256"),
+        (["--seed", "99999999999999999999999"], "--seed must be a whole number from 0 to 2147483647"),
+    ],
+)
 def test_train_refuses_sizes_it_cannot_hold(tmp_path, args, message):
     result = attnlab("train", "--corpus", "poem", "--steps", "1", "--out", tmp_path / "ck", *args)
     assert result.exit_code == 2
@@ -233,10 +277,13 @@ def test_train_says_out_of_memory_in_one_line(tmp_path, monkeypatch):
     assert "smaller model" in result.stderr
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("--seed", "99999999999999999999999", "--seed must be a whole number from 0 to 2147483647"),
-    ("--lang", "fr", "--lang must be zh or en, got 'fr'"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--seed", "99999999999999999999999", "--seed must be a whole number from 0 to 2147483647"),
+        ("--lang", "fr", "--lang must be zh or en, got 'fr'"),
+    ],
+)
 def test_generate_refuses_bad_seed_and_language(poem, option, value, message):
     result = attnlab("generate", "--checkpoint", poem, "--prompt", "床前", option, value)
     assert result.exit_code == 2
@@ -250,14 +297,19 @@ def test_explain_marks_kept_and_filtered_without_colour(poem):
     from attnlab.train import load_checkpoint
 
     args = ("--prompt", "床", "--top-k", "2", "--temperature", "2", "--seed", "1", "-n", "3")
-    result = runner.invoke(app, ["generate", "--checkpoint", str(poem), *args, "--explain", "--lang", "en"],
-                           env={"COLUMNS": "80", "NO_COLOR": "1"}, color=False)
+    result = runner.invoke(
+        app,
+        ["generate", "--checkpoint", str(poem), *args, "--explain", "--lang", "en"],
+        env={"COLUMNS": "80", "NO_COLOR": "1"},
+        color=False,
+    )
     assert result.exit_code == 0, result.output
     assert "\x1b[" not in result.stdout
     rows = [line for line in result.stdout.splitlines() if "│" in line and ("✓" in line or "×" in line)]
     ckpt = load_checkpoint(poem)
-    gen = run_generation(ckpt.model, ckpt.tokenizer, "床", max_new_tokens=3, temperature=2, top_k=2, seed=1,
-                         n_candidates=5)
+    gen = run_generation(
+        ckpt.model, ckpt.tokenizer, "床", max_new_tokens=3, temperature=2, top_k=2, seed=1, n_candidates=5
+    )
     expected = [(c, c.id == step.chosen.id) for step in gen.steps for c in step.candidates]
     assert len(rows) == len(expected)
     for line, (c, chosen) in zip(rows, expected):
@@ -270,8 +322,11 @@ def test_explain_marks_kept_and_filtered_without_colour(poem):
 
 
 def test_explain_head_titles_fit_80_columns(poem):
-    result = runner.invoke(app, ["generate", "--checkpoint", str(poem), "--prompt", "床", "--greedy", "--explain",
-                                 "-n", "1"], env={"COLUMNS": "80"})
+    result = runner.invoke(
+        app,
+        ["generate", "--checkpoint", str(poem), "--prompt", "床", "--greedy", "--explain", "-n", "1"],
+        env={"COLUMNS": "80"},
+    )
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     for layer in (1, 2):

@@ -37,37 +37,86 @@ def record(name, tensor):  # recording forces attention's explicit matmuls, whic
     pass
 
 
-@pytest.mark.parametrize("positions,tie,pre_ln,bias,ablations", [
-    (pos, tie, pre, bias, abl) for pos, tie, pre, bias in itertools.product(("learned", "sinusoidal", "rope"), (False, True),
-                                                                            (False, True), (False, True))
-    for abl in ((), ("no-positions",), ("no-layernorm",), ("attention-only",), ("ffn-only",))])
+@pytest.mark.parametrize(
+    "positions,tie,pre_ln,bias,ablations",
+    [
+        (pos, tie, pre, bias, abl)
+        for pos, tie, pre, bias in itertools.product(
+            ("learned", "sinusoidal", "rope"), (False, True), (False, True), (False, True)
+        )
+        for abl in ((), ("no-positions",), ("no-layernorm",), ("attention-only",), ("ffn-only",))
+    ],
+)
 def test_the_count_is_every_parameter_of_the_lab_gpt(positions, tie, pre_ln, bias, ablations):
-    cfg = GPTConfig(vocab_size=13, context_length=9, d_model=16, n_heads=4, n_layers=3, d_ff=24, positions=positions,
-                    tie_weights=tie, norm_first=pre_ln, bias=bias, ablations=ablations)
+    cfg = GPTConfig(
+        vocab_size=13,
+        context_length=9,
+        d_model=16,
+        n_heads=4,
+        n_layers=3,
+        d_ff=24,
+        positions=positions,
+        tie_weights=tie,
+        norm_first=pre_ln,
+        bias=bias,
+        ablations=ablations,
+    )
     assert count_params(cfg) == numel(GPT(cfg))
 
 
-@pytest.mark.parametrize("positions,pre_ln,bias,types,norm,heads", list(itertools.product(
-    ("learned", "rope"), (False, True), (False, True), (0, 2), (False, True), (False, True))))
+@pytest.mark.parametrize(
+    "positions,pre_ln,bias,types,norm,heads",
+    list(itertools.product(("learned", "rope"), (False, True), (False, True), (0, 2), (False, True), (False, True))),
+)
 def test_the_count_is_every_parameter_of_the_lab_encoder(positions, pre_ln, bias, types, norm, heads):
-    cfg = EncoderConfig(vocab_size=13, context_length=9, d_model=16, n_heads=4, n_layers=2, positions=positions,
-                        norm_first=pre_ln, bias=bias, type_vocab_size=types, embed_norm=norm, task_heads=heads, n_classes=3)
+    cfg = EncoderConfig(
+        vocab_size=13,
+        context_length=9,
+        d_model=16,
+        n_heads=4,
+        n_layers=2,
+        positions=positions,
+        norm_first=pre_ln,
+        bias=bias,
+        type_vocab_size=types,
+        embed_norm=norm,
+        task_heads=heads,
+        n_classes=3,
+    )
     assert count_params(cfg) == numel(Encoder(cfg))
 
 
-@pytest.mark.parametrize("positions,pre_ln,bias", list(itertools.product(("learned", "sinusoidal"), (False, True), (False, True))))
+@pytest.mark.parametrize(
+    "positions,pre_ln,bias", list(itertools.product(("learned", "sinusoidal"), (False, True), (False, True)))
+)
 def test_the_count_is_every_parameter_of_the_lab_encoder_decoder(positions, pre_ln, bias):
-    cfg = EncoderDecoderConfig(src_vocab_size=11, tgt_vocab_size=13, context_length=9, d_model=16, n_heads=4,
-                               n_encoder_layers=2, n_decoder_layers=3, positions=positions, norm_first=pre_ln, bias=bias)
+    cfg = EncoderDecoderConfig(
+        src_vocab_size=11,
+        tgt_vocab_size=13,
+        context_length=9,
+        d_model=16,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=3,
+        positions=positions,
+        norm_first=pre_ln,
+        bias=bias,
+    )
     assert count_params(cfg) == numel(EncoderDecoder(cfg))
     assert sum(param_parts(cfg).values()) == count_params(cfg)
 
 
-@pytest.mark.parametrize("cfg", [
-    GPTConfig(vocab_size=13, context_length=9, d_model=16, n_heads=4, n_layers=3, d_ff=24),
-    GPTConfig(vocab_size=50, context_length=32, d_model=32, n_heads=2, n_layers=2, positions="rope", tie_weights=True),
-    GPTConfig(vocab_size=50, context_length=12, d_model=32, n_heads=2, n_layers=2, ablations=("ffn-only",)),
-], ids=["post-ln", "rope-tied", "ffn-only"])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        GPTConfig(vocab_size=13, context_length=9, d_model=16, n_heads=4, n_layers=3, d_ff=24),
+        GPTConfig(
+            vocab_size=50, context_length=32, d_model=32, n_heads=2, n_layers=2, positions="rope", tie_weights=True
+        ),
+        GPTConfig(vocab_size=50, context_length=12, d_model=32, n_heads=2, n_layers=2, ablations=("ffn-only",)),
+    ],
+    ids=["post-ln", "rope-tied", "ffn-only"],
+)
 def test_flops_are_torchs_count_of_the_forward_and_the_training_step(cfg):
     model, t = GPT(cfg), cfg.context_length
     x = torch.randint(0, cfg.vocab_size, (2, t))
@@ -88,8 +137,15 @@ def test_flops_of_the_encoder_and_the_encoder_decoder_are_torchs_count():
     with FlopCounterMode(display=False) as counted:
         Encoder(enc).token_logits(torch.randint(0, 13, (1, 9)), record=record)
     assert counted.get_total_flops() == forward_flops(enc, 9)
-    ed = EncoderDecoderConfig(src_vocab_size=11, tgt_vocab_size=13, context_length=9, d_model=16, n_heads=4,
-                              n_encoder_layers=2, n_decoder_layers=3)
+    ed = EncoderDecoderConfig(
+        src_vocab_size=11,
+        tgt_vocab_size=13,
+        context_length=9,
+        d_model=16,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=3,
+    )
     with FlopCounterMode(display=False) as counted:
         EncoderDecoder(ed)(torch.randint(0, 11, (1, 9)), torch.randint(0, 13, (1, 9)), record=record)
     assert counted.get_total_flops() == forward_flops(ed, 9)
@@ -109,6 +165,7 @@ def test_six_n_d_is_the_rule_when_attention_is_small():
 
 # ---- the published models, against Hugging Face's implementations and torch's own Transformer -----------------
 
+
 def hf_count(make, layers_field: str, config) -> int:
     """Parameters of a Hugging Face model of `config`, from its 1- and 2-layer versions on the meta device."""
     counts = []
@@ -122,21 +179,38 @@ def hf_count(make, layers_field: str, config) -> int:
 
 def test_gpt2_gpt3_bert_and_llama_counts_equal_hugging_faces():
     transformers = pytest.importorskip("transformers")
-    gpt2 = lambda a: transformers.GPT2Config(vocab_size=a.vocab, n_positions=a.context, n_embd=a.d_model,  # noqa: E731
-                                             n_layer=a.layers, n_head=a.heads)
+    gpt2 = lambda a: transformers.GPT2Config(
+        vocab_size=a.vocab,
+        n_positions=a.context,
+        n_embd=a.d_model,  # noqa: E731
+        n_layer=a.layers,
+        n_head=a.heads,
+    )
     for name in ("GPT-2 small", "GPT-2 XL", "GPT-3 175B"):
         a = published(name).architecture
         assert count_params(a) == hf_count(transformers.GPT2LMHeadModel, "n_layer", gpt2(a)), name
     bert = published("BERT-base").architecture
-    config = transformers.BertConfig(vocab_size=bert.vocab, hidden_size=bert.d_model, num_hidden_layers=bert.layers,
-                                     num_attention_heads=bert.heads, intermediate_size=bert.hidden,
-                                     max_position_embeddings=bert.context, type_vocab_size=bert.token_types)
+    config = transformers.BertConfig(
+        vocab_size=bert.vocab,
+        hidden_size=bert.d_model,
+        num_hidden_layers=bert.layers,
+        num_attention_heads=bert.heads,
+        intermediate_size=bert.hidden,
+        max_position_embeddings=bert.context,
+        type_vocab_size=bert.token_types,
+    )
     assert count_params(bert) == hf_count(transformers.BertModel, "num_hidden_layers", config) == 109_482_240
     for name in ("Llama-2-7B", "Llama-2-70B"):
         a = published(name).architecture
-        config = transformers.LlamaConfig(vocab_size=a.vocab, hidden_size=a.d_model, intermediate_size=a.hidden,
-                                          num_hidden_layers=a.layers, num_attention_heads=a.heads,
-                                          num_key_value_heads=a.kv_heads or a.heads, max_position_embeddings=a.context)
+        config = transformers.LlamaConfig(
+            vocab_size=a.vocab,
+            hidden_size=a.d_model,
+            intermediate_size=a.hidden,
+            num_hidden_layers=a.layers,
+            num_attention_heads=a.heads,
+            num_key_value_heads=a.kv_heads or a.heads,
+            max_position_embeddings=a.context,
+        )
         assert count_params(a) == hf_count(transformers.LlamaForCausalLM, "num_hidden_layers", config), name
     assert count_params(published("Llama-2-7B").architecture) == 6_738_415_616
     assert count_params(published("Llama-2-70B").architecture) == 68_976_648_192
@@ -145,8 +219,14 @@ def test_gpt2_gpt3_bert_and_llama_counts_equal_hugging_faces():
 def test_the_2017_transformer_is_torchs_transformer_plus_one_shared_table():
     base = published("Transformer base (2017)").architecture
     with torch.device("meta"):
-        torch_model = torch.nn.Transformer(d_model=base.d_model, nhead=base.heads, num_encoder_layers=base.encoder_layers,
-                                           num_decoder_layers=base.layers, dim_feedforward=base.hidden, batch_first=True)
+        torch_model = torch.nn.Transformer(
+            d_model=base.d_model,
+            nhead=base.heads,
+            num_encoder_layers=base.encoder_layers,
+            num_decoder_layers=base.layers,
+            dim_feedforward=base.hidden,
+            batch_first=True,
+        )
     # torch's nn.Transformer always ends each stack with a LayerNorm; the paper's post-LN stacks have none
     with_final_norms = dataclasses.replace(base, final_norm=True)
     assert count_params(with_final_norms) == numel(torch_model) + base.vocab * base.d_model
@@ -159,7 +239,9 @@ def test_each_count_is_within_2_percent_of_its_figure_or_says_why_not():
         assert (gap <= 0.02) == (model.differs is None), (model.name, gap)
     assert count_params(published("Transformer base (2017)").architecture) == 63_082_496  # 65M would need ~40.7k tokens
     gpt3 = published("GPT-3 175B")
-    assert count_flops(gpt3.architecture, gpt3.tokens) == pytest.approx(gpt3.train_flops, rel=0.03)  # 3.14e23, Table D.1
+    assert count_flops(gpt3.architecture, gpt3.tokens) == pytest.approx(
+        gpt3.train_flops, rel=0.03
+    )  # 3.14e23, Table D.1
 
 
 def test_kv_heads_shrink_only_k_and_v():

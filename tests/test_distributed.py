@@ -45,6 +45,7 @@ def corpus(tmp_path: Path) -> str:
 
 # --- the batch split (no processes) --------------------------------------------------------------------
 
+
 def test_each_rank_takes_its_own_share_of_one_global_batch():
     stream = torch.arange(200)
 
@@ -90,6 +91,7 @@ def test_torchrun_refuses_a_device_it_cannot_share(monkeypatch):
 
 # --- two processes through the real Trainer -----------------------------------------------------------
 
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -98,15 +100,20 @@ def _free_port() -> int:
 
 def _worker(rank: int, world: int, port: int, text: str, out: str) -> None:
     """One torchrun-like process: the environment torchrun would set, then what `attnlab train` does."""
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
-                      LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     assert distributed.launched()
     device = distributed.setup("cpu")
     try:
         assert distributed.rank() == rank and distributed.world_size() == world
-        facts = {"mean": distributed.all_mean(float(rank + 1)), "sum": distributed.all_sum([rank, 1.0]),
-                 "any": distributed.any_rank(rank == 1), "none": distributed.any_rank(False)}
+        facts = {
+            "mean": distributed.all_mean(float(rank + 1)),
+            "sum": distributed.all_sum([rank, 1.0]),
+            "any": distributed.any_rank(rank == 1),
+            "none": distributed.any_rank(False),
+        }
 
         run = new_run(text, **SMALL, batch_size=B, device=device)
         assert isinstance(run.trainer.train_model, torch.nn.parallel.DistributedDataParallel)
@@ -125,10 +132,13 @@ def _worker(rank: int, world: int, port: int, text: str, out: str) -> None:
         distributed.barrier()
         resumed = resume_run(Path(out) / "half", device=device)
         resumed.trainer.run()
-        facts["resumed_equal"] = all(torch.equal(a, b) for a, b in zip(resumed.model.parameters(),
-                                                                        run.model.parameters()))
+        facts["resumed_equal"] = all(
+            torch.equal(a, b) for a, b in zip(resumed.model.parameters(), run.model.parameters())
+        )
         if distributed.is_main():
-            save_file({k: v.contiguous() for k, v in run.model.state_dict().items()}, str(Path(out) / "ddp.safetensors"))
+            save_file(
+                {k: v.contiguous() for k, v in run.model.state_dict().items()}, str(Path(out) / "ddp.safetensors")
+            )
             losses = [h["loss"] for h in result.history]
             (Path(out) / "facts.json").write_text(json.dumps({**facts, "losses": losses, "val": result.val_loss}))
         distributed.barrier()  # leave together, as `attnlab train` does: gloo may abort a rank whose peer left
@@ -167,9 +177,15 @@ def test_two_processes_train_the_model_one_process_trains_on_both_batches(tmp_pa
 
 # --- torchrun -m attnlab train, as typed ---------------------------------------------------------------
 
+
 def torchrun_train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*ATTNLAB, "train", *args, "--device", "cpu", "--lang", "en"], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)
+    return subprocess.run(
+        [*ATTNLAB, "train", *args, "--device", "cpu", "--lang", "en"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=timeout,
+    )
 
 
 def whole(stderr: str) -> str:
@@ -186,8 +202,9 @@ def test_torchrun_trains_one_model_rank_0_saves_it_and_generate_recites(tmp_path
     assert os.listdir(tmp_path / "a") == ["ck"]  # one checkpoint, no temporary leftovers
     assert sorted(os.listdir(tmp_path / "a" / "ck"))[:3] == ["config.json", "model.safetensors", "tokenizer.json"]
 
-    generated = CliRunner().invoke(app, ["generate", "--checkpoint", str(tmp_path / "a" / "ck"), "--prompt", "床前",
-                                         "--greedy"])  # loads the checkpoint unchanged: plain GPT weights
+    generated = CliRunner().invoke(
+        app, ["generate", "--checkpoint", str(tmp_path / "a" / "ck"), "--prompt", "床前", "--greedy"]
+    )  # loads the checkpoint unchanged: plain GPT weights
     assert generated.exit_code == 0, generated.output
     assert generated.stdout == "床前明月光\n"
 
@@ -207,9 +224,27 @@ def test_torchrun_trains_one_model_rank_0_saves_it_and_generate_recites(tmp_path
 def test_ctrl_c_stops_every_rank_rank_0_saves_and_resume_continues(tmp_path):
     out = tmp_path / "ck"
     # a new session, so the signal goes to torchrun and both ranks, as a terminal's Ctrl+C does
-    proc = subprocess.Popen([*ATTNLAB, "train", "--corpus", "jingyesi", "--steps", "200000", "--device", "cpu",
-                             "--out", str(out), "--lang", "en"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=ENV, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            *ATTNLAB,
+            "train",
+            "--corpus",
+            "jingyesi",
+            "--steps",
+            "200000",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--lang",
+            "en",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        start_new_session=True,
+    )
     try:
         for line in proc.stderr:  # printed once every rank catches Ctrl+C
             if "Ctrl+C stops" in line:

@@ -43,8 +43,12 @@ def setup():
 def test_the_items_are_the_training_splits_openings_and_held_out_regular_poems(setup):
     tokenizer, items, _, _ = setup
     # 床前明月光 is in OPENINGS and in the corpus, but 千山鸟飞绝's poem is held out: only what training read counts
-    assert items.couplets == [("白日依山尽", "黄河入海流"), ("春眠不觉晓", "处处闻啼鸟"), ("床前明月光", "疑是地上霜"),
-                              ("红豆生南国", "春来发几枝")]
+    assert items.couplets == [
+        ("白日依山尽", "黄河入海流"),
+        ("春眠不觉晓", "处处闻啼鸟"),
+        ("床前明月光", "疑是地上霜"),
+        ("红豆生南国", "春来发几枝"),
+    ]
     assert [tokenizer.decode(p) for p in items.held_out] == [POEMS[-1]]
     assert items.corpus_form_share == 1.0
 
@@ -73,23 +77,42 @@ def test_a_corpus_without_regular_poems_has_nothing_to_score():
     assert [scores[k] for k in ("form_score", "form_prob", "exact_recall", "recall_prob")] == [None] * 4
 
 
-@pytest.mark.parametrize("values, expected", [
-    ([0.0, 0.0, 0.0, 0.0, 0.0], "flat"),  # the null: nothing changes
-    ([0.0, 1 / 32, 0.0, 1 / 32, 0.0], "flat"),  # one poem in 32 either way: within the sampling noise
-    ([0.0, 0.0, 0.0, 0.0, 0.5], "jump"),
-    ([0.1, 0.2, 0.3, 0.4, 0.5], "gradual"),
-    ([0.1, 0.5], "too-few-sizes"),
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ([0.0, 0.0, 0.0, 0.0, 0.0], "flat"),  # the null: nothing changes
+        ([0.0, 1 / 32, 0.0, 1 / 32, 0.0], "flat"),  # one poem in 32 either way: within the sampling noise
+        ([0.0, 0.0, 0.0, 0.0, 0.5], "jump"),
+        ([0.1, 0.2, 0.3, 0.4, 0.5], "gradual"),
+        ([0.1, 0.5], "too-few-sizes"),
+    ],
+)
 def test_the_shape_of_a_score_across_sizes(values, expected):
     floor = emergence.noise("form_score", values, 32)
     assert emergence.shape(values, floor)["shape"] == expected
 
 
 def test_the_emergence_summary_takes_each_sizes_largest_budget():
-    runs = [dict(name=f"L{L}-d{d}-C{b}", layers=L, d_model=d, budget=b, n_params=L * d * d, tokens=100 * (b + 1),
-                 val_loss=5.0 - b - L, form_score=0.8 if L == 3 else 0.0, form_prob=0.2, exact_recall=0.0, recall_prob=0.01,
-                 samples=32, couplets=15)
-            for L, d in ((1, 16), (2, 32), (3, 48)) for b in range(3) if not (L == 3 and b == 2)]
+    runs = [
+        dict(
+            name=f"L{L}-d{d}-C{b}",
+            layers=L,
+            d_model=d,
+            budget=b,
+            n_params=L * d * d,
+            tokens=100 * (b + 1),
+            val_loss=5.0 - b - L,
+            form_score=0.8 if L == 3 else 0.0,
+            form_prob=0.2,
+            exact_recall=0.0,
+            recall_prob=0.01,
+            samples=32,
+            couplets=15,
+        )
+        for L, d in ((1, 16), (2, 32), (3, 48))
+        for b in range(3)
+        if not (L == 3 and b == 2)
+    ]
     out = emergence.summarize(runs)
     assert [r["name"] for r in out["rows"]] == ["L1-d16-C2", "L2-d32-C2", "L3-d48-C1"]
     assert out["shapes"]["exact_recall"]["shape"] == "flat" and out["shapes"]["form_prob"]["shape"] == "flat"
@@ -99,9 +122,24 @@ def test_the_emergence_summary_takes_each_sizes_largest_budget():
 def test_a_small_probability_that_falls_threefold_is_not_flat():
     """Measured on 全唐诗: the right verse's per-character p went 0.0039 → 0.0012 with size. As a difference that is
     under 0.003; as the factor it is, it is a fall, and the summary says so (on a log scale)."""
-    runs = [dict(name=f"L1-d{d}-C0", layers=1, d_model=d, budget=0, n_params=d, tokens=1, val_loss=5.0,
-                 form_score=None, form_prob=None, exact_recall=0.0, recall_prob=p, samples=32, couplets=15)
-            for d, p in ((16, 0.0039), (32, 0.0029), (64, 0.0018), (128, 0.0012))]
+    runs = [
+        dict(
+            name=f"L1-d{d}-C0",
+            layers=1,
+            d_model=d,
+            budget=0,
+            n_params=d,
+            tokens=1,
+            val_loss=5.0,
+            form_score=None,
+            form_prob=None,
+            exact_recall=0.0,
+            recall_prob=p,
+            samples=32,
+            couplets=15,
+        )
+        for d, p in ((16, 0.0039), (32, 0.0029), (64, 0.0018), (128, 0.0012))
+    ]
     shapes = emergence.summarize(runs)["shapes"]
     assert shapes["recall_prob"]["shape"] == "gradual" and shapes["recall_prob"]["rise"] < 0
     assert shapes["recall_prob"]["scale"] == "log"

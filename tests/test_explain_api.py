@@ -17,7 +17,14 @@ from attnlab.web.app import create_app
 HTML = {"accept": "text/html"}
 SMALL = {name: quick_query(name) for name in TOPICS}  # each lesson's QUICK, as query parameters
 
-TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope", "flops_per_s", "days_here")  # measurements: never compared
+TIMED = (
+    "seconds",
+    "rnn_seconds",
+    "attention_seconds",
+    "time_slope",
+    "flops_per_s",
+    "days_here",
+)  # measurements: never compared
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +70,14 @@ class Binds(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         parent = self.frames[-1]
-        frame = {"base": parent["base"], "i": parent["i"], "each": None, "count": -1,
-                 "skip": parent["skip"] or tag == "template", "matrix": parent["matrix"]}
+        frame = {
+            "base": parent["base"],
+            "i": parent["i"],
+            "each": None,
+            "count": -1,
+            "skip": parent["skip"] or tag == "template",
+            "matrix": parent["matrix"],
+        }
         if parent["each"] is not None and not frame["skip"]:
             parent["count"] += 1  # a new item of the parent's array
             frame["base"], frame["i"] = parent["each"] + [parent["count"]], parent["count"]
@@ -131,7 +144,9 @@ def test_page_numbers_are_the_api_numbers(client, topic, lang):
         rows = [row for row in rows if row]  # the header row has no values
         assert rows and all(same(v, m[i][j]) for i, row in enumerate(rows) for j, v in enumerate(row)), path
     for claim in api["claims"]:  # the claims' sentences, in the page's language
-        assert claim["text"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page.text.replace("&#34;", '"').replace("&#39;", "'")
+        assert claim["text"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page.text.replace(
+            "&#34;", '"'
+        ).replace("&#39;", "'")
 
 
 def test_sqrt_dk_sweep_table_rows_match_the_api(client):
@@ -140,9 +155,20 @@ def test_sqrt_dk_sweep_table_rows_match_the_api(client):
     api = client.get("/api/explain/sqrt-dk", params=params).json()
     table = html.split('id="sweep-table"')[1].split("<template>")[0]
     values = [float(v) for v in re.findall(r'data-value="([^"]+)"', table)]
-    expected = [x for s, m in zip(api["sweep"], api["softmax_sweep"]) for x in
-                (s["d_k"], s["mean"], s["var"], s["scaled_var"], m["max_weight_unscaled"], m["max_weight_scaled"],
-                 m["grad_norm_unscaled"], m["grad_norm_scaled"])]
+    expected = [
+        x
+        for s, m in zip(api["sweep"], api["softmax_sweep"])
+        for x in (
+            s["d_k"],
+            s["mean"],
+            s["var"],
+            s["scaled_var"],
+            m["max_weight_unscaled"],
+            m["max_weight_scaled"],
+            m["grad_norm_unscaled"],
+            m["grad_norm_scaled"],
+        )
+    ]
     assert values == expected
 
 
@@ -165,13 +191,18 @@ def test_the_advertised_top_of_a_size_range_is_the_same_everywhere(client, topic
 
     from attnlab.cli import app
 
-    spec = {p["name"]: p for tp in client.get("/api/explain").json() if tp["topic"] == topic for p in tp["params"]}[name]
+    spec = {p["name"]: p for tp in client.get("/api/explain").json() if tp["topic"] == topic for p in tp["params"]}[
+        name
+    ]
     assert spec["max"] == 2048  # reachable with the default heads (test_lessons_claims runs it)
     page = client.get(f"/explain/{topic}", headers=HTML).text
     field = re.search(rf'<input[^>]*name="{name}"[^>]*>', page).group(0)
     assert 'max="2048"' in field
     help_text = " ".join(CliRunner().invoke(app, ["explain", topic, "--help"]).output.split())
-    assert f"an integer from {int(spec['min'])} to 2048" in help_text and "with more than 10 heads the limit is lower" in help_text
+    assert (
+        f"an integer from {int(spec['min'])} to 2048" in help_text
+        and "with more than 10 heads the limit is lower" in help_text
+    )
 
 
 def test_navigation_reaches_every_topic_in_both_languages(client):
@@ -181,7 +212,7 @@ def test_navigation_reaches_every_topic_in_both_languages(client):
         index = client.get("/explain", params={"lang": lang}, headers=HTML)
         assert index.status_code == 200
         for name in TOPICS:
-            assert f'/explain/{name}' in index.text
+            assert f"/explain/{name}" in index.text
             # the API first: it answers once the lesson is computed, however long that takes on a busy machine, and
             # the page then reads the kept result (asked first, a lesson still training shows its progress, 202)
             assert client.get(f"/api/explain/{name}", params={"lang": lang, **SMALL[name]}).status_code == 200
@@ -189,16 +220,23 @@ def test_navigation_reaches_every_topic_in_both_languages(client):
             assert page.status_code == 200 and 'aria-current="page"' in page.text
 
 
-@pytest.mark.parametrize("path, status, message", [
-    ("/api/explain/sqrt-dk?d_k=0", 422, "query parameter 'd_k': d_k must be an integer from 1 to 1024, got '0'"),
-    ("/api/explain/complexity?n=-4", 422, "query parameter 'n': n must be an integer from 1 to 1048576, got '-4'"),
-    ("/api/explain/serial-vs-parallel?n_max=2048&n_heads=16&d_model=64", 422, "query parameter 'n_max': too large for memory"),
-    ("/api/explain/serial-vs-parallel?n_max=4096", 422, "n_max must be an integer from 16 to 2048"),
-    ("/api/explain/sqrt-dk?dk=3", 422, "query parameter 'dk': topic 'sqrt-dk' has no parameter dk"),
-    ("/api/explain/multihead?d_model=64&n_heads=5", 422, "d_model must be divisible by n_heads"),
-    ("/api/explain/permutation?shuffle=sideways", 422, "shuffle must be one of random, reverse, rotate"),
-    ("/api/explain/nope", 404, "no topic 'nope'"),
-])
+@pytest.mark.parametrize(
+    "path, status, message",
+    [
+        ("/api/explain/sqrt-dk?d_k=0", 422, "query parameter 'd_k': d_k must be an integer from 1 to 1024, got '0'"),
+        ("/api/explain/complexity?n=-4", 422, "query parameter 'n': n must be an integer from 1 to 1048576, got '-4'"),
+        (
+            "/api/explain/serial-vs-parallel?n_max=2048&n_heads=16&d_model=64",
+            422,
+            "query parameter 'n_max': too large for memory",
+        ),
+        ("/api/explain/serial-vs-parallel?n_max=4096", 422, "n_max must be an integer from 16 to 2048"),
+        ("/api/explain/sqrt-dk?dk=3", 422, "query parameter 'dk': topic 'sqrt-dk' has no parameter dk"),
+        ("/api/explain/multihead?d_model=64&n_heads=5", 422, "d_model must be divisible by n_heads"),
+        ("/api/explain/permutation?shuffle=sideways", 422, "shuffle must be one of random, reverse, rotate"),
+        ("/api/explain/nope", 404, "no topic 'nope'"),
+    ],
+)
 def test_bad_requests_are_readable(client, path, status, message):
     response = client.get(path)
     assert response.status_code == status
@@ -271,7 +309,9 @@ def test_page_errors_come_from_the_catalog_in_the_page_language(client, topic, p
 
 def test_quiz_answers_appear_only_once_committed(client):
     closed = client.get("/explain/glossary", headers=HTML).text
-    opened = client.get("/api/explain/glossary", params={"quiz": "3", "answer": "Q 是问题"}).json()["quizzes"][2]["answer"]
+    opened = client.get("/api/explain/glossary", params={"quiz": "3", "answer": "Q 是问题"}).json()["quizzes"][2][
+        "answer"
+    ]
     assert opened and opened not in closed
     page = client.get("/explain/glossary", params={"quiz": "3", "answer": "Q 是问题"}, headers=HTML).text
     assert opened in page

@@ -28,14 +28,17 @@ def test_explain_alone_lists_every_topic():
         assert name in result.output
 
 
-@pytest.mark.parametrize("topic, options", [
-    ("position-wise", ["--bug"]),  # a bool as a flag
-    ("permutation", ["--sentence", "明月光", "--shuffle", "reverse"]),  # a text and a choice
-    ("rnn-gradients", ["--lam", "1.1"]),  # a float
-    ("glossary", ["--quiz", "5", "--answer", "2"]),
-    ("context-vectors", ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜"]),
-    ("norms", ["--seed", "2"]),
-])
+@pytest.mark.parametrize(
+    "topic, options",
+    [
+        ("position-wise", ["--bug"]),  # a bool as a flag
+        ("permutation", ["--sentence", "明月光", "--shuffle", "reverse"]),  # a text and a choice
+        ("rnn-gradients", ["--lam", "1.1"]),  # a float
+        ("glossary", ["--quiz", "5", "--answer", "2"]),
+        ("context-vectors", ["--sentence-a", "苹果发布会", "--sentence-b", "苹果真甜"]),
+        ("norms", ["--seed", "2"]),
+    ],
+)
 def test_every_kind_of_option_reaches_the_lesson(topic, options):
     result = run(topic, *SMALL[topic], *options, "--json")
     assert result.exit_code == 0, result.output
@@ -80,16 +83,19 @@ def test_plot_writes_svg_and_the_terminal_view_shows_the_claims(tmp_path):
     assert "✓" in result.output and "R(Δ)" in result.output
 
 
-@pytest.mark.parametrize("args, message", [
-    (["sqrt-dk", "--d-k", "0"], "d_k must be an integer from 1 to 1024, got '0'"),
-    (["complexity", "--n", "-3"], "n must be an integer from 1 to 1048576, got '-3'"),
-    (["serial-vs-parallel", "--n-max", "2048", "--n-heads", "16", "--d-model", "64"], "n_max can be at most 1672"),
-    (["serial-vs-parallel", "--n-max", "4096"], "n_max must be an integer from 16 to 2048, got '4096'"),
-    (["complexity", "--time-n-max", "4096"], "time_n_max must be an integer from 64 to 2048, got '4096'"),
-    (["sqrt-dk", "--plot", "fig.pdf"], ".png or .svg"),
-    (["nope"], "no topic 'nope'"),
-    (["permutation", "--shuffle", "sideways"], "shuffle must be one of random, reverse, rotate"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["sqrt-dk", "--d-k", "0"], "d_k must be an integer from 1 to 1024, got '0'"),
+        (["complexity", "--n", "-3"], "n must be an integer from 1 to 1048576, got '-3'"),
+        (["serial-vs-parallel", "--n-max", "2048", "--n-heads", "16", "--d-model", "64"], "n_max can be at most 1672"),
+        (["serial-vs-parallel", "--n-max", "4096"], "n_max must be an integer from 16 to 2048, got '4096'"),
+        (["complexity", "--time-n-max", "4096"], "time_n_max must be an integer from 64 to 2048, got '4096'"),
+        (["sqrt-dk", "--plot", "fig.pdf"], ".png or .svg"),
+        (["nope"], "no topic 'nope'"),
+        (["permutation", "--shuffle", "sideways"], "shuffle must be one of random, reverse, rotate"),
+    ],
+)
 def test_bad_parameters_exit_2_with_a_message_and_no_traceback(args, message):
     result = run(*args)
     assert result.exit_code == 2
@@ -102,4 +108,5 @@ def test_a_wrong_quiz_answer_prints_only_the_error():
     assert result.exit_code == 2
     assert result.stdout == ""  # no page after the error
     assert result.stderr.strip().splitlines() == [
-        "attnlab explain glossary: quiz 5 takes one of its choices (1, 2 or the choice's text), got 'x'"]
+        "attnlab explain glossary: quiz 5 takes one of its choices (1, 2 or the choice's text), got 'x'"
+    ]

@@ -195,6 +195,7 @@ def check_references(site: Path) -> int:
 
 # ---- what is there -----------------------------------------------------------------------------------
 
+
 def test_every_lesson_and_topic_is_there_in_both_languages(site):
     names = ["index", *(lesson.slug for lesson in LESSONS), *(f"explain/{name}" for name in TOPICS)]
     for lang, prefix in (("zh", ""), ("en", "en/")):
@@ -249,6 +250,7 @@ def test_nothing_in_the_copy_calls_a_server(site):
 
 # ---- the same numbers as the lab ---------------------------------------------------------------------
 
+
 def test_every_page_shows_what_the_live_lab_shows(site, live, live_runs):
     numbers = clocks = 0
     for file in pages(site):
@@ -268,7 +270,9 @@ def test_every_page_shows_what_the_live_lab_shows(site, live, live_runs):
         assert shown.clock == served.clock, url  # the same clock readings, in the same places
         numbers += len(shown.values)
         clocks += bool(shown.clock)
-    assert numbers > 2000 and clocks == 12  # complexity, serial-vs-parallel, break, scale, flash and data-parallel, zh and en
+    assert (
+        numbers > 2000 and clocks == 12
+    )  # complexity, serial-vs-parallel, break, scale, flash and data-parallel, zh and en
 
 
 def test_the_toy_page_weights_are_softmax_of_the_exported_scores(site):
@@ -294,6 +298,7 @@ def test_explain_json_and_figures_are_the_lessons(site, live):
 
 # ---- the command and its folder ----------------------------------------------------------------------
 
+
 def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, monkeypatch):
     import attnlab.web.pages.explain as explain_pages
 
@@ -311,8 +316,13 @@ def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, mon
     assert "href" not in switch and "hidden" in switch
     assert (site / "explain/forms/figure.png").is_file() and (site / "api/explain/glossary.json").is_file()
     assert sorted(p.name for p in site.glob("*.html")) == sorted(
-        ["index.html", *(f"{lesson.slug}.html" for lesson in LESSONS), *(p.name for p in site.glob("ledger~*")),
-         *(p.name for p in site.glob("toy~*"))])  # toy~: the sentence chips link each query
+        [
+            "index.html",
+            *(f"{lesson.slug}.html" for lesson in LESSONS),
+            *(p.name for p in site.glob("ledger~*")),
+            *(p.name for p in site.glob("toy~*")),
+        ]
+    )  # toy~: the sentence chips link each query
     check_references(site)
     assert not [p for p in tmp_path.iterdir() if p.name != "site"]  # no temporary folder left
 

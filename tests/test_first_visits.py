@@ -76,4 +76,5 @@ def test_every_part_of_a_first_visit_is_kept_however_quick(tmp_path, monkeypatch
         disk_cache.use()
     assert wanted <= set(kept), kept
     assert sorted(p.parent.name for p in (tmp_path / "cache" / "results").glob("*/*.json")) == sorted(
-        ["page-pipeline-first-step", "page-real-analyse", "page-real-coreference", "page-real-embeddings"])
+        ["page-pipeline-first-step", "page-real-analyse", "page-real-coreference", "page-real-embeddings"]
+    )

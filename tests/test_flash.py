@@ -23,8 +23,11 @@ TOL = dict(atol=1e-6, rtol=0)
 def qkv(*batch, t_q=37, t_k=None, d=8, d_v=None, seed=0):
     g = torch.Generator().manual_seed(seed)
     t_k = t_q if t_k is None else t_k
-    return (torch.randn(*batch, t_q, d, generator=g), torch.randn(*batch, t_k, d, generator=g),
-            torch.randn(*batch, t_k, d_v or d, generator=g))
+    return (
+        torch.randn(*batch, t_q, d, generator=g),
+        torch.randn(*batch, t_k, d, generator=g),
+        torch.randn(*batch, t_k, d_v or d, generator=g),
+    )
 
 
 def padding(b: int, t: int, lengths: list[int]) -> torch.Tensor:
@@ -60,8 +63,9 @@ def test_equals_attention_and_sdpa(kind, causal, tile):
 def test_causal_with_a_cache_and_different_widths():
     q, k, v = qkv(2, t_q=5, t_k=23, d=4, d_v=6)  # 5 new queries after 18 cached positions; d_v != d_k
     for tile in (1, 3, 8, 32):
-        torch.testing.assert_close(flash_attention(q, k, v, tile=tile, causal=True),
-                                   attention(q, k, v, causal=True)[0], **TOL)
+        torch.testing.assert_close(
+            flash_attention(q, k, v, tile=tile, causal=True), attention(q, k, v, causal=True)[0], **TOL
+        )
         torch.testing.assert_close(flash_attention(q, k, v, tile=tile), attention(q, k, v)[0], **TOL)
 
 
@@ -90,8 +94,10 @@ def test_a_fully_masked_row_outputs_zeros_not_nan():
 def test_gradients_equal_autograd_through_attention(causal, kind):
     mask = MASKS[kind](21)
     grads = []
-    for fn in (lambda q, k, v: attention(q, k, v, mask, causal=causal)[0],
-               lambda q, k, v: flash_attention(q, k, v, mask, 6, causal=causal)):
+    for fn in (
+        lambda q, k, v: attention(q, k, v, mask, causal=causal)[0],
+        lambda q, k, v: flash_attention(q, k, v, mask, 6, causal=causal),
+    ):
         q, k, v = (x.requires_grad_() for x in qkv(2, 3, t_q=21, seed=5))
         w = torch.randn(2, 3, 21, 8, generator=torch.Generator().manual_seed(9))
         (fn(q, k, v) * w).sum().backward()
@@ -117,8 +123,10 @@ class Largest(TorchDispatchMode):
         return out
 
 
-@pytest.mark.parametrize("causal, mask", [(False, None), (True, None), (False, sliding_window_mask(512, 40)),
-                                          (False, block_sparse_mask(512, 32))])
+@pytest.mark.parametrize(
+    "causal, mask",
+    [(False, None), (True, None), (False, sliding_window_mask(512, 40)), (False, block_sparse_mask(512, 32))],
+)
 def test_never_makes_an_n_by_n_tensor_while_attention_does(causal, mask):
     n, d, tile = 512, 16, 32
     q, k, v = qkv(t_q=n, d=d)
@@ -134,7 +142,9 @@ def test_never_makes_an_n_by_n_tensor_while_attention_does(causal, mask):
 def test_tiles_entirely_masked_are_skipped():
     n, b = 64, 8
     assert computed_scores(n, n, None, b) == n * n
-    assert computed_scores(n, n, tile=b, causal=True) == sum((i + 1) * b * b for i in range(n // b))  # tiles on and below the diagonal
+    assert computed_scores(n, n, tile=b, causal=True) == sum(
+        (i + 1) * b * b for i in range(n // b)
+    )  # tiles on and below the diagonal
     assert computed_scores(n, n, torch.zeros(n, n, dtype=torch.bool), b) == 0
     layout = block_layout(n, b)
     assert computed_scores(n, n, block_sparse_mask(n, b), b) == int(layout.sum()) * b * b
@@ -149,7 +159,9 @@ def test_steps_carry_the_online_softmax():
         seen = scores[: s.cols[1]]
         torch.testing.assert_close(s.m[0], seen.max())  # running max of every score so far
         torch.testing.assert_close(s.l[0], torch.exp(seen - seen.max()).sum())  # the running sum at that max
-        torch.testing.assert_close(s.out[0], torch.softmax(seen, 0) @ v[: s.cols[1]], **TOL)  # softmax of the keys so far
+        torch.testing.assert_close(
+            s.out[0], torch.softmax(seen, 0) @ v[: s.cols[1]], **TOL
+        )  # softmax of the keys so far
     torch.testing.assert_close(steps[-1].out, out, **TOL)
 
 
@@ -174,7 +186,9 @@ def test_sliding_window_closed_form(t, w):
     assert int(m.sum()) == sum(min(i + 1, w) for i in range(t))
 
 
-@pytest.mark.parametrize("t, b, local, sinks", [(16, 4, 1, 1), (19, 4, 1, 1), (19, 4, 2, 0), (20, 5, 1, 2), (7, 8, 1, 1)])
+@pytest.mark.parametrize(
+    "t, b, local, sinks", [(16, 4, 1, 1), (19, 4, 1, 1), (19, 4, 2, 0), (20, 5, 1, 2), (7, 8, 1, 1)]
+)
 def test_block_sparse_is_its_layout_blown_up_and_made_causal(t, b, local, sinks):
     layout = block_layout(t, b, local=local, sinks=sinks)  # (nb, nb): which block pairs are kept
     blown = torch.kron(layout.int(), torch.ones(b, b, dtype=torch.int))[:t, :t].bool()  # every entry of a kept block
@@ -191,5 +205,5 @@ def test_sliding_window_attention_is_the_softmax_over_the_window_alone():
     out = flash_attention(q, k, v, sliding_window_mask(30, w), 4)
     for i in range(30):
         lo = max(0, i - w + 1)
-        weights = torch.softmax(q[i] @ k[lo: i + 1].T / 2.0, dim=0)  # only the keys in the window, sqrt(4) = 2
-        torch.testing.assert_close(out[i], weights @ v[lo: i + 1], **TOL)
+        weights = torch.softmax(q[i] @ k[lo : i + 1].T / 2.0, dim=0)  # only the keys in the window, sqrt(4) = 2
+        torch.testing.assert_close(out[i], weights @ v[lo : i + 1], **TOL)

@@ -15,11 +15,23 @@ from attnlab.web.pages.explain import sig
 from attnlab.web.render import num
 
 
-@pytest.mark.parametrize("x, digits, text", [
-    (0.87157, 3, "0.872"), (2.0, 3, "2"), (-0.5, 3, "-0.5"), (0.0, 3, "0"), (-1e-9, 3, "-1e-9"),
-    (0.99998, 3, "0.99998"), (0.99998, 4, "0.99998"), (2e-5, 4, "2e-5"), (2.3456e-5, 4, "2.3e-5"),
-    (1.0000004, 3, "1.0000004"), (12.99996, 3, "12.99996"), (1 - 1e-15, 3, "1"),
-])
+@pytest.mark.parametrize(
+    "x, digits, text",
+    [
+        (0.87157, 3, "0.872"),
+        (2.0, 3, "2"),
+        (-0.5, 3, "-0.5"),
+        (0.0, 3, "0"),
+        (-1e-9, 3, "-1e-9"),
+        (0.99998, 3, "0.99998"),
+        (0.99998, 4, "0.99998"),
+        (2e-5, 4, "2e-5"),
+        (2.3456e-5, 4, "2.3e-5"),
+        (1.0000004, 3, "1.0000004"),
+        (12.99996, 3, "12.99996"),
+        (1 - 1e-15, 3, "1"),
+    ],
+)
 def test_fixed(x, digits, text):
     assert fixed(x, digits) == text
 
@@ -30,8 +42,8 @@ def test_a_number_that_is_not_whole_never_reads_as_whole(x, digits):
     shown = float(text)
     whole = "." not in text and "e" not in text
     if whole and x != int(x):  # only when a float's own noise is below 12 decimals
-        assert abs(x - round(x)) < 10 ** -12
-    assert math.isclose(shown, x, rel_tol=0.06, abs_tol=10 ** -digits / 2 + 1e-12)
+        assert abs(x - round(x)) < 10**-12
+    assert math.isclose(shown, x, rel_tol=0.06, abs_tol=10**-digits / 2 + 1e-12)
 
 
 def test_the_page_helpers_use_it():

@@ -84,8 +84,14 @@ def bare(tmp_path_factory):
     conf = tmp / "fonts.conf"
     conf.write_text(NO_FONTS_CONF.format(cache=tmp / "fc-cache"))
     env = {**os.environ, "FONTCONFIG_FILE": str(conf), "MPLCONFIGDIR": str(tmp / "mpl"), "MPLBACKEND": "Agg"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, OUTSIDE, str(FONT_FILE)], env=env, capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, OUTSIDE, str(FONT_FILE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -108,6 +114,7 @@ def test_a_character_outside_the_fonts_warns_once_naming_it(bare):
 
 
 # ---- the font file and what it covers (no subprocess) --------------------------------------------------
+
 
 def _cmap(path: Path) -> set[int]:
     from fontTools.ttLib import TTFont
@@ -158,6 +165,7 @@ def _gb2312_hanzi() -> set[str]:
 
 def test_the_pages_font_stacks_are_lab_css_with_the_lab_font_first():
     """fonts.css re-declares lab.css's --sans and --mono with "Attnlab CJK" first; they must not drift."""
+
     def stacks(css: str) -> dict[str, str]:
         return {k: " ".join(v.split()) for k, v in re.findall(r"(--sans|--mono):\s*([^;]+);", css)}
 

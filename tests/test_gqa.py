@@ -56,8 +56,19 @@ def reference(x, context, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, n_heads, n_kv_
 
 
 def weights_of(m):
-    return [t.detach().clone() for t in (m.W_Q.weight, m.W_Q.bias, m.W_K.weight, m.W_K.bias, m.W_V.weight, m.W_V.bias,
-                                         m.W_O.weight, m.W_O.bias)]
+    return [
+        t.detach().clone()
+        for t in (
+            m.W_Q.weight,
+            m.W_Q.bias,
+            m.W_K.weight,
+            m.W_K.bias,
+            m.W_V.weight,
+            m.W_V.bias,
+            m.W_O.weight,
+            m.W_O.bias,
+        )
+    ]
 
 
 @pytest.mark.parametrize("kv", [6, 3, 2, 1])
@@ -119,7 +130,7 @@ def test_cached_decode_of_a_gqa_gpt_is_the_full_forward(kv, positions):
     idx = torch.randint(0, 17, (2, 12))
     full = model(idx)
     cache = model.new_kv_cache()
-    steps = [model(idx[:, :4], kv_cache=cache)] + [model(idx[:, t:t + 1], kv_cache=cache) for t in range(4, 12)]
+    steps = [model(idx[:, :4], kv_cache=cache)] + [model(idx[:, t : t + 1], kv_cache=cache) for t in range(4, 12)]
     assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-10)
     for layer in cache.layers:  # the cache holds the K/V heads only: n_heads / n_kv_heads times smaller
         assert layer.k.shape == layer.v.shape == (2, kv or H, 12, D // H)

@@ -20,7 +20,6 @@ def client():
     yield from serving()
 
 
-
 def trained(client, **settings) -> str:
     response = client.post("/api/train", json={"corpus": "jingyesi", "steps": 8, **settings})
     assert response.status_code == 202, response.text
@@ -31,8 +30,10 @@ def trained(client, **settings) -> str:
 
 # ---- 3: every allowed sampling option works ----------------------------------------------------------
 
-@pytest.mark.parametrize("options", [{"temperature": 1e-39}, {"temperature": 5e-324}, {"top_p": 1e-46},
-                                     {"top_p": 5e-324, "temperature": 10}])
+
+@pytest.mark.parametrize(
+    "options", [{"temperature": 1e-39}, {"temperature": 5e-324}, {"top_p": 1e-46}, {"top_p": 5e-324, "temperature": 10}]
+)
 def test_smallest_temperature_and_top_p_generate_like_greedy(client, options):
     run_id = trained(client)
     body = {"run": run_id, "prompt": "床", "max_new_tokens": 8, "seed": 3}
@@ -44,8 +45,11 @@ def test_smallest_temperature_and_top_p_generate_like_greedy(client, options):
 
 # ---- 7: the event stream, DELETE, OPTIONS, strict numbers -------------------------------------------------
 
-@pytest.mark.parametrize("last_id, first", [("-1000", 0), ("-3", 0), ("-1", 0), ("junk", 0), ("", 0), ("2", 3),
-                                            ("1e3", 0), ("99999999999999999999999", 0)])
+
+@pytest.mark.parametrize(
+    "last_id, first",
+    [("-1000", 0), ("-3", 0), ("-1", 0), ("junk", 0), ("", 0), ("2", 3), ("1e3", 0), ("99999999999999999999999", 0)],
+)
 def test_last_event_id_resumes_only_after_a_real_event(client, last_id, first):
     run_id = trained(client, steps=5)
     everything = read_events(client, run_id)
@@ -80,11 +84,17 @@ def test_options_names_every_method_of_the_address(client):
     assert client.options("/no/such/page").status_code == 404
 
 
-@pytest.mark.parametrize("path, body", [
-    ("/api/train", {"pace_ms": False}), ("/api/train", {"steps": True}), ("/api/train", {"lr": True}),
-    ("/api/train", {"seed": False}), ("/api/generate", {"run": "x", "prompt": "床", "temperature": True}),
-    ("/api/generate", {"run": "x", "prompt": "床", "top_k": True}),
-])
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/train", {"pace_ms": False}),
+        ("/api/train", {"steps": True}),
+        ("/api/train", {"lr": True}),
+        ("/api/train", {"seed": False}),
+        ("/api/generate", {"run": "x", "prompt": "床", "temperature": True}),
+        ("/api/generate", {"run": "x", "prompt": "床", "top_k": True}),
+    ],
+)
 def test_a_bool_is_not_a_number(client, path, body):
     response = client.post(path, json=body)
     assert response.status_code == 422, response.text
@@ -105,6 +115,7 @@ def test_openapi_documents_the_error_answers(client):
 # ---- 6: SIGTERM stops a server that streams events: tests/test_hardening_stop.py (with Ctrl+C, lessons, runs)
 
 # ---- 5: expensive requests are bounded ---------------------------------------------------------------------
+
 
 class RecordingEvent(threading.Event):
     """A stop switch that writes down every pause it is asked for."""
@@ -199,8 +210,10 @@ def test_a_long_lesson_does_not_hold_up_other_requests(client, monkeypatch):
 
     monkeypatch.setattr(forms_module, "forms", slow)
     answers = []
-    waiting = [threading.Thread(target=lambda: answers.append(client.get("/api/explain/forms", params={"n_tgt": 11})))
-               for _ in range(3)]  # the same question three times: computed once, shared
+    waiting = [
+        threading.Thread(target=lambda: answers.append(client.get("/api/explain/forms", params={"n_tgt": 11})))
+        for _ in range(3)
+    ]  # the same question three times: computed once, shared
     for thread in waiting:
         thread.start()
     try:

@@ -84,10 +84,14 @@ def test_other_websites_cannot_start_heavy_work(client, monkeypatch):
     import attnlab.lessons.mlm.lesson as mlm_lesson
 
     monkeypatch.setattr(mlm_lesson, "mlm", lambda **kw: calls.append(kw))  # would train three models
-    for path, params in (("/api/explain/mlm", {"steps": 30}), ("/explain/mlm", {"steps": 30}),
-                         ("/explain/mlm/figure.png", {"steps": 30}), ("/pipeline", {**BIG, "seed": 4}),
-                         ("/api/pipeline/first-step", {"seed": 4, "seeds": 2}),
-                         ("/api/pipeline/focus", {"seed": 4, "seeds": 2})):
+    for path, params in (
+        ("/api/explain/mlm", {"steps": 30}),
+        ("/explain/mlm", {"steps": 30}),
+        ("/explain/mlm/figure.png", {"steps": 30}),
+        ("/pipeline", {**BIG, "seed": 4}),
+        ("/api/pipeline/first-step", {"seed": 4, "seeds": 2}),
+        ("/api/pipeline/focus", {"seed": 4, "seeds": 2}),
+    ):
         r = client.get(path, params=params, headers=CROSS)
         assert r.status_code == 403, (path, r.status_code, r.text[:200])
     assert calls == []
@@ -129,8 +133,11 @@ def test_a_lesson_whose_client_left_stops_at_its_next_step(monkeypatch):
 
     steps_seen = []
     real_update = progress_module.Progress.update
-    monkeypatch.setattr(progress_module.Progress, "update",
-                        lambda self, name, step, steps: steps_seen.append((step, steps)) or real_update(self, name, step, steps))
+    monkeypatch.setattr(
+        progress_module.Progress,
+        "update",
+        lambda self, name, step, steps: steps_seen.append((step, steps)) or real_update(self, name, step, steps),
+    )
     monkeypatch.setattr(budget, "POLL_S", 0.05)
     query = "train_steps=1000&n_seeds=5&n_test=5&seed=31&lang=en"  # 15 models of 1000 steps: minutes of work
     with background() as url:

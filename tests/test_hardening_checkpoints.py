@@ -78,8 +78,12 @@ FIRST_STEPS = ["created", "writing", "written", "sealed", "published"]
 
 
 def save_in_child(out: Path, source: Path, crash_at: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", CHILD, str(out), str(source), crash_at], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), str(source), crash_at],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
 
 
 def test_the_save_passes_every_crash_point_in_order(tmp_path, two_checkpoints):
@@ -177,6 +181,7 @@ def test_a_leftover_whose_process_id_is_taken_again_is_recovered(tmp_path, two_c
 
 # --- 10. runs are not lost ---------------------------------------------------------------------------------
 
+
 def console_script() -> str:
     exe = str(Path(sys.executable).with_name("attnlab"))
     if not Path(exe).exists():
@@ -189,9 +194,13 @@ def console_script() -> str:
 
 def test_sigterm_stops_after_the_step_and_saves(tmp_path):
     out = tmp_path / "ck"
-    proc = subprocess.Popen([console_script(), "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        [console_script(), "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     try:
         for line in proc.stderr:  # printed once the signals are caught
             if "Ctrl+C stops" in line:
@@ -206,11 +215,15 @@ def test_sigterm_stops_after_the_step_and_saves(tmp_path):
     load_checkpoint(out)
 
 
-@pytest.mark.parametrize("error", [
-    OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
-    # what safetensors 0.8 raises when the disk fills (measured on a full 64 kB tmpfs)
-    SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"),
-], ids=["OSError", "SafetensorError"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+        # what safetensors 0.8 raises when the disk fills (measured on a full 64 kB tmpfs)
+        SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"),
+    ],
+    ids=["OSError", "SafetensorError"],
+)
 def test_a_full_disk_is_one_line_and_changes_nothing(tmp_path, monkeypatch, error):
     out = tmp_path / "ck"
     assert attnlab("train", "--corpus", "poem", "--steps", "2", "--out", out).exit_code == 0
@@ -263,6 +276,7 @@ def test_saving_again_keeps_the_users_other_files(tmp_path):
 
 # --- 11. corrupt or hostile checkpoints ----------------------------------------------------------------------
 
+
 def tamper(src: Path, dest: Path, *, model=None, top=None, write=None, rehash=True) -> Path:
     """A copy of a checkpoint with config.json (model fields, top-level fields) or files changed; `rehash`
     records the new checksums too, as someone editing it on purpose would."""
@@ -278,17 +292,21 @@ def tamper(src: Path, dest: Path, *, model=None, top=None, write=None, rehash=Tr
     return dest
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(top={"format_version": "x"}), "format_version must be a whole number"),
-    (dict(top={"format_version": None}), "format_version must be a whole number"),
-    (dict(model={"d_model": 10**6}), "more than attnlab trains"),
-    (dict(model={"context_length": 10**9}), "more than attnlab trains"),
-    (dict(model={"n_layers": 10**9}), "layers are more than attnlab trains"),
-    (dict(model={"vocab_size": 10**12}), "more than attnlab trains"),
-    (dict(model={"n_layers": 200}), "the model needs at least"),  # allowed, but far more than the file holds
-    (dict(top={"sha256": [1]}), "sha256 must be a dict"),
-    (dict(top={"corpus": "poem\x1b[2J"}), "corpus must be a printable name"),
-], ids=["version-x", "version-null", "d_model", "context", "layers", "vocab", "bigger", "sha256", "corpus"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(top={"format_version": "x"}), "format_version must be a whole number"),
+        (dict(top={"format_version": None}), "format_version must be a whole number"),
+        (dict(model={"d_model": 10**6}), "more than attnlab trains"),
+        (dict(model={"context_length": 10**9}), "more than attnlab trains"),
+        (dict(model={"n_layers": 10**9}), "layers are more than attnlab trains"),
+        (dict(model={"vocab_size": 10**12}), "more than attnlab trains"),
+        (dict(model={"n_layers": 200}), "the model needs at least"),  # allowed, but far more than the file holds
+        (dict(top={"sha256": [1]}), "sha256 must be a dict"),
+        (dict(top={"corpus": "poem\x1b[2J"}), "corpus must be a printable name"),
+    ],
+    ids=["version-x", "version-null", "d_model", "context", "layers", "vocab", "bigger", "sha256", "corpus"],
+)
 def test_hostile_configs_are_refused_before_allocating(tmp_path, two_checkpoints, monkeypatch, change, message):
     _, b = two_checkpoints
     bad = tamper(b, tmp_path / "bad", **change)
@@ -303,10 +321,19 @@ def test_hostile_configs_are_refused_before_allocating(tmp_path, two_checkpoints
     assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0 and message in result.stderr
 
 
-@pytest.mark.parametrize("sizes", [dict(), dict(tie_weights=True), dict(positions="rope", n_layers=3),
-                                   dict(positions="sinusoidal", d_ff=40, bias=False), dict(d_model=64, n_heads=4),
-                                   dict(ablations=("ffn-only",)), dict(ablations=("attention-only",)),
-                                   dict(ablations=("one-head", "no-positions"))])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        dict(),
+        dict(tie_weights=True),
+        dict(positions="rope", n_layers=3),
+        dict(positions="sinusoidal", d_ff=40, bias=False),
+        dict(d_model=64, n_heads=4),
+        dict(ablations=("ffn-only",)),
+        dict(ablations=("attention-only",)),
+        dict(ablations=("one-head", "no-positions")),
+    ],
+)
 def test_the_parameter_floor_is_a_close_lower_bound_of_what_torch_builds(sizes):
     """The loader's size check counts by formula; the real model has at least that many parameters (and at most
     what biases and norms add)."""
@@ -318,7 +345,9 @@ def test_the_parameter_floor_is_a_close_lower_bound_of_what_torch_builds(sizes):
     assert parameter_floor(cfg) <= real <= 1.1 * parameter_floor(cfg)
 
 
-@pytest.mark.parametrize("state", [[], {"step": "x"}, {"step": 1, "param_groups": 3}, {"step": 1, "param_groups": [{}]}])
+@pytest.mark.parametrize(
+    "state", [[], {"step": "x"}, {"step": 1, "param_groups": 3}, {"step": 1, "param_groups": [{}]}]
+)
 def test_a_broken_train_state_is_refused_on_resume(tmp_path, two_checkpoints, state):
     _, b = two_checkpoints
     bad = tamper(b, tmp_path / "bad", write={"train_state.json": json.dumps(state).encode()})
@@ -330,7 +359,7 @@ def test_a_broken_train_state_is_refused_on_resume(tmp_path, two_checkpoints, st
 def flip_a_weight_bit(data: bytes) -> bytes:
     header = 8 + int.from_bytes(data[:8], "little")  # safetensors: header length, JSON header, tensor bytes
     i = header + (len(data) - header) // 2
-    return data[:i] + bytes([data[i] ^ 0x10]) + data[i + 1:]
+    return data[:i] + bytes([data[i] ^ 0x10]) + data[i + 1 :]
 
 
 def permute_tokenizer(data: bytes) -> bytes:
@@ -339,8 +368,9 @@ def permute_tokenizer(data: bytes) -> bytes:
     return json.dumps(tok, ensure_ascii=False).encode()
 
 
-@pytest.mark.parametrize("name, damage", [("model.safetensors", flip_a_weight_bit),
-                                          ("tokenizer.json", permute_tokenizer)])
+@pytest.mark.parametrize(
+    "name, damage", [("model.safetensors", flip_a_weight_bit), ("tokenizer.json", permute_tokenizer)]
+)
 def test_a_changed_file_is_caught_by_its_checksum(tmp_path, two_checkpoints, name, damage):
     _, b = two_checkpoints
     bad = tamper(b, tmp_path / "bad", write={name: damage((b / name).read_bytes())}, rehash=False)
@@ -367,8 +397,25 @@ def corpus_run(tmp_path) -> tuple[Path, Path]:
     corpus = tmp_path / "lines.txt"
     corpus.write_text("床前明月光\n疑是地上霜\n举头望明月\n低头思故乡\n" * 4, encoding="utf-8")
     out = tmp_path / "ck"
-    result = attnlab("train", "--corpus", corpus, "--steps", "2", "--layers", "1", "--d-model", "16", "--heads", "2",
-                     "--context", "8", "--batch-size", "2", "--out", out)
+    result = attnlab(
+        "train",
+        "--corpus",
+        corpus,
+        "--steps",
+        "2",
+        "--layers",
+        "1",
+        "--d-model",
+        "16",
+        "--heads",
+        "2",
+        "--context",
+        "8",
+        "--batch-size",
+        "2",
+        "--out",
+        out,
+    )
     assert result.exit_code == 0, result.output
     return corpus, out
 

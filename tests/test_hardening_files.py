@@ -36,12 +36,19 @@ def one_line(text: str) -> str:
 def attnlab_process(*args, timeout: float = 60) -> subprocess.CompletedProcess:
     """The real CLI in its own process, with its data memory capped at 1.5 GB: a regression that reads
     /dev/zero dies of MemoryError instead of eating the machine, and one that blocks fails at the timeout."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (1_500_000_000, 1_500_000_000))
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "attnlab", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, preexec_fn=cap)
+    return subprocess.run(
+        [sys.executable, "-m", "attnlab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=cap,
+    )
 
 
 def within(seconds: float, fn, *args, **kwargs):
@@ -124,8 +131,7 @@ def test_a_poetry_folder_counts_all_its_files_against_the_limit(tmp_path):
     folder = poems_folder(tmp_path)
     poem = [{"author": "李白", "title": "静夜思", "paragraphs": POEM}] * 10_000  # ~0.7 MB a file
     for i in (1, 2):
-        (folder / f"poet.tang.{i}.simplified.json").write_text(json.dumps(poem, ensure_ascii=False),
-                                                              encoding="utf-8")
+        (folder / f"poet.tang.{i}.simplified.json").write_text(json.dumps(poem, ensure_ascii=False), encoding="utf-8")
     assert check_corpus(str(folder), max_corpus_mb=10) > 1_000_000
     with pytest.raises(ValueError, match="over the 1 MB limit"):
         check_corpus(str(folder), max_corpus_mb=1)

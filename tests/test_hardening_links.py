@@ -59,8 +59,12 @@ def runs(tmp_path, saved) -> Path:
 
 def answers(runs: Path, name: str) -> list[int]:
     client = TestClient(create_app(runs_dir=runs), raise_server_exceptions=False)
-    return [client.post(r.format(name), json={"prompt": "床"}).status_code if r.endswith("generate")
-            else client.get(r.format(name)).status_code for r in ROUTES]
+    return [
+        client.post(r.format(name), json={"prompt": "床"}).status_code
+        if r.endswith("generate")
+        else client.get(r.format(name)).status_code
+        for r in ROUTES
+    ]
 
 
 def listing(runs: Path) -> dict:
@@ -72,6 +76,7 @@ def listing(runs: Path) -> dict:
 
 
 # --- 5. links in the runs folder ----------------------------------------------------------------------------
+
 
 def make_loop(runs: Path, kind: str) -> str:
     if kind == "self":
@@ -132,6 +137,7 @@ def test_links_that_stay_inside_the_runs_folder_are_followed(runs):
 
 # --- 6. damaged checkpoints ------------------------------------------------------------------------------
 
+
 def rewrite(folder: Path, *, tokenizer=None, weights=None, checksums=True) -> Path:
     """Change tokenizer.json (text) or the weights (a function of the tensors) of a checkpoint; record the new
     checksums as someone editing it on purpose would, or drop them (an older attnlab's checkpoint)."""
@@ -175,15 +181,18 @@ def test_a_deeply_nested_config_is_not_taken_for_a_checkpoint(runs):
     assert "nests deeper than" in said
 
 
-@pytest.mark.parametrize("text, depth", [
-    ('{"a": "' + "[{" * 5000 + '"}', 1),  # brackets inside a string do not nest
-    ('["\\"' + "[" * 5000 + '", 1]', 1),  # nor after an escaped quote
-    ('[[["\\\\"], [[]]]]', 4),
-    ("[" * 5000 + "}" * 5000, 5000),  # mismatched: still counted (json would recurse before noticing)
-    ("[1, {}, [2]]", 2),
-    ('["", "[[[", ""]', 1),  # empty strings beside one holding brackets
-    ('["\\\\", "[[", {"k\\"": "]"}]', 2),  # an escaped backslash ends no string early, nor does \"
-])
+@pytest.mark.parametrize(
+    "text, depth",
+    [
+        ('{"a": "' + "[{" * 5000 + '"}', 1),  # brackets inside a string do not nest
+        ('["\\"' + "[" * 5000 + '", 1]', 1),  # nor after an escaped quote
+        ('[[["\\\\"], [[]]]]', 4),
+        ("[" * 5000 + "}" * 5000, 5000),  # mismatched: still counted (json would recurse before noticing)
+        ("[1, {}, [2]]", 2),
+        ('["", "[[[", ""]', 1),  # empty strings beside one holding brackets
+        ('["\\\\", "[[", {"k\\"": "]"}]', 2),  # an escaped backslash ends no string early, nor does \"
+    ],
+)
 def test_the_depth_scan_skips_strings(text, depth):
     assert safe_json.nesting(text, limit=10**6) == depth
 
@@ -240,8 +249,10 @@ def test_a_changed_float_type_loads_with_one_warning(runs, dtype):
 
 
 def test_a_shape_mismatch_names_the_tensor_and_both_shapes(runs):
-    rewrite(runs / "good", weights=lambda ts: {k: (v.T.contiguous() if k == "blocks.0.ffn.W_1.weight" else v)
-                                             for k, v in ts.items()})
+    rewrite(
+        runs / "good",
+        weights=lambda ts: {k: (v.T.contiguous() if k == "blocks.0.ffn.W_1.weight" else v) for k, v in ts.items()},
+    )
     refused_everywhere(runs, "blocks.0.ffn.W_1.weight is stored as [32, 128] but the model expects [128, 32]")
 
 

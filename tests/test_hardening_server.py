@@ -39,8 +39,9 @@ def post(url: str, data: bytes, content_type: str, headers: dict | None = None) 
         def redirect_request(self, *args, **kwargs):
             return None
 
-    request = urllib.request.Request(url, data=data, method="POST",
-                                     headers={"content-type": content_type, **(headers or {})})
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={"content-type": content_type, **(headers or {})}
+    )
     try:
         with urllib.request.build_opener(NoRedirect).open(request, timeout=HANG) as response:
             return response.status, dict(response.headers), response.read().decode()
@@ -49,6 +50,7 @@ def post(url: str, data: bytes, content_type: str, headers: dict | None = None) 
 
 
 # ---- 1. one training limit, checked before a model is built ---------------------------------------------
+
 
 def test_registry_hands_out_at_most_max_training_slots_to_racing_threads():
     registry = Registry(max_training=2)
@@ -125,6 +127,7 @@ def test_a_refused_form_post_is_in_chinese_by_default(client, monkeypatch):
 
 # ---- 2. Host and Origin ---------------------------------------------------------------------------------
 
+
 def test_a_foreign_host_name_is_refused(client):
     for path in ("/api/toy", "/", "/static/lab.css"):
         response = client.get(path, headers={"host": "evil.example"})
@@ -160,13 +163,16 @@ def test_host_policy_for_a_named_or_wildcard_address():
     assert wildcard.allows("10.0.0.5:8000") and wildcard.allows("[fe80::1]:80") and not wildcard.allows("evil.example")
 
 
-@pytest.mark.parametrize("headers", [
-    {"origin": "http://evil.example"},
-    {"origin": "http://testserver:8080"},  # another port is another origin
-    {"origin": "null"},
-    {"referer": "http://evil.example/page"},
-    {"sec-fetch-site": "cross-site", "origin": "http://testserver"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://evil.example"},
+        {"origin": "http://testserver:8080"},  # another port is another origin
+        {"origin": "null"},
+        {"referer": "http://evil.example/page"},
+        {"sec-fetch-site": "cross-site", "origin": "http://testserver"},
+    ],
+)
 def test_a_cross_site_post_is_refused(client, headers):
     response = client.post("/api/toy/mix", json={"scores": [0, 1], "values": [[1], [2]]}, headers=headers)
     assert response.status_code == 403 and "another site" in response.json()["message"]
@@ -174,18 +180,25 @@ def test_a_cross_site_post_is_refused(client, headers):
 
 def test_a_cross_site_form_post_starts_no_run(client, monkeypatch):
     monkeypatch.setattr(runs_service, "RUNS", Registry())
-    response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "3"},
-                           headers={"origin": "http://evil.example"}, follow_redirects=False)
+    response = client.post(
+        "/pipeline/train",
+        data={"corpus": "poem", "steps": "3"},
+        headers={"origin": "http://evil.example"},
+        follow_redirects=False,
+    )
     assert response.status_code == 403 and "这个请求来自别的网站" in response.text
     assert not runs_service.RUNS._runs
 
 
-@pytest.mark.parametrize("headers", [
-    {},  # curl, scripts
-    {"origin": "http://testserver"},
-    {"referer": "http://testserver/toy"},
-    {"origin": "null", "sec-fetch-site": "same-origin"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # curl, scripts
+        {"origin": "http://testserver"},
+        {"referer": "http://testserver/toy"},
+        {"origin": "null", "sec-fetch-site": "same-origin"},
+    ],
+)
 def test_same_origin_and_plain_posts_are_served(client, headers):
     response = client.post("/api/toy/mix", json={"scores": [0, 1], "values": [[1], [2]]}, headers=headers)
     assert response.status_code == 200
@@ -193,12 +206,16 @@ def test_same_origin_and_plain_posts_are_served(client, headers):
 
 # ---- 3 (part). a lone surrogate in a refused field -------------------------------------------------------
 
-@pytest.mark.parametrize("path, body", [
-    ("/api/train", '{"corpus": "\\ud800"}'),
-    ("/api/toy/mix", '{"scores": ["\\ud800"], "values": [[1]]}'),
-    ("/api/toy/hand", '{"query": "\\ud800"}'),
-    ("/api/generate", '{"run": "x", "prompt": "\\ud800"}'),
-])
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/train", '{"corpus": "\\ud800"}'),
+        ("/api/toy/mix", '{"scores": ["\\ud800"], "values": [[1]]}'),
+        ("/api/toy/hand", '{"query": "\\ud800"}'),
+        ("/api/generate", '{"run": "x", "prompt": "\\ud800"}'),
+    ],
+)
 def test_a_lone_surrogate_gets_a_json_422(client, path, body):
     response = client.post(path, content=body.encode(), headers={"content-type": "application/json"})
     assert response.status_code == 422
@@ -207,6 +224,7 @@ def test_a_lone_surrogate_gets_a_json_422(client, path, body):
 
 
 # ---- 4. the body cap and short echoes --------------------------------------------------------------------
+
 
 def test_a_body_over_the_cap_gets_413(client):
     big = b"x" * (2 * MAX_BODY)
@@ -219,8 +237,9 @@ def test_a_body_over_the_cap_gets_413(client):
 
     streamed = client.post("/api/toy/mix", content=chunks(), headers={"content-type": "application/json"})
     assert streamed.status_code == 413
-    page = client.post("/pipeline/train?lang=en", content=big,
-                       headers={"content-type": "application/x-www-form-urlencoded"})
+    page = client.post(
+        "/pipeline/train?lang=en", content=big, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert page.status_code == 413 and "too large" in page.text
 
 
@@ -236,6 +255,7 @@ def test_a_422_echoes_only_a_short_excerpt(client):
 
 # ---- 8. serve says the lab has no authentication ---------------------------------------------------------
 
+
 def test_serve_on_a_public_address_warns_that_there_is_no_authentication(monkeypatch):
     served = []
     monkeypatch.setattr(server_module, "bind", lambda host, port: REAL_BIND("127.0.0.1", 0))  # never 0.0.0.0
@@ -246,4 +266,3 @@ def test_serve_on_a_public_address_warns_that_there_is_no_authentication(monkeyp
     assert [kw["hosts"] for kw in served] == [("0.0.0.0",)]  # the lab then answers to the address it was asked for
     quiet = CliRunner().invoke(cli_app, ["serve", "--port", "0"])
     assert quiet.exit_code == 0 and "authentication" not in quiet.output
-

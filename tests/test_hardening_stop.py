@@ -30,8 +30,10 @@ LESSON = "/api/explain/mlm?steps=1000"  # a heavy lesson: trains a model for a w
 
 # `attnlab serve` whose lessons never stop when asked (no cancellation reaches them): what a computation
 # stuck inside torch does. The server must still leave, by its deadline, without aborting.
-DEAF = ("import sys; from attnlab.train import progress; progress.Progress.cancel = lambda self, why=None: None; "
-        "sys.argv[0] = 'attnlab'; from attnlab.cli import app; app(prog_name='attnlab')")
+DEAF = (
+    "import sys; from attnlab.train import progress; progress.Progress.cancel = lambda self, why=None: None; "
+    "sys.argv[0] = 'attnlab'; from attnlab.cli import app; app(prog_name='attnlab')"
+)
 
 
 @contextmanager
@@ -40,8 +42,14 @@ def serving(tmp_path: Path, deaf: bool = False):
     src = str(Path(attnlab.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     entry = ["-c", DEAF] if deaf else ["-m", "attnlab"]
-    proc = subprocess.Popen([sys.executable, *entry, "serve", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, *entry, "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     try:
         line = proc.stdout.readline()
         found = re.search(r"http://([\d.]+):(\d+)", line)
@@ -61,6 +69,7 @@ def get_json(host: str, port: int, path: str):
 
 def start_lesson(host: str, port: int) -> None:
     """Ask for the heavy lesson on a thread, and return once its model is training (its steps are counted)."""
+
     def ask():
         try:
             urllib.request.urlopen(f"http://{host}:{port}{LESSON}", timeout=300).read()
@@ -81,8 +90,10 @@ def start_lesson(host: str, port: int) -> None:
 def start_training_and_follow_it(host: str, port: int) -> http.client.HTTPResponse:
     """POST a long training run and open its event stream; returns the open stream."""
     request = urllib.request.Request(
-        f"http://{host}:{port}/api/train", headers={"Content-Type": "application/json"},
-        data=json.dumps({"corpus": "poem", "steps": 5000, "pace_ms": 200}).encode())
+        f"http://{host}:{port}/api/train",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps({"corpus": "poem", "steps": 5000, "pace_ms": 200}).encode(),
+    )
     run = json.load(urllib.request.urlopen(request, timeout=120))
     stream = http.client.HTTPConnection(host, port, timeout=120)
     stream.request("GET", run["events"])
@@ -135,6 +146,7 @@ def test_ctrl_c_stops_an_idle_server_quietly(tmp_path):
 
 # ---- half-open connections ---------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def short_header_timeout(monkeypatch):
     monkeypatch.setattr(protocol, "HEADER_TIMEOUT_S", 0.5)
@@ -156,8 +168,11 @@ def closed_by_server(sock: socket.socket) -> bool:
         return True
 
 
-@pytest.mark.parametrize("sent", [b"", b"GET /api/toy HT", b"GET /api/toy HTTP/1.1\r\nHost: 127.0.0.1\r\n"],
-                         ids=["nothing", "half-a-request-line", "headers-never-finished"])
+@pytest.mark.parametrize(
+    "sent",
+    [b"", b"GET /api/toy HT", b"GET /api/toy HTTP/1.1\r\nHost: 127.0.0.1\r\n"],
+    ids=["nothing", "half-a-request-line", "headers-never-finished"],
+)
 def test_a_connection_that_never_completes_its_headers_is_closed(short_header_timeout, sent):
     host, port = short_header_timeout
     with socket.create_connection((host, port), timeout=10) as sock:
@@ -178,8 +193,11 @@ def test_slow_bodies_and_streams_are_not_timed_by_the_header_clock(short_header_
     host, port = short_header_timeout
     body = json.dumps({"weights": [0.5, 0.5]}).encode()
     with socket.create_connection((host, port), timeout=EXIT_WITHIN_S) as sock:
-        sock.sendall(f"POST /api/toy/mix HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:3])
+        sock.sendall(
+            f"POST /api/toy/mix HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body[:3]
+        )
         time.sleep(1.5)  # three header timeouts: the headers are complete, so the clock no longer runs
         sock.sendall(body[3:])
         assert re.match(rb"HTTP/1.1 \d\d\d", sock.recv(64))  # answered, whatever the answer: not closed

@@ -33,8 +33,11 @@ def test_every_string_has_both_languages_and_the_same_placeholders():
 
 
 def test_my_areas_keep_their_prefixes():
-    for path, prefix in ((LESSONS_DIR / "toy" / "strings.json", "toy."), (LESSONS_DIR / "ledger" / "strings.json", "toy.ledger."),
-                         (WEB.parent / "i18n" / "web.json", "web.")):
+    for path, prefix in (
+        (LESSONS_DIR / "toy" / "strings.json", "toy."),
+        (LESSONS_DIR / "ledger" / "strings.json", "toy.ledger."),
+        (WEB.parent / "i18n" / "web.json", "web."),
+    ):
         strings = json.loads(path.read_text(encoding="utf-8"))
         assert strings and all(k.startswith(prefix) for k in strings), path
 
@@ -44,8 +47,12 @@ def test_a_topic_keeps_its_words_in_its_own_folder():
 
     for topic in TOPICS.values():
         mine = f"explain.{topic.slug}."
-        elsewhere = [f.relative_to(WEB.parent).as_posix() for f in catalog_files() if f.parent.name != topic.slug
-                     and any(k.startswith(mine) for k in json.loads(f.read_text(encoding="utf-8")))]
+        elsewhere = [
+            f.relative_to(WEB.parent).as_posix()
+            for f in catalog_files()
+            if f.parent.name != topic.slug
+            and any(k.startswith(mine) for k in json.loads(f.read_text(encoding="utf-8")))
+        ]
         assert not elsewhere, f"{mine}* keys outside lessons/{topic.slug}/: {elsewhere}"
 
 
@@ -60,8 +67,13 @@ def test_t_fills_fields_and_falls_back_to_chinese():
 def test_every_literal_key_in_templates_and_views_exists():
     keys = set(catalog())
     used = set()
-    for path in [*WEB.glob("templates/*.html"), *WEB.glob("*.py"), *WEB.glob("pages/*.py"),
-                 *LESSONS_DIR.glob("*/*.html"), *LESSONS_DIR.glob("*/*.py")]:
+    for path in [
+        *WEB.glob("templates/*.html"),
+        *WEB.glob("*.py"),
+        *WEB.glob("pages/*.py"),
+        *LESSONS_DIR.glob("*/*.html"),
+        *LESSONS_DIR.glob("*/*.py"),
+    ]:
         used |= set(re.findall(r"""\bt\(\s*["']([a-z0-9_.]+)["']""", path.read_text(encoding="utf-8")))
     for lesson in LESSONS:
         used |= {lesson.title_key, lesson.summary_key}
@@ -74,9 +86,14 @@ def test_every_literal_key_in_templates_and_views_exists():
 
 STATES = {  # page states that reach every branch of the templates (dynamic keys included)
     "/": [{}],
-    "/toy": [{}, {"query": "老鼠", "causal": "1", "ans_keys": "1", "ans_future": "yes", "ans_heads": "no"},
-             {"ans_keys": "4", "ans_future": "no", "ans_heads": "yes", "s1": "1"}, {"s1": "x", "query": "dog"},
-             {"v2y": "1e-5000", "ans_keys": "9"}, {"v2y": "4", "v2_guess": "all"}],
+    "/toy": [
+        {},
+        {"query": "老鼠", "causal": "1", "ans_keys": "1", "ans_future": "yes", "ans_heads": "no"},
+        {"ans_keys": "4", "ans_future": "no", "ans_heads": "yes", "s1": "1"},
+        {"s1": "x", "query": "dog"},
+        {"v2y": "1e-5000", "ans_keys": "9"},
+        {"v2y": "4", "v2_guess": "all"},
+    ],
     "/lookup": [{}, {"head": "2", "query": "1"}, {"head": "9"}],
     "/ledger": [{}, {"n": "128000", "d": "4096", "h": "32"}, {"n": "0"}, {"h": "3"}],
 }

@@ -68,8 +68,10 @@ def test_lens_uses_each_layers_own_normalization():
     m = model()
     _, tr = run_with(m, IDS)
     x1, xL = tr["layers.0.output"][0], tr["layers.2.output"][0]
-    stale = m.lm_head((x1 - xL.mean(-1, keepdim=True)) / (xL.var(-1, unbiased=False, keepdim=True) + 1e-5).sqrt()
-                      * m.ln_f.gamma + m.ln_f.beta)
+    stale = m.lm_head(
+        (x1 - xL.mean(-1, keepdim=True)) / (xL.var(-1, unbiased=False, keepdim=True) + 1e-5).sqrt() * m.ln_f.gamma
+        + m.ln_f.beta
+    )
     assert (logit_lens(m, IDS)[1] - stale).abs().max() > 1e-3
 
 
@@ -93,7 +95,7 @@ def test_zero_ablation_equals_zeroing_the_heads_columns_of_W_O():
         for layer, head in [(0, 1), (2, 3)]:
             edited = copy.deepcopy(m)
             d_k = 4
-            edited.blocks[layer].attn.W_O.weight[:, head * d_k:(head + 1) * d_k] = 0  # the head writes nothing
+            edited.blocks[layer].attn.W_O.weight[:, head * d_k : (head + 1) * d_k] = 0  # the head writes nothing
             expected = log_prob(edited(IDS[None]), 5, -1) - base
             torch.testing.assert_close(effects[layer, head], expected[0], rtol=0, atol=1e-5)
     assert effects.abs().max() > 1e-3  # with spread weights some head matters

@@ -41,7 +41,9 @@ def test_every_topic_folder_holds_its_pieces(name):
     assert callable(topic.piece("figure").plot) and callable(topic.view)
     strings = json.loads((topic.folder / "strings.json").read_text(encoding="utf-8"))
     for key in ("title", "summary", "lead", "figure_alt"):
-        assert f"explain.{topic.slug}.{key}" in strings, f"lessons/{topic.slug}/strings.json lacks explain.{topic.slug}.{key}"
+        assert f"explain.{topic.slug}.{key}" in strings, (
+            f"lessons/{topic.slug}/strings.json lacks explain.{topic.slug}.{key}"
+        )
     assert (topic.folder / "page.html").read_text(encoding="utf-8").strip()
 
 
@@ -65,14 +67,21 @@ def test_every_file_beside_the_code_is_packaged():
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    globs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]["attnlab"]
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"][
+        "attnlab"
+    ]
     data = [p.relative_to(SRC).as_posix() for p in SRC.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")]
-    assert data and not [f for f in data if not any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/") for g in globs)]
+    assert data and not [
+        f for f in data if not any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/") for g in globs)
+    ]
 
 
 def test_no_source_file_is_over_450_lines():
-    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in SRC.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not long, f"over {MAX_LINES} lines: {long}"
 
 
@@ -89,9 +98,12 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
     shutil.copytree(pkg / "lessons" / "sqrt_dk", folder)
     for piece in ("lesson.py", "figure.py", "view.py", "page.html", "strings.json"):
         text = (folder / piece).read_text(encoding="utf-8")
-        (folder / piece).write_text(text.replace("explain.sqrt_dk", "explain.zz_demo")
-                                    .replace("explain.plot.sqrt.", "explain.plot.zz_sqrt.").replace('"sqrt.', '"zz_sqrt.'),
-                                    encoding="utf-8")
+        (folder / piece).write_text(
+            text.replace("explain.sqrt_dk", "explain.zz_demo")
+            .replace("explain.plot.sqrt.", "explain.plot.zz_sqrt.")
+            .replace('"sqrt.', '"zz_sqrt.'),
+            encoding="utf-8",
+        )
     registry = pkg / "lessons" / "explain.py"
     code = registry.read_text(encoding="utf-8")
     line = '        Topic("sqrt-dk"),\n'
@@ -114,23 +126,37 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
         "                  png.content[:4] == b'\\x89PNG', cli.exit_code, json.loads(cli.stdout)['params']['d_k']]))\n"
     )
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [200, 4, 200, True, True, 0, 4]
     # the topic's tests live in its own folder: copied and renamed with it, they test the new topic
     tests = tmp_path / "tests"
-    shutil.copytree(ROOT / "tests" / "lessons" / "sqrt_dk", tests / "lessons" / "zz_demo",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "tests" / "lessons" / "sqrt_dk",
+        tests / "lessons" / "zz_demo",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for support in ("conftest.py", "browser_fixtures.py", "results.py"):
         shutil.copy(ROOT / "tests" / support, tests / support)
     copied = sorted((tests / "lessons" / "zz_demo").glob("test_*.py"))
     assert copied
     for test in copied:
         text = test.read_text(encoding="utf-8")
-        test.write_text(text.replace("attnlab.lessons.sqrt_dk", "attnlab.lessons.zz_demo").replace('"sqrt-dk"', '"zz-demo"'),
-                        encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                          "tests/lessons/zz_demo"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        test.write_text(
+            text.replace("attnlab.lessons.sqrt_dk", "attnlab.lessons.zz_demo").replace('"sqrt-dk"', '"zz-demo"'),
+            encoding="utf-8",
+        )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests/lessons/zz_demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert " passed" in run.stdout and "attnlab.lessons.zz_demo" in "".join(t.read_text(encoding="utf-8") for t in copied)
+    assert " passed" in run.stdout and "attnlab.lessons.zz_demo" in "".join(
+        t.read_text(encoding="utf-8") for t in copied
+    )

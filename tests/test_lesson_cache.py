@@ -70,8 +70,14 @@ def test_the_format_holds_what_results_hold_and_reads_back_equal():
     claim = Claim.__new__(Claim)
     for f in Claim.__dataclass_fields__:
         object.__setattr__(claim, f, None)
-    value = {"list": [1, 2.5, -0.0, None, True, "字"], "tuple": (1, (2, 3)), 3: "int key", "nan": math.nan,
-             "inf": [math.inf, -math.inf], "claims": [claim]}
+    value = {
+        "list": [1, 2.5, -0.0, None, True, "字"],
+        "tuple": (1, (2, 3)),
+        3: "int key",
+        "nan": math.nan,
+        "inf": [math.inf, -math.inf],
+        "claims": [claim],
+    }
     back = disk_cache.decode(json.loads(disk_cache.dumps(value)))
     assert back[3] == "int key" and back["tuple"] == (1, (2, 3)) and type(back["claims"][0]) is Claim
     assert math.isnan(back["nan"]) and back["inf"] == [math.inf, -math.inf] and back["list"] == value["list"]
@@ -159,10 +165,12 @@ def test_two_writers_at_once_leave_a_whole_file(cache):
 
 def test_the_key_changes_with_settings_seed_language_and_version(cache, monkeypatch):
     base = disk_cache.make_key("explain", "norms", [("batch", 8), ("seed", 0)], "zh")
-    others = [disk_cache.make_key("explain", "norms", [("batch", 9), ("seed", 0)], "zh"),
-              disk_cache.make_key("explain", "norms", [("batch", 8), ("seed", 1)], "zh"),
-              disk_cache.make_key("explain", "norms", [("batch", 8), ("seed", 0)], "en"),
-              disk_cache.make_key("explain", "forms", [("batch", 8), ("seed", 0)], "zh")]
+    others = [
+        disk_cache.make_key("explain", "norms", [("batch", 9), ("seed", 0)], "zh"),
+        disk_cache.make_key("explain", "norms", [("batch", 8), ("seed", 1)], "zh"),
+        disk_cache.make_key("explain", "norms", [("batch", 8), ("seed", 0)], "en"),
+        disk_cache.make_key("explain", "forms", [("batch", 8), ("seed", 0)], "zh"),
+    ]
     result = TOPICS["norms"].run(lang="zh")
     assert disk_cache.store(base, result)
     monkeypatch.setattr(disk_cache, "lab_version", lambda *a: "attnlab 9.9.9+ffff")
@@ -240,7 +248,10 @@ def test_the_warm_up_gives_way_to_requests_and_stops(cache, monkeypatch):
         finish.set()
     assert warmer.visited[0][1] != 200 and budget.WARM.used == 0  # stopped, nothing kept
     assert not [k for k in lesson_cache._running if k[0] == "norms"]
-    assert disk_cache.load(lesson_cache._on_disk(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2203}, "en"))) is disk_cache.MISS
+    assert (
+        disk_cache.load(lesson_cache._on_disk(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2203}, "en")))
+        is disk_cache.MISS
+    )
 
 
 def test_a_request_for_the_lesson_being_warmed_joins_it(cache, monkeypatch):
@@ -253,7 +264,9 @@ def test_a_request_for_the_lesson_being_warmed_joins_it(cache, monkeypatch):
         try:
             warmer.start()
             assert started.wait(NEVER_S)
-            user = threading.Thread(target=lambda: answers.append(client.get("/api/explain/norms", params={"seed": 2204, "lang": "en"})))
+            user = threading.Thread(
+                target=lambda: answers.append(client.get("/api/explain/norms", params={"seed": 2204, "lang": "en"}))
+            )
             user.start()
             while not lesson_cache._waiters.get(lesson_cache.lesson_key(TOPICS["norms"], {"seed": 2204}, "en")):
                 assert user.is_alive()  # waiting for the warm-up's computation, not another one

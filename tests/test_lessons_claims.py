@@ -49,13 +49,18 @@ def test_unscaled_softmax_saturates_and_its_gradient_vanishes_at_large_d_k():
 
 def test_softmax_jacobian_norm_matches_autograd_and_numpy_even_near_one_hot():
     g = torch.Generator().manual_seed(0)
-    s = torch.cat([torch.randn(5, 7, generator=g, dtype=torch.float64),
-                   30 * torch.randn(5, 7, generator=g, dtype=torch.float64)])  # the last rows are near one-hot
+    s = torch.cat(
+        [torch.randn(5, 7, generator=g, dtype=torch.float64), 30 * torch.randn(5, 7, generator=g, dtype=torch.float64)]
+    )  # the last rows are near one-hot
     p = torch.softmax(s, -1).numpy()
     closed = [np.linalg.norm(np.diag(row) - np.outer(row, row)) for row in p]  # J = diag(p) - p p^T
-    by_autograd = [torch.linalg.matrix_norm(torch.autograd.functional.jacobian(lambda r: torch.softmax(r, -1), row)).item()
-                   for row in s]
-    np.testing.assert_allclose(softmax_jacobian_norm(s).numpy(), by_autograd, rtol=1e-4, atol=1e-15)  # autograd rounds near one-hot
+    by_autograd = [
+        torch.linalg.matrix_norm(torch.autograd.functional.jacobian(lambda r: torch.softmax(r, -1), row)).item()
+        for row in s
+    ]
+    np.testing.assert_allclose(
+        softmax_jacobian_norm(s).numpy(), by_autograd, rtol=1e-4, atol=1e-15
+    )  # autograd rounds near one-hot
     np.testing.assert_allclose(softmax_jacobian_norm(s[:5]).numpy(), closed[:5], rtol=1e-12)
 
 
@@ -106,7 +111,9 @@ def test_rotation_property_against_math_sin_cos(pos, delta, i):
     there = np.array([math.sin(omega * (pos + delta)), math.cos(omega * (pos + delta))])
     assert np.abs(R @ here - there).max() < 1e-9
     table = pe_table(pos + 1, d)
-    assert table[pos, 2 * i] == pytest.approx(here[0], abs=1e-9) and table[pos, 2 * i + 1] == pytest.approx(here[1], abs=1e-9)
+    assert table[pos, 2 * i] == pytest.approx(here[0], abs=1e-9) and table[pos, 2 * i + 1] == pytest.approx(
+        here[1], abs=1e-9
+    )
 
 
 # --------------------------------------------------------------------------------------------- permutation
@@ -120,8 +127,10 @@ def test_permutation_equivariant_without_positions_not_with():
 
 
 @settings(max_examples=8, deadline=None)
-@given(text=st.text(alphabet="床前明月光疑是地上霜", min_size=2, max_size=10).filter(lambda s: len(set(s)) > 1),
-       seed=st.integers(0, 1000))
+@given(
+    text=st.text(alphabet="床前明月光疑是地上霜", min_size=2, max_size=10).filter(lambda s: len(set(s)) > 1),
+    seed=st.integers(0, 1000),
+)
 def test_permutation_property_for_any_sentence(text, seed):
     r = permutation(sentence=text, seed=seed, d_model=8, n_heads=2)
     assert r.without_positions.max_diff < 1e-5
@@ -206,8 +215,10 @@ def test_the_neighbour_bug_breaks_the_invariant_exactly_at_i_minus_1():
 
 def test_the_neighbour_bug_reaches_the_whole_block():
     n, d = 4, 6
-    clean, buggy = (np.array({la.layer: la for la in position_wise(n=n, d_model=d, bug=b).layers}["block"].block_norms)
-                    for b in (False, True))
+    clean, buggy = (
+        np.array({la.layer: la for la in position_wise(n=n, d_model=d, bug=b).layers}["block"].block_norms)
+        for b in (False, True)
+    )
     # y_0's neighbour is the zero pad, so its row stays; every later row reads x_{i-1} through the FFN and changes
     assert np.array_equal(clean[0], buggy[0])
     assert (np.abs(clean[1:] - buggy[1:]).max(axis=1) > 1e-6).all()
@@ -323,18 +334,24 @@ def test_decoder_only_block_has_no_cross_attention_and_masks_match_torch():
 
 
 # --------------------------------------------------------------------------------------------- bad inputs
-@pytest.mark.parametrize("call, match", [
-    (lambda: sqrt_dk(d_k=0), "d_k must be an integer from 1 to 1024, got 0"),
-    (lambda: sqrt_dk(n_keys=1024, d_k=1024), "too large for memory"),
-    (lambda: complexity(n=-5), "n must be an integer from 1"),
-    (lambda: serial_vs_parallel(n_max=2048, n_heads=16, d_model=64), "768 MiB.*n_max can be at most 1672"),
-    (lambda: serial_vs_parallel(n_max=4096), "n_max must be an integer from 16 to 2048"),
-    (lambda: complexity(time_n_max=2048, n_heads=16, d_model=512, time_d_model=128), "time_n_max can be at most 1672"),
-    (lambda: positional(d_model=7), "even"),
-    (lambda: multihead(d_model=64, n_heads=5), "divisible"),
-    (lambda: rnn_gradients(lam=float("nan")), "lam must be a number"),
-    (lambda: position_wise(bug="maybe"), "bug must be true or false"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: sqrt_dk(d_k=0), "d_k must be an integer from 1 to 1024, got 0"),
+        (lambda: sqrt_dk(n_keys=1024, d_k=1024), "too large for memory"),
+        (lambda: complexity(n=-5), "n must be an integer from 1"),
+        (lambda: serial_vs_parallel(n_max=2048, n_heads=16, d_model=64), "768 MiB.*n_max can be at most 1672"),
+        (lambda: serial_vs_parallel(n_max=4096), "n_max must be an integer from 16 to 2048"),
+        (
+            lambda: complexity(time_n_max=2048, n_heads=16, d_model=512, time_d_model=128),
+            "time_n_max can be at most 1672",
+        ),
+        (lambda: positional(d_model=7), "even"),
+        (lambda: multihead(d_model=64, n_heads=5), "divisible"),
+        (lambda: rnn_gradients(lam=float("nan")), "lam must be a number"),
+        (lambda: position_wise(bug="maybe"), "bug must be true or false"),
+    ],
+)
 def test_bad_parameters_raise_clear_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -350,7 +367,11 @@ def test_the_stated_memory_limit_is_the_real_one(module):
     for h in (1, 4, 8, 10, 11, 16):
         n = largest_square(lesson.BYTES_PER_N2 * h)
         assert lesson.BYTES_PER_N2 * h * n * n <= MEMORY_LIMIT < lesson.BYTES_PER_N2 * h * (n + 1) ** 2
-    assert largest_square(lesson.BYTES_PER_N2 * lesson.FULL_HEADS) >= 2048 > largest_square(lesson.BYTES_PER_N2 * (lesson.FULL_HEADS + 1))
+    assert (
+        largest_square(lesson.BYTES_PER_N2 * lesson.FULL_HEADS)
+        >= 2048
+        > largest_square(lesson.BYTES_PER_N2 * (lesson.FULL_HEADS + 1))
+    )
 
 
 def test_the_advertised_largest_n_runs_with_the_default_heads():

@@ -31,11 +31,16 @@ def test_linear_rnn_gradient_is_exactly_lambda_to_the_t(lam):
     np.testing.assert_allclose(np.linalg.svd(W, compute_uv=False), lam, rtol=1e-12)  # every singular value is lam
     # d h_T / d h_k of h_t = W h_{t-1} + ... is W^(T-k): its 2-norm by NumPy, independently of autograd
     for dist in (1, 10, T):
-        assert r.linear.measured[dist - 1] == pytest.approx(np.linalg.norm(np.linalg.matrix_power(W, dist), 2), rel=1e-10)
+        assert r.linear.measured[dist - 1] == pytest.approx(
+            np.linalg.norm(np.linalg.matrix_power(W, dist), 2), rel=1e-10
+        )
         assert r.linear.measured[dist - 1] == pytest.approx(lam**dist, rel=1e-10)
     assert claims(r)["linear_exact"].holds and claims(r)["saturation"].holds
     if lam > 1:  # explodes: each step multiplies by lam
-        assert r.linear.measured[-1] / r.linear.measured[-2] == pytest.approx(lam, rel=1e-10) and r.linear.measured[-1] > 1e5
+        assert (
+            r.linear.measured[-1] / r.linear.measured[-2] == pytest.approx(lam, rel=1e-10)
+            and r.linear.measured[-1] > 1e5
+        )
 
 
 def test_tanh_saturation_keeps_the_gradient_under_the_linear_one():
@@ -71,7 +76,9 @@ def test_ffn_share_counted_on_a_real_block_matches_torch_encoder_layer(d, h, mul
     assert s.ffn == sum(p.numel() for m in (ref.linear1, ref.linear2) for p in m.parameters())
     assert s.weights_share == pytest.approx(2 * mult / (4 + 2 * mult), rel=1e-15)
     if mult == 4:
-        assert s.weights_share == pytest.approx(2 / 3, rel=1e-15) and 0.65 < s.ffn_share < 2 / 3  # biases: (8d² + 5d) / (12d² + 13d)
+        assert (
+            s.weights_share == pytest.approx(2 / 3, rel=1e-15) and 0.65 < s.ffn_share < 2 / 3
+        )  # biases: (8d² + 5d) / (12d² + 13d)
     assert claims(r)["ffn_share"].holds
 
 
@@ -92,12 +99,14 @@ def test_layernorm_ignores_the_batch_batchnorm_does_not(batch, d, seed):
 
 
 # ------------------------------------------------------------------------------- one word, two contexts
-@pytest.mark.parametrize("a,b,d,layers,seed", [("苹果发布会", "苹果真甜", 32, 2, 0), ("苹", "苹果", 4, 6, 7), ("我爱北京", "我爱", 16, 1, 3)])
+@pytest.mark.parametrize(
+    "a,b,d,layers,seed", [("苹果发布会", "苹果真甜", 32, 2, 0), ("苹", "苹果", 4, 6, 7), ("我爱北京", "我爱", 16, 1, 3)]
+)
 def test_causal_prefix_vectors_are_identical_encoder_ones_are_not(a, b, d, layers, seed):
     from attnlab.lessons.context_vectors.lesson import shared_prefix
 
     r = result("context-vectors", sentence_a=a, sentence_b=b, d_model=d, n_layers=layers, seed=seed)
-    assert r.word == a[:shared_prefix(a, b)] and len(r.layers) == layers + 1 and r.same_weights
+    assert r.word == a[: shared_prefix(a, b)] and len(r.layers) == layers + 1 and r.same_weights
     assert all(x.causal_max_l2 == 0.0 for x in r.layers)  # exactly: the mask keeps what follows out
     assert r.layers[0].encoder_l2 == 0.0  # the embedding has no context
     assert all(x.encoder_min_l2 > 0 and x.encoder_cos < 1 for x in r.layers[1:])
@@ -185,16 +194,23 @@ def test_a_corpus_file_is_read_from_the_cli_only(tmp_path):
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("山高月小，水落石出。\n月出惊山鸟，时鸣春涧中。\n", encoding="utf-8")
-    out = CliRunner().invoke(app, ["explain", "one-hot", "--corpus", str(corpus), "--chars", "山月", "--train-steps", "10", "--json"])
+    out = CliRunner().invoke(
+        app, ["explain", "one-hot", "--corpus", str(corpus), "--chars", "山月", "--train-steps", "10", "--json"]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["corpus"] == "c.txt" and data["vocab_size"] == len(set(corpus.read_text(encoding="utf-8"))) + 1
     client = TestClient(create_app())  # the web never reads a file named in a request
     api = client.get("/api/explain/one-hot", params={"corpus": str(corpus)})
     assert api.status_code == 422 and "CLI" in api.json()["detail"][0]["msg"]
-    page = client.get("/explain/one-hot", params={"corpus": "/etc/passwd", "lang": "en"}, headers={"accept": "text/html"})
+    page = client.get(
+        "/explain/one-hot", params={"corpus": "/etc/passwd", "lang": "en"}, headers={"accept": "text/html"}
+    )
     assert page.status_code == 422 and "the web does not read the server" in page.text
-    assert 'name="corpus"' not in client.get("/explain/one-hot", params={"train_steps": "0"}, headers={"accept": "text/html"}).text
+    assert (
+        'name="corpus"'
+        not in client.get("/explain/one-hot", params={"train_steps": "0"}, headers={"accept": "text/html"}).text
+    )
 
 
 @pytest.mark.skipif(not TANGSHI.is_file(), reason=f"corpus copy not found at {TANGSHI}")
@@ -230,8 +246,11 @@ def test_untrained_weights_come_from_the_seed_alone_whatever_other_threads_draw(
             torch.manual_seed(i)
             torch.randn(64, 64)
 
-    runs = [lambda: result("context-vectors", d_model=16, seed=4), lambda: result("one-hot", train_steps=5, d_model=8, seed=4),
-            lambda: result("rnn-gradients", steps=6, hidden=4, seed=4)]
+    runs = [
+        lambda: result("context-vectors", d_model=16, seed=4),
+        lambda: result("one-hot", train_steps=5, d_model=8, seed=4),
+        lambda: result("rnn-gradients", steps=6, hidden=4, seed=4),
+    ]
     alone = [run() for run in runs]
     with ThreadPoolExecutor(4) as pool:
         noise = [pool.submit(noisy) for _ in range(2)]

@@ -34,9 +34,9 @@ def test_lstm_equals_torch_lstm():
     with torch.no_grad():
         for k, gate in enumerate("ifco"):  # torch stacks the gates as i, f, g(=c~), o
             W, b = getattr(ours, f"W_{gate}"), getattr(ours, f"b_{gate}")
-            ref.weight_hh_l0[k * H:(k + 1) * H].copy_(W[:, :H])  # [h, x]: the h columns come first
-            ref.weight_ih_l0[k * H:(k + 1) * H].copy_(W[:, H:])
-            ref.bias_ih_l0[k * H:(k + 1) * H].copy_(b)
+            ref.weight_hh_l0[k * H : (k + 1) * H].copy_(W[:, :H])  # [h, x]: the h columns come first
+            ref.weight_ih_l0[k * H : (k + 1) * H].copy_(W[:, H:])
+            ref.bias_ih_l0[k * H : (k + 1) * H].copy_(b)
         ref.bias_hh_l0.zero_()
     x = torch.randn(3, 5, 4)
     h, trace = ours(x)
@@ -54,8 +54,12 @@ def test_additive_attention_against_numpy():
     mask = torch.ones(2, 2, 6, dtype=torch.bool)
     mask[0, :, 4:] = False
     context, alpha = attn(s, h, mask)
-    Ws, Wh, bh, v = (attn.W_s.weight.detach().numpy(), attn.W_h.weight.detach().numpy(),
-                     attn.W_h.bias.detach().numpy(), attn.v.weight.detach().numpy()[0])
+    Ws, Wh, bh, v = (
+        attn.W_s.weight.detach().numpy(),
+        attn.W_h.weight.detach().numpy(),
+        attn.W_h.bias.detach().numpy(),
+        attn.v.weight.detach().numpy()[0],
+    )
     for b in range(2):
         for t in range(2):
             e = np.array([v @ np.tanh(Ws @ s[b, t].numpy() + Wh @ h[b, j].numpy() + bh) for j in range(6)])

@@ -49,7 +49,7 @@ def test_kv_cache_gives_the_full_forward_logits_at_every_step(positions, norm_fi
     idx = torch.randint(0, 11, (2, 12), generator=torch.Generator().manual_seed(2))
     cache = model.new_kv_cache()
     prompt = model(idx[:, :4], kv_cache=cache)  # a prompt of 4, then one token at a time
-    steps = [prompt] + [model(idx[:, t:t + 1], kv_cache=cache) for t in range(4, 12)]
+    steps = [prompt] + [model(idx[:, t : t + 1], kv_cache=cache) for t in range(4, 12)]
     assert cache.length == 12
     for t in range(4, 12):
         full = model(idx[:, : t + 1])
@@ -59,12 +59,13 @@ def test_kv_cache_gives_the_full_forward_logits_at_every_step(positions, norm_fi
 
 def test_kv_cache_in_the_encoder_decoder():
     torch.manual_seed(0)
-    model = EncoderDecoder(EncoderDecoderConfig(src_vocab_size=9, tgt_vocab_size=7, context_length=10, d_model=16,
-                                                n_heads=2)).eval()
+    model = EncoderDecoder(
+        EncoderDecoderConfig(src_vocab_size=9, tgt_vocab_size=7, context_length=10, d_model=16, n_heads=2)
+    ).eval()
     src, tgt = torch.randint(0, 9, (2, 6)), torch.randint(0, 7, (2, 5))
     memory = model.encode(src)
     cache = model.new_kv_cache()
-    steps = torch.cat([model.decode(tgt[:, t:t + 1], memory, kv_cache=cache) for t in range(5)], dim=1)
+    steps = torch.cat([model.decode(tgt[:, t : t + 1], memory, kv_cache=cache) for t in range(5)], dim=1)
     assert torch.allclose(steps, model(src, tgt), atol=1e-5)
 
 
@@ -82,14 +83,22 @@ def gpt_params(c: GPTConfig) -> int:
     ffn = d * F + F + F * d + d
     norms = 2 * 2 * d  # two LayerNorms, gamma and beta
     positions = c.context_length * d if c.positions == "learned" else 0
-    return V * d + positions + L * (attention + ffn + norms) + (2 * d if c.norm_first else 0) + (0 if c.tie_weights else V * d)
+    return (
+        V * d
+        + positions
+        + L * (attention + ffn + norms)
+        + (2 * d if c.norm_first else 0)
+        + (0 if c.tie_weights else V * d)
+    )
 
 
 def encoder_params(c: EncoderConfig) -> int:
     d, V, L, F = c.d_model, c.vocab_size, c.n_layers, c.hidden
     block = 4 * (d * d + d) + (2 * d * F + F + d) + 4 * d
     positions = c.context_length * d if c.positions == "learned" else 0
-    return V * d + positions + L * block + (2 * d if c.norm_first else 0) + (d * V + V) + (d * c.n_classes + c.n_classes)
+    return (
+        V * d + positions + L * block + (2 * d if c.norm_first else 0) + (d * V + V) + (d * c.n_classes + c.n_classes)
+    )
 
 
 def seq2seq_params(c: EncoderDecoderConfig) -> int:
@@ -98,14 +107,22 @@ def seq2seq_params(c: EncoderDecoderConfig) -> int:
     positions = 2 * c.context_length * d if c.positions == "learned" else 0
     enc = c.n_encoder_layers * (mha + ffn + 4 * d)
     dec = c.n_decoder_layers * (2 * mha + ffn + 6 * d)
-    return (c.src_vocab_size + c.tgt_vocab_size) * d + positions + enc + dec + (4 * d if c.norm_first else 0) + d * c.tgt_vocab_size
+    return (
+        (c.src_vocab_size + c.tgt_vocab_size) * d
+        + positions
+        + enc
+        + dec
+        + (4 * d if c.norm_first else 0)
+        + d * c.tgt_vocab_size
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_preset_parameter_counts_match_the_closed_form(name):
     config = preset(name, vocab_size=37)
     model, count = {
-        GPTConfig: (GPT, gpt_params), EncoderConfig: (Encoder, encoder_params),
+        GPTConfig: (GPT, gpt_params),
+        EncoderConfig: (Encoder, encoder_params),
         EncoderDecoderConfig: (EncoderDecoder, seq2seq_params),
     }[type(config)]
     assert sum(p.numel() for p in model(config).parameters()) == count(config)
@@ -131,8 +148,15 @@ def test_trace_records_every_layer_and_head_with_named_shapes():
     # The traced pass (explicit attention) computes what the ordinary pass (fused SDPA) computes.
     assert torch.allclose(tr.output, model(idx), atol=1e-5)
     for i in range(3):
-        for what, shape in [("q", (2, 4, 7, 4)), ("k", (2, 4, 7, 4)), ("v", (2, 4, 7, 4)), ("scores", (2, 4, 7, 7)),
-                            ("masked_scores", (2, 4, 7, 7)), ("weights", (2, 4, 7, 7)), ("head_outputs", (2, 4, 7, 4))]:
+        for what, shape in [
+            ("q", (2, 4, 7, 4)),
+            ("k", (2, 4, 7, 4)),
+            ("v", (2, 4, 7, 4)),
+            ("scores", (2, 4, 7, 7)),
+            ("masked_scores", (2, 4, 7, 7)),
+            ("weights", (2, 4, 7, 7)),
+            ("head_outputs", (2, 4, 7, 4)),
+        ]:
             assert tr[f"layers.{i}.attn.{what}"].shape == shape
         assert tr[f"layers.{i}.output"].shape == (2, 7, 16)
     assert tr["logits"].shape == (2, 7, 11)
@@ -171,7 +195,9 @@ def test_clear_errors():
     with pytest.raises(ValueError, match=r"\(B, T\) tensor of integer token ids"):
         model(torch.zeros(1, 3))
     with pytest.raises(ValueError, match="key_padding_mask must be a bool tensor of shape"):
-        Encoder(EncoderConfig())(torch.zeros(2, 4, dtype=torch.long), key_padding_mask=torch.ones(2, 5, dtype=torch.bool))
+        Encoder(EncoderConfig())(
+            torch.zeros(2, 4, dtype=torch.long), key_padding_mask=torch.ones(2, 5, dtype=torch.bool)
+        )
 
 
 def test_config_round_trips_through_a_dict():

@@ -103,8 +103,12 @@ def test_capacity_drops_are_counted_and_pass_through_as_zero():
     assert moe.capacity(8) == 2  # ceil(1.0 · 8 · 1 / 4)
     assert moe.tokens_per_expert.tolist() == [0, 0, 8, 0] and moe.kept_per_expert.tolist() == [0, 0, 2, 0]
     assert moe.dropped == 6
-    assert (moe.choice == 2).all() and moe.kept.flatten().tolist() == [True] * 2 + [False] * 6  # first come, first served
-    assert (y[0, :2].abs().sum(-1) > 0).all() and torch.equal(y.reshape(8, 4)[2:], torch.zeros(6, 4, dtype=torch.float64))
+    assert (moe.choice == 2).all() and moe.kept.flatten().tolist() == [True] * 2 + [
+        False
+    ] * 6  # first come, first served
+    assert (y[0, :2].abs().sum(-1) > 0).all() and torch.equal(
+        y.reshape(8, 4)[2:], torch.zeros(6, 4, dtype=torch.float64)
+    )
     p = torch.softmax(x[0, :2] @ moe.router.weight.T, -1)[:, 2:3]  # the raw gate of the kept two
     torch.testing.assert_close(y[0, :2], p * moe.experts[2](x[0, :2]))
 
@@ -124,9 +128,25 @@ def test_the_gradient_reaches_the_router_from_the_output_and_from_the_balance_lo
 
 
 def test_a_moe_gpt_counts_total_and_active_parameters_exactly():
-    for E, k, bias, ablations in [(4, 1, True, ()), (3, 2, False, ()), (1, 1, True, ()), (4, 2, True, ("attention-only",))]:
-        cfg = GPTConfig(vocab_size=13, context_length=9, d_model=16, n_heads=4, n_layers=3, d_ff=24, ffn="moe",
-                        n_experts=E, top_k=k, bias=bias, ablations=ablations)
+    for E, k, bias, ablations in [
+        (4, 1, True, ()),
+        (3, 2, False, ()),
+        (1, 1, True, ()),
+        (4, 2, True, ("attention-only",)),
+    ]:
+        cfg = GPTConfig(
+            vocab_size=13,
+            context_length=9,
+            d_model=16,
+            n_heads=4,
+            n_layers=3,
+            d_ff=24,
+            ffn="moe",
+            n_experts=E,
+            top_k=k,
+            bias=bias,
+            ablations=ablations,
+        )
         model = GPT(cfg)
         assert count_params(cfg) == sum(p.numel() for p in model.parameters())
         per_expert = sum(p.numel() for p in FeedForward(16, 24, bias=bias).parameters())
@@ -146,8 +166,12 @@ def poem_data() -> tuple[TokenData, int]:
 
 
 def moe_config(V: int, **kw) -> GPTConfig:
-    return GPTConfig(**{**dict(vocab_size=V, context_length=8, d_model=16, n_heads=2, n_layers=1, ffn="moe",
-                                n_experts=4, top_k=1), **kw})
+    return GPTConfig(
+        **{
+            **dict(vocab_size=V, context_length=8, d_model=16, n_heads=2, n_layers=1, ffn="moe", n_experts=4, top_k=1),
+            **kw,
+        }
+    )
 
 
 def test_the_loop_trains_on_cross_entropy_plus_the_weighted_balance_loss_and_reports_the_cross_entropy():

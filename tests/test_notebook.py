@@ -42,8 +42,9 @@ def test_lesson_results_render_their_own_numbers():
     lab = toy_lab("它", causal=True)
     page = self_contained(lab._repr_html_())
     assert "<svg" in page and "ToyLab" in page
-    assert all(" ".join(_num(x) for row in head.weights for x in row) in " ".join(cells(page))
-               for head in lab.heads)  # each head's A, as the lesson computed it
+    assert all(
+        " ".join(_num(x) for row in head.weights for x in row) in " ".join(cells(page)) for head in lab.heads
+    )  # each head's A, as the lesson computed it
     hand = self_contained(hand_calc(["0", "ln 3"], [[2, 0], [0, 4]])._repr_html_())
     assert "HandCalc" in hand and "0.25" in hand and "0.75" in hand
     verdict = self_contained(check_prediction("keys", "2")._repr_html_())
@@ -73,15 +74,23 @@ def kernel(tmp_path, monkeypatch):
     installed in the user's folders, and no other Python is picked up."""
     spec = tmp_path / "jupyter" / "kernels" / "attnlab-test"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "attnlab test", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "attnlab test",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     # The kernel imports the attnlab this test imports (a worktree's src/ ahead of an installed copy).
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(attnlab.__file__).parents[1]),
-                                                      os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join([str(Path(attnlab.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    )
     return "attnlab-test"
 
 

@@ -193,8 +193,10 @@ def test_explain_documents_its_topics():
         assert param_schema(path, "topic", "path")["enum"] == list(TOPICS)
 
 
-@pytest.mark.parametrize("sent,asked,kept", [("evil", "", None), ("evil", "en", "en"), ("zh-CN\r\nX: 1", "en", "en"),
-                                              ("en", "", "en"), ("zh", "en", None)])
+@pytest.mark.parametrize(
+    "sent,asked,kept",
+    [("evil", "", None), ("evil", "en", "en"), ("zh-CN\r\nX: 1", "en", "en"), ("en", "", "en"), ("zh", "en", None)],
+)
 def test_the_forms_lang_reaches_the_redirect_only_as_zh_or_en(client, sent, asked, kept):
     # layers=x is refused, so the form redirects to the page with what was typed (no run starts).
     url = "/pipeline/train" + (f"?lang={asked}" if asked else "")

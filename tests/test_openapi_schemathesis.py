@@ -45,19 +45,27 @@ from attnlab.web.app import create_app  # noqa: E402
 APP = create_app()
 # Examples and random fuzzing only (the coverage phase sends many boundary cases per operation: too long for
 # every CI run); a fixed seed and derandomized hypothesis make every run send the same requests.
-CONFIG = SchemathesisConfig.from_dict({
-    "seed": 14, "generation": {"deterministic": True, "max-examples": 15},
-    "phases": {"coverage": {"enabled": False}, "stateful": {"enabled": False}},
-    "request-timeout": 300,  # generous: a slow machine must not fail a lesson that computes for seconds
-})
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "seed": 14,
+        "generation": {"deterministic": True, "max-examples": 15},
+        "phases": {"coverage": {"enabled": False}, "stateful": {"enabled": False}},
+        "request-timeout": 300,  # generous: a slow machine must not fail a lesson that computes for seconds
+    }
+)
 schema = (
     schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
     # Starting a run trains a model in a thread for up to 5000 steps: tested by hand-written cases in
     # tests/test_pipeline_api.py and tests/test_hardening_api.py, not by random bodies here.
     .exclude(method="POST", path="/api/train")
 )
-CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance, content_type_conformance,
-          positive_data_acceptance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    content_type_conformance,
+    positive_data_acceptance,
+]
 
 OPTIONS = {q.id: q.options for q in QUESTIONS}
 SIZES = {c: preset(corpus_defaults(c)[0], vocab_size=2) for c in ("poem", "jingyesi")}  # each corpus's defaults
@@ -125,7 +133,6 @@ def map_case(context, case):
 
 
 @schema.parametrize()
-@settings(max_examples=15, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 def test_every_answer_is_documented(case):
     case.call_and_validate(checks=CHECKS)

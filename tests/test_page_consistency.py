@@ -31,8 +31,9 @@ def test_an_unknown_language_falls_back_to_chinese_and_says_so(client, path):
         assert 'id="lang-note"' not in client.get(path + ("&" if "?" in path else "?") + fine).text
 
 
-@pytest.mark.parametrize("argv", [["toy", "--lang", "fr"], ["explain", "forms", "--lang", "fr"],
-                                  ["real", "--lang", "fr"]])
+@pytest.mark.parametrize(
+    "argv", [["toy", "--lang", "fr"], ["explain", "forms", "--lang", "fr"], ["real", "--lang", "fr"]]
+)
 def test_the_cli_refuses_an_unknown_language_and_names_the_known_ones(argv):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2
@@ -52,7 +53,9 @@ def test_the_home_page_names_each_lessons_course_text_and_where_to_break_things(
 
 
 def test_the_measured_again_note_only_where_a_lesson_times_something(client):
-    timed = client.get("/explain/serial-vs-parallel", params={"n_max": 32, "d_model": 8, "n_heads": 2, "repeats": 1}).text
+    timed = client.get(
+        "/explain/serial-vs-parallel", params={"n_max": 32, "d_model": 8, "n_heads": 2, "repeats": 1}
+    ).text
     untimed = client.get("/explain/norms", params={"batch": 4, "d_model": 6}).text
     assert "实测时间每次重算" in timed and "实测时间每次重算" not in untimed
     assert measures_time({"points": [{"n": 4, "seconds": 0.1}]}) and not measures_time({"n": 4, "loss": [1.0]})
@@ -67,6 +70,8 @@ def test_unlabelled_rows_and_columns_count_from_1(client):
 
 
 def test_zh_cli_tables_say_their_headers_in_chinese():
-    result = CliRunner().invoke(cli, ["explain", "positional", "--n-positions", "16", "--d-model", "16", "--n-check", "50"])
+    result = CliRunner().invoke(
+        cli, ["explain", "positional", "--n-positions", "16", "--d-model", "16", "--n-check", "50"]
+    )
     assert result.exit_code == 0, result.output
     assert "最大误差" in result.output and "max error" not in result.output

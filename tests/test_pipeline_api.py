@@ -21,7 +21,6 @@ def client():
     yield from serving()
 
 
-
 def train(client, **settings) -> str:
     response = client.post("/api/train", json=settings)
     assert response.status_code == 202, response.text
@@ -78,7 +77,9 @@ def test_stop_ends_a_run_early(client):
 def test_generation_through_the_api(client):
     run_id = train(client, corpus="jingyesi")
     read_events(client, run_id)
-    greedy = client.post("/api/generate", json={"run": run_id, "prompt": "床", "greedy": True, "max_new_tokens": 40}).json()
+    greedy = client.post(
+        "/api/generate", json={"run": run_id, "prompt": "床", "greedy": True, "max_new_tokens": 40}
+    ).json()
     assert greedy["text"] == JINGYESI and greedy["stop_reason"] == "eot"
     assert all(step["chosen"]["kept"] for step in greedy["steps"])
 
@@ -96,13 +97,16 @@ def test_generation_through_the_api(client):
     assert direct.new_ids == a["new_ids"]
 
 
-@pytest.mark.parametrize("body, status, message", [
-    ({"prompt": "春风"}, 422, "'春风'"),
-    ({"prompt": "床", "temperature": -1}, 422, "temperature"),
-    ({"prompt": "床", "top_p": 0}, 422, "top_p"),
-    ({"prompt": "床", "top_k": 0}, 422, "top_k"),
-    ({"prompt": ""}, 422, "prompt"),
-])
+@pytest.mark.parametrize(
+    "body, status, message",
+    [
+        ({"prompt": "春风"}, 422, "'春风'"),
+        ({"prompt": "床", "temperature": -1}, 422, "temperature"),
+        ({"prompt": "床", "top_p": 0}, 422, "top_p"),
+        ({"prompt": "床", "top_k": 0}, 422, "top_k"),
+        ({"prompt": ""}, 422, "prompt"),
+    ],
+)
 def test_generation_refuses_bad_input(client, body, status, message):
     run_id = train(client, corpus="poem", steps=5)
     read_events(client, run_id)
@@ -125,13 +129,16 @@ def test_unknown_and_busy_runs(client):
             client.delete(f"/api/train/{run_id}")
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"heads": 3}, "divisible"),
-    ({"steps": 0}, "steps"),
-    ({"corpus": "/etc/passwd"}, "corpus"),
-    ({"lr": 2}, "lr"),
-    ({"dropout": 0.5}, "dropout"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"heads": 3}, "divisible"),
+        ({"steps": 0}, "steps"),
+        ({"corpus": "/etc/passwd"}, "corpus"),
+        ({"lr": 2}, "lr"),
+        ({"dropout": 0.5}, "dropout"),
+    ],
+)
 def test_train_refuses_bad_settings(client, body, message):
     response = client.post("/api/train", json=body)
     assert response.status_code == 422 and message in response.json()["message"]
@@ -144,7 +151,9 @@ def test_pipeline_api_equals_the_lesson(client):
     assert api["tokens"]["ids"] == lesson.tokens.ids
     assert api["next"]["p_target"] == pytest.approx(lesson.next.p_target, rel=1e-9)
     flat = lambda rows: [x for row in rows for x in row]  # noqa: E731
-    assert flat(api["attention"]["maps"][3]["weights"]) == pytest.approx(flat(lesson.attention.maps[3].weights), rel=1e-6)
+    assert flat(api["attention"]["maps"][3]["weights"]) == pytest.approx(
+        flat(lesson.attention.maps[3].weights), rel=1e-6
+    )
     bad = client.get("/api/pipeline", params={"text": "春眠不觉晓"})
     assert bad.status_code == 422 and "春眠不觉晓"[0] in bad.json()["message"]
 
@@ -170,7 +179,9 @@ def test_page_shows_the_api_numbers(client):
 
 
 def test_no_javascript_form_post_trains_and_shows_the_result(client):
-    response = client.post("/pipeline/train", data={"corpus": "poem", "steps": "60", "seed": "1"}, follow_redirects=False)
+    response = client.post(
+        "/pipeline/train", data={"corpus": "poem", "steps": "60", "seed": "1"}, follow_redirects=False
+    )
     assert response.status_code == 303  # at once: the run trains in the background, like the API's
     run_id = re.search(r"run=([\w-]+)", response.headers["location"]).group(1)
     runs_service.RUNS.get(run_id).wait()
@@ -217,17 +228,23 @@ def short_run(client) -> str:
     return run_id
 
 
-@pytest.mark.parametrize("params, zh, en", [
-    ({"prompt": "春床"}, "开头里有模型没见过的字：春（它只在床前明月光（一句）上训练过）",
-     "The prompt has characters the model never saw: 春 (it was trained only on 床前明月光 (one line))"),
-    ({"prompt": "天下"}, "开头里有模型没见过的字：天下", "never saw: 天下"),
-    ({"prompt": "床", "top_p": "2"}, "top-p 不能大于 1", "top-p must be at most 1"),
-    ({"prompt": "床", "top_p": "0"}, "top-p 必须大于 0", "top-p must be greater than 0"),
-    ({"prompt": "床", "max_new_tokens": "999"}, "最多几个字 不能大于 300", "max new tokens must be at most 300"),
-    ({"prompt": "床", "gseed": "x"}, "采样种子 要填整数", "sampling seed must be a whole number"),
-    ({"prompt": ""}, "开头是空的：给模型一个开头，比如「床前」", "The prompt is empty: give the model a beginning"),
-    ({"prompt": "  "}, "开头是空的", "The prompt is empty"),
-])
+@pytest.mark.parametrize(
+    "params, zh, en",
+    [
+        (
+            {"prompt": "春床"},
+            "开头里有模型没见过的字：春（它只在床前明月光（一句）上训练过）",
+            "The prompt has characters the model never saw: 春 (it was trained only on 床前明月光 (one line))",
+        ),
+        ({"prompt": "天下"}, "开头里有模型没见过的字：天下", "never saw: 天下"),
+        ({"prompt": "床", "top_p": "2"}, "top-p 不能大于 1", "top-p must be at most 1"),
+        ({"prompt": "床", "top_p": "0"}, "top-p 必须大于 0", "top-p must be greater than 0"),
+        ({"prompt": "床", "max_new_tokens": "999"}, "最多几个字 不能大于 300", "max new tokens must be at most 300"),
+        ({"prompt": "床", "gseed": "x"}, "采样种子 要填整数", "sampling seed must be a whole number"),
+        ({"prompt": ""}, "开头是空的：给模型一个开头，比如「床前」", "The prompt is empty: give the model a beginning"),
+        ({"prompt": "  "}, "开头是空的", "The prompt is empty"),
+    ],
+)
 def test_generation_problems_in_the_pages_language(client, short_run, params, zh, en):
     zh_text = gen_problem(client, run=short_run, **params)
     en_text = gen_problem(client, "en", run=short_run, **params)
@@ -245,11 +262,15 @@ def test_page_shows_p_and_filtered_p_equal_to_the_api(client, short_run):
     """Temperature and top-k change the distribution: the page shows both, the same numbers as the API."""
     settings = {"prompt": "床", "temperature": 3.0, "top_k": 3, "seed": 4, "max_new_tokens": 4}
     api = client.post("/api/generate", json={"run": short_run, **settings}).json()
-    html = client.get("/pipeline", params={"run": short_run, **{("gseed" if k == "seed" else k): v
-                                                                  for k, v in settings.items()}}).text
-    chips = re.findall(r'<span class="cand[^"]*" data-id="(\d+)" data-prob="([^"]+)" data-filtered="([^"]+)" '
-                       r'data-cut="([^"]*)"[^>]*>\s*<span class="cand-mark">(.)</span> <span class="tok">[^<]*</span>\s*'
-                       r'<span class="p">([^<]+)</span> → <span class="pf">([^<]+)</span>', html)
+    html = client.get(
+        "/pipeline", params={"run": short_run, **{("gseed" if k == "seed" else k): v for k, v in settings.items()}}
+    ).text
+    chips = re.findall(
+        r'<span class="cand[^"]*" data-id="(\d+)" data-prob="([^"]+)" data-filtered="([^"]+)" '
+        r'data-cut="([^"]*)"[^>]*>\s*<span class="cand-mark">(.)</span> <span class="tok">[^<]*</span>\s*'
+        r'<span class="p">([^<]+)</span> → <span class="pf">([^<]+)</span>',
+        html,
+    )
     expected = [c for step in api["steps"] for c in step["candidates"]]
     assert len(chips) == len(expected) > 0
     for (cid, prob, filtered, cut, mark, p_text, pf_text), c in zip(chips, expected):

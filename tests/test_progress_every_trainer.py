@@ -30,8 +30,11 @@ WAIT_S = 120  # a generous bound on a held event: only a broken computation come
 CASES = {
     "break": ({"ablate": "no-positions", "seeds": "3", "train_steps": "50"}, ["intact", "ablated"], "zh"),
     "one-hot": ({"train_steps": "20", "d_model": "8", "seed": "4243"}, ["gpt"], "en"),
-    "multihead": ({"train_steps": "25", "d_model": "8", "n_heads": "2", "n": "4", "seed": "4242"},
-                  ["heads_1", "heads_2", "heads_4"], "zh"),
+    "multihead": (
+        {"train_steps": "25", "d_model": "8", "n_heads": "2", "n": "4", "seed": "4242"},
+        ["heads_1", "heads_2", "heads_4"],
+        "zh",
+    ),
 }
 
 

@@ -47,9 +47,14 @@ def test_a_matrix_is_read_flattened():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(3, 40).flatmap(lambda n: st.tuples(
-    st.lists(st.integers(-3, 3), min_size=n, max_size=n),  # few values: many ties
-    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=n, max_size=n))))
+@given(
+    st.integers(3, 40).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-3, 3), min_size=n, max_size=n),  # few values: many ties
+            st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=n, max_size=n),
+        )
+    )
+)
 def test_drawn_arrays_agree_with_scipy(pair):
     a, b = np.array(pair[0], dtype=float), np.array(pair[1])
     rho, expected = spearman(a, b), scipy_rho(a, b)

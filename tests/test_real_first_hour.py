@@ -18,10 +18,19 @@ from attnlab.lessons.real.term import blocks, pack
 NUMBER = re.compile(r"^−?\d+(\.\d+)?(e−?\d+)?$")
 
 
-@pytest.mark.parametrize("x, digits, want", [
-    (0.99980, 3, 0.9998), (0.00004, 4, 4e-5), (2.345e-5, 4, 2.3e-5), (0.12345, 3, 0.123), (1.0, 3, 1.0),
-    (0.0, 4, 0.0), (-0.99996, 4, -0.99996), (float("inf"), 3, float("inf")),
-])
+@pytest.mark.parametrize(
+    "x, digits, want",
+    [
+        (0.99980, 3, 0.9998),
+        (0.00004, 4, 4e-5),
+        (2.345e-5, 4, 2.3e-5),
+        (0.12345, 3, 0.123),
+        (1.0, 3, 1.0),
+        (0.0, 4, 0.0),
+        (-0.99996, 4, -0.99996),
+        (float("inf"), 3, float("inf")),
+    ],
+)
 def test_rounded_never_makes_a_number_whole(x, digits, want):
     assert rounded(x, digits) == want
 
@@ -35,8 +44,12 @@ def test_blocks_fit_the_width_and_keep_every_number():
         for a, b, lines in parts:
             assert all(cell_len(line) <= width for line in lines)
             assert [line.split()[1:] for line in lines[1:]] == [row[a:b] for row in cells]
-    assert pack("name:", ["L1·H3 0.9998"] * 7, 40) == ["name: L1·H3 0.9998  L1·H3 0.9998", "  L1·H3 0.9998  L1·H3 0.9998",
-                                                         "  L1·H3 0.9998  L1·H3 0.9998", "  L1·H3 0.9998"]
+    assert pack("name:", ["L1·H3 0.9998"] * 7, 40) == [
+        "name: L1·H3 0.9998  L1·H3 0.9998",
+        "  L1·H3 0.9998  L1·H3 0.9998",
+        "  L1·H3 0.9998  L1·H3 0.9998",
+        "  L1·H3 0.9998",
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,15 @@ def test_api_real_is_the_lesson(client):
     assert set(got["patterns"]["scores"]) == {"previous", "next", "self", "first", "sep_punct", "broad"}
 
 
-@pytest.mark.parametrize("params, field", [({"text": ""}, "text"), ({"layer": 0, "head": 1}, "layer"),
-                                           ({"layer": 1, "head": 13}, "head"), ({"layer": 1}, "head")])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"text": ""}, "text"),
+        ({"layer": 0, "head": 1}, "layer"),
+        ({"layer": 1, "head": 13}, "head"),
+        ({"layer": 1}, "head"),
+    ],
+)
 def test_api_real_refuses_with_a_sentence(client, params, field):
     r = client.get("/api/real", params=params)
     assert r.status_code == 422
@@ -73,7 +80,12 @@ def test_page_shows_grid_head_and_measured_numbers(client, lang):
     for case in co.cases:  # the counts on unrounded weights, the ties apart, chance and the first-noun baseline
         block = re.findall(rf'<article class="coref-case" id="coref-{case.id}">.*?</article>', html, re.S)[0]
         count = re.sub(r"<[^>]+>", "", re.findall(r'class="coref-count">(.*?)</strong>', block, re.S)[0])
-        assert [int(x) for x in re.findall(r"\d+", count)][:4] == [case.n_prefer_implied, 72, case.n_prefer_other, case.n_ties]
+        assert [int(x) for x in re.findall(r"\d+", count)][:4] == [
+            case.n_prefer_implied,
+            72,
+            case.n_prefer_other,
+            case.n_ties,
+        ]
         chance = re.findall(r'class="coref-chance">(.*?)</p>', block, re.S)[0]
         assert str(case.chance_needed) in chance and str(case.n_prefer_first) in chance and case.first_noun in chance
         assert block.count('<td class="tie">') == case.n_ties
@@ -125,7 +137,10 @@ def test_cli_json_is_the_lesson(client):
     assert out.exit_code == 0, out.output
     assert json.loads(out.output) == json.loads(json.dumps(asdict(analyse("A cat.", 1, 1))))
     out = CliRunner().invoke(cli, ["real", "--word", "paris", "--json", "--lang", "en"])
-    assert json.loads(out.output)["neighbours"] == json.loads(json.dumps(asdict(embeddings("paris", lang="en"))))["neighbours"]
+    assert (
+        json.loads(out.output)["neighbours"]
+        == json.loads(json.dumps(asdict(embeddings("paris", lang="en"))))["neighbours"]
+    )
     text = CliRunner().invoke(cli, ["real", "--text", "A cat.", "--layer", "1", "--head", "3", "--lang", "en"]).output
     assert "Layer 1 · head 3" in text and "[CLS]" in text
     bad = CliRunner().invoke(cli, ["real", "--layer", "9", "--head", "1", "--lang", "en"])
@@ -139,6 +154,7 @@ def test_cli_does_not_import_web():
     import attnlab.commands.real as mod
 
     tree = ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))
-    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + \
-        [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    ]
     assert not [n for n in names if n and n.startswith("attnlab.web")]

@@ -42,8 +42,26 @@ def runs(tmp_path_factory) -> Path:
     """`attnlab train --out runs/poem` (2 layers × 2 heads), and two checkpoints the CLI cannot make: a GQA model
     (4 query heads sharing 2 key/value heads) and a mixture-of-experts one, with the same tokenizer."""
     folder = tmp_path_factory.mktemp("lab") / "runs"
-    result = CliRunner().invoke(cli, ["train", "--corpus", "poem", "--steps", "30", "--layers", "2", "--heads", "2",
-                                      "--d-model", "16", "--seed", "0", "--out", str(folder / "poem")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--corpus",
+            "poem",
+            "--steps",
+            "30",
+            "--layers",
+            "2",
+            "--heads",
+            "2",
+            "--d-model",
+            "16",
+            "--seed",
+            "0",
+            "--out",
+            str(folder / "poem"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     tok = load_checkpoint(folder / "poem").tokenizer
     for name, kw in {"gqa": dict(n_heads=4, n_kv_heads=2), "moe": dict(ffn="moe")}.items():
@@ -79,10 +97,15 @@ def test_the_lens_last_row_is_the_models_own_next_token(client, ckpt):
         p = model(torch.tensor([ids]))[0].double().softmax(-1)  # (T, V): the plain forward, fused attention
     last = lens["rows"][-1]["top"]
     assert [c["id"] for c in last] == p.argmax(-1).tolist()  # every position's top token
-    torch.testing.assert_close(torch.tensor([c["prob"] for c in last], dtype=torch.float64), p.max(-1).values,
-                               rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        torch.tensor([c["prob"] for c in last], dtype=torch.float64), p.max(-1).values, rtol=0, atol=1e-6
+    )
     top = got["steps"]["next"]["top"][0]  # step ④'s own answer
-    assert (lens["answer"]["id"], lens["answer"]["token"]) == (top["id"], top["token"]) == (last[-1]["id"], last[-1]["token"])
+    assert (
+        (lens["answer"]["id"], lens["answer"]["token"])
+        == (top["id"], top["token"])
+        == (last[-1]["id"], last[-1]["token"])
+    )
     assert lens["answer"]["prob"] == pytest.approx(top["prob"], abs=1e-9)
     assert lens["answer_rank"][-1] == 0 and lens["answer_prob"][-1] == pytest.approx(top["prob"], abs=1e-9)
     for layer in range(model.config.n_layers + 1):  # row l is the same model stopped after l blocks
@@ -133,7 +156,7 @@ def test_the_head_table_is_inspect_head_effects_on_the_checkpoint(client, ckpt, 
         assert heads["largest"]["delta"] == pytest.approx(float(want.min()), abs=1e-9)
         edited, d_k = copy.deepcopy(model), model.config.d_model // model.config.n_heads
         with torch.no_grad():
-            edited.blocks[layer].attn.W_O.weight[:, head * d_k:(head + 1) * d_k] = 0
+            edited.blocks[layer].attn.W_O.weight[:, head * d_k : (head + 1) * d_k] = 0
             lp = lambda m: m(torch.tensor([ids]))[0, -1].log_softmax(-1)[target]  # noqa: E731
             assert float(lp(edited) - lp(model)) == pytest.approx(heads["largest"]["delta"], abs=1e-5)
     page = client.get("/runs/poem", params={"text": TEXT, "how": how, "lang": "en"}).text
@@ -195,11 +218,17 @@ def test_the_pipeline_page_has_the_lens_of_its_own_model():
     assert 'id="lens-table"' in page
     rows = _cells(page, "lens-table")
     assert len(rows) >= 2 and len(rows[0]) == len("床前明月")
-    top = max(float(v) for v in re.findall(r'<td data-value="([^"]+)">[^<]*<span class="bar"',
-                                           re.search(r'id="next-table".*?</table>', page, re.S)[0]))
+    top = max(
+        float(v)
+        for v in re.findall(
+            r'<td data-value="([^"]+)">[^<]*<span class="bar"', re.search(r'id="next-table".*?</table>', page, re.S)[0]
+        )
+    )
     assert float(rows[-1][-1]) == pytest.approx(top, abs=1e-6)
-    assert 'data-id="lens_builds"' in page and 'data-status="not_shown"' in re.search(
-        r'id="lens-claims".*?</ul>', page, re.S)[0]
+    assert (
+        'data-id="lens_builds"' in page
+        and 'data-status="not_shown"' in re.search(r'id="lens-claims".*?</ul>', page, re.S)[0]
+    )
 
 
 def test_a_model_with_too_many_heads_to_measure_says_so(client, monkeypatch):

@@ -31,8 +31,26 @@ def runs(tmp_path_factory) -> Path:
     real checkpoint outside the folder, and a folder that is not a checkpoint."""
     top = tmp_path_factory.mktemp("lab")
     folder = top / "runs"
-    result = CliRunner().invoke(cli, ["train", "--corpus", "poem", "--steps", "30", "--layers", "2", "--heads", "2",
-                                      "--d-model", "16", "--seed", "0", "--out", str(folder / "poem")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--corpus",
+            "poem",
+            "--steps",
+            "30",
+            "--layers",
+            "2",
+            "--heads",
+            "2",
+            "--d-model",
+            "16",
+            "--seed",
+            "0",
+            "--out",
+            str(folder / "poem"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     shutil.copytree(folder / "poem", top / "outside")  # a valid checkpoint, but not inside the runs folder
     (folder / "escape").symlink_to(top / "outside", target_is_directory=True)
@@ -61,7 +79,12 @@ def test_the_listing_reads_each_config_and_says_what_cannot_be_opened(client, ru
     poem = by_name["poem"]
     c = ckpt.model.config
     assert (poem["layers"], poem["heads"], poem["d_model"], poem["context"], poem["vocab_size"]) == (
-        c.n_layers, c.n_heads, c.d_model, c.context_length, c.vocab_size)
+        c.n_layers,
+        c.n_heads,
+        c.d_model,
+        c.context_length,
+        c.vocab_size,
+    )
     assert poem["step"] == ckpt.meta["step"] == 30 and poem["problem"] is None
     assert "outside the runs folder" in by_name["escape"]["problem"]
     page = client.get("/runs", params={"lang": "en"}).text
@@ -115,8 +138,9 @@ def test_the_api_opens_a_cli_checkpoint_on_a_typed_text(client, ckpt):
 
 
 def test_generation_through_the_api_is_sampling_generate_on_the_checkpoint(client, ckpt):
-    got = client.post("/api/runs/poem/generate", json={"prompt": "床前", "max_new_tokens": 5, "seed": 3,
-                                                       "top_k": 3}).json()
+    got = client.post(
+        "/api/runs/poem/generate", json={"prompt": "床前", "max_new_tokens": 5, "seed": 3, "top_k": 3}
+    ).json()
     want = generate(ckpt.model, ckpt.tokenizer, "床前", max_new_tokens=5, seed=3, top_k=3, n_candidates=5)
     assert got["text"] == want.text and len(got["steps"]) == len(want.steps) >= 1
     assert [c["token"] for c in got["steps"][0]["candidates"]] == [c.token for c in want.steps[0].candidates]
@@ -126,8 +150,9 @@ def test_generation_through_the_api_is_sampling_generate_on_the_checkpoint(clien
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_page_shows_one_to_six_on_a_typed_line(client, ckpt, lang):
-    r = client.get("/runs/poem", params={"text": TEXT, "prompt": "床", "max_new_tokens": "4", "gseed": "1",
-                                         "lang": lang})
+    r = client.get(
+        "/runs/poem", params={"text": TEXT, "prompt": "床", "max_new_tokens": "4", "gseed": "1", "lang": lang}
+    )
     assert r.status_code == 200
     page = r.text
     ids = ckpt.tokenizer.encode(TEXT)
@@ -231,8 +256,26 @@ def test_a_model_without_the_poem_says_so_and_reads_its_own_text(tmp_path):
     corpus = tmp_path / "abc.txt"
     corpus.write_text("the cat sat on the mat. " * 20, encoding="utf-8")
     runs = tmp_path / "runs"
-    result = CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--steps", "3", "--layers", "1", "--heads",
-                                      "1", "--d-model", "8", "--context", "16", "--out", str(runs / "cat")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--corpus",
+            str(corpus),
+            "--steps",
+            "3",
+            "--layers",
+            "1",
+            "--heads",
+            "1",
+            "--d-model",
+            "8",
+            "--context",
+            "16",
+            "--out",
+            str(runs / "cat"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     client = TestClient(create_app(runs_dir=runs))
     first = html.unescape(client.get("/runs/cat", params={"lang": "en"}).text)

@@ -52,8 +52,9 @@ def trains(key: str) -> bool:
 
     where = key.split(" ")[1] if key.startswith(("GET ", "POST ")) else key
     for name, topic in TOPICS.items():
-        if where.split("?")[0] in (f"/api/explain/{name}", f"/api/explain/{name}/progress") or \
-                key.startswith(f"attnlab explain {name} "):
+        if where.split("?")[0] in (f"/api/explain/{name}", f"/api/explain/{name}/progress") or key.startswith(
+            f"attnlab explain {name} "
+        ):
             return topic.cost().trains
     return False
 

@@ -74,15 +74,18 @@ def test_batched_rows_are_independent():
     assert torch.equal(out, torch.tensor([[NEG_INF, NEG_INF, NEG_INF, 4.0], [4.0, NEG_INF, NEG_INF, NEG_INF]]))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(temperature=0.0), "temperature"),
-    (dict(temperature=-1.0), "temperature"),
-    (dict(temperature=float("nan")), "temperature"),
-    (dict(top_k=0), "top_k"),
-    (dict(top_k=2.5), "top_k"),
-    (dict(top_p=0.0), "top_p"),
-    (dict(top_p=1.5), "top_p"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(temperature=0.0), "temperature"),
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=float("nan")), "temperature"),
+        (dict(top_k=0), "top_k"),
+        (dict(top_k=2.5), "top_k"),
+        (dict(top_p=0.0), "top_p"),
+        (dict(top_p=1.5), "top_p"),
+    ],
+)
 def test_out_of_range_options_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         filter_logits(LOGITS, **kwargs)
@@ -93,8 +96,12 @@ def test_out_of_range_options_are_refused(kwargs, message):
 logit_vectors = st.lists(st.floats(-20, 20, allow_nan=False, width=32), min_size=1, max_size=40)
 
 
-@given(logit_vectors, st.floats(0.05, 5.0), st.one_of(st.none(), st.integers(1, 50)),
-       st.one_of(st.none(), st.floats(0.01, 1.0)))
+@given(
+    logit_vectors,
+    st.floats(0.05, 5.0),
+    st.one_of(st.none(), st.integers(1, 50)),
+    st.one_of(st.none(), st.floats(0.01, 1.0)),
+)
 @example([7.0, 7.000000476837158], 1.7, None, 0.01)
 def test_never_empty_and_kept_entries_unchanged(values, temperature, top_k, top_p):
     logits = torch.tensor(values)
@@ -137,7 +144,9 @@ def test_temperature_to_zero_approaches_argmax(values):
     assume(order[0] - order[1] > 0.05)  # a unique maximum
     logits = torch.tensor(values, dtype=torch.float64)
     top = int(torch.argmax(logits))
-    p_top = [float(torch.softmax(filter_logits(logits, temperature=t), -1)[top]) for t in (2.0, 1.0, 0.3, 0.1, 0.01, 1e-3)]
+    p_top = [
+        float(torch.softmax(filter_logits(logits, temperature=t), -1)[top]) for t in (2.0, 1.0, 0.3, 0.1, 0.01, 1e-3)
+    ]
     assert all(a <= b + 1e-12 for a, b in zip(p_top, p_top[1:]))  # sharper as T falls
     assert p_top[-1] > 0.999
 
@@ -149,18 +158,35 @@ TOK = CharTokenizer.train(JINGYESI)
 
 def untrained(positions="learned", context=8, seed=0) -> GPT:
     torch.manual_seed(seed)
-    cfg = GPTConfig(vocab_size=TOK.vocab_size, context_length=context, d_model=32, n_heads=2, n_layers=2,
-                    norm_first=True, positions=positions, activation="gelu")
+    cfg = GPTConfig(
+        vocab_size=TOK.vocab_size,
+        context_length=context,
+        d_model=32,
+        n_heads=2,
+        n_layers=2,
+        norm_first=True,
+        positions=positions,
+        activation="gelu",
+    )
     return GPT(cfg).eval()
 
 
 @pytest.mark.parametrize("positions", ["learned", "sinusoidal", "rope"])
-@pytest.mark.parametrize("mode", [dict(greedy=True), dict(temperature=1.0, seed=3), dict(temperature=0.8, top_k=5, seed=1),
-                                  dict(temperature=1.2, top_p=0.9, seed=7)])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        dict(greedy=True),
+        dict(temperature=1.0, seed=3),
+        dict(temperature=0.8, top_k=5, seed=1),
+        dict(temperature=1.2, top_p=0.9, seed=7),
+    ],
+)
 def test_kv_cache_gives_the_same_tokens(positions, mode):
     model = untrained(positions)
     # 20 new tokens on a context of 8: the window slides, so the cache must be rebuilt correctly too.
-    runs = [generate(model, TOK, "床前明", max_new_tokens=20, use_cache=c, stop_at_eot=False, **mode) for c in (True, False)]
+    runs = [
+        generate(model, TOK, "床前明", max_new_tokens=20, use_cache=c, stop_at_eot=False, **mode) for c in (True, False)
+    ]
     assert runs[0].new_ids == runs[1].new_ids
     assert len(runs[0].new_ids) == 20
     for a, b in zip(runs[0].steps, runs[1].steps):
@@ -190,8 +216,9 @@ def test_seeded_sampling_is_reproducible():
 
 def test_step_record_shows_candidates_filters_and_choice():
     model = untrained()
-    gen = generate(model, TOK, "床前", max_new_tokens=6, temperature=0.7, top_k=3, seed=0, n_candidates=5,
-                   stop_at_eot=False)
+    gen = generate(
+        model, TOK, "床前", max_new_tokens=6, temperature=0.7, top_k=3, seed=0, n_candidates=5, stop_at_eot=False
+    )
     for step in gen.steps:
         probs = [c.prob for c in step.candidates[:5]]
         assert probs == sorted(probs, reverse=True)
@@ -231,8 +258,9 @@ def test_generation_refuses_bad_options():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000))
 def test_sampled_tokens_always_survive_the_filters(seed):
-    gen = generate(untrained(), TOK, "床", max_new_tokens=4, temperature=1.5, top_k=4, top_p=0.5, seed=seed,
-                   stop_at_eot=False)
+    gen = generate(
+        untrained(), TOK, "床", max_new_tokens=4, temperature=1.5, top_k=4, top_p=0.5, seed=seed, stop_at_eot=False
+    )
     assert all(step.chosen.kept for step in gen.steps)
 
 
@@ -240,8 +268,18 @@ def test_each_candidate_says_which_filter_cut_it():
     """Recomputed in numpy from the model's own logits: T, then top-k, then top-p on what is left."""
     model = untrained()
     temperature, k, p = 1.7, 6, 0.6
-    gen = generate(model, TOK, "床前", max_new_tokens=4, temperature=temperature, top_k=k, top_p=p, seed=3,
-                   n_candidates=TOK.vocab_size, stop_at_eot=False)
+    gen = generate(
+        model,
+        TOK,
+        "床前",
+        max_new_tokens=4,
+        temperature=temperature,
+        top_k=k,
+        top_p=p,
+        seed=3,
+        n_candidates=TOK.vocab_size,
+        stop_at_eot=False,
+    )
     seq = list(gen.prompt_ids)
     for step in gen.steps:
         with torch.no_grad():
@@ -274,9 +312,20 @@ def test_greedy_cuts_everything_but_the_argmax():
         assert [c.cut_by for c in step.candidates] == [None] + ["greedy"] * (len(step.candidates) - 1)
 
 
-@pytest.mark.parametrize("p, text", [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (0.123456, "0.1235"),
-                                     (0.0004, "4.0e-04"), (3.21e-9, "3.2e-09"), (0.001, "0.001"),
-                                     (0.99998, "0.99998"), (0.9999999, "0.9999999")])
+@pytest.mark.parametrize(
+    "p, text",
+    [
+        (0.0, "0"),
+        (1.0, "1"),
+        (0.5, "0.5"),
+        (0.123456, "0.1235"),
+        (0.0004, "4.0e-04"),
+        (3.21e-9, "3.2e-09"),
+        (0.001, "0.001"),
+        (0.99998, "0.99998"),
+        (0.9999999, "0.9999999"),
+    ],
+)
 def test_prob_text_never_shows_a_positive_probability_as_zero(p, text):
     assert prob_text(p) == text
     assert float(prob_text(p)) == pytest.approx(p, rel=0.13, abs=5e-5)
@@ -286,9 +335,13 @@ def test_prob_text_never_shows_a_positive_probability_as_zero(p, text):
 
 TINY = [5e-324, 1e-320, 1e-46, 1e-45, 1e-40, 1e-39, 1e-38, 1.2e-38, 1e-30]
 extreme_logits = st.lists(
-    st.one_of(st.floats(width=32, allow_nan=False), st.sampled_from([0.0, 1.0, 3.0, 3.0, float("-inf"), float("inf"),
-                                                                 float("nan"), 3.4e38, -3.4e38, 1e-45])),
-    min_size=1, max_size=12)
+    st.one_of(
+        st.floats(width=32, allow_nan=False),
+        st.sampled_from([0.0, 1.0, 3.0, 3.0, float("-inf"), float("inf"), float("nan"), 3.4e38, -3.4e38, 1e-45]),
+    ),
+    min_size=1,
+    max_size=12,
+)
 temperatures = st.one_of(st.sampled_from(TINY + [10.0]), st.floats(0, 10, exclude_min=True))
 top_ps = st.one_of(st.none(), st.sampled_from(TINY + [1.0]), st.floats(0, 1, exclude_min=True))
 
@@ -334,8 +387,10 @@ def test_rows_of_only_minus_infinity_or_nan_are_uniform():
     assert torch.softmax(out, -1)[2].tolist() == [0.0, 1.0, 0.0]
 
 
-@pytest.mark.parametrize("options", [dict(temperature=5e-324), dict(temperature=1e-39), dict(top_p=1e-46),
-                                     dict(top_p=5e-324, temperature=10.0)])
+@pytest.mark.parametrize(
+    "options",
+    [dict(temperature=5e-324), dict(temperature=1e-39), dict(top_p=1e-46), dict(top_p=5e-324, temperature=10.0)],
+)
 def test_generation_with_the_smallest_options_is_greedy(options):
     model = untrained()
     greedy = generate(model, TOK, "床", max_new_tokens=6, greedy=True, stop_at_eot=False)

@@ -52,8 +52,9 @@ def corpus_data(path):
 def test_a_tiny_sweep_writes_the_contract_and_resumes_run_by_run(corpus, tmp_path, monkeypatch):
     out, data = tmp_path / "sweep", corpus_data(corpus)
     events = []
-    result = sweep.run_sweep(data, out, minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES, bootstrap=40,
-                             progress=events.append)
+    result = sweep.run_sweep(
+        data, out, minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES, bootstrap=40, progress=events.append
+    )
     runs = result["runs"]
     assert len({(r["layers"], r["d_model"]) for r in runs}) >= 3
     assert len({r["budget"] for r in runs}) == planning.N_BUDGETS
@@ -93,18 +94,31 @@ def test_on_text_with_nothing_to_learn_no_law_is_shown(tmp_path):
     rng = random.Random(7)
     noise = tmp_path / "noise.txt"
     noise.write_text("".join(rng.choice("abcdefghijklmnop") for _ in range(150_000)), encoding="utf-8")
-    result = sweep.run_sweep(corpus_data(noise), tmp_path / "out", minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES,
-                             bootstrap=40)
+    result = sweep.run_sweep(
+        corpus_data(noise), tmp_path / "out", minutes=MINUTES, ladder=LADDER, seconds_per_step=TIMES, bootstrap=40
+    )
     assert all(abs(r["val_loss"] - result["uniform_loss"]) < 0.1 for r in result["runs"])
     assert result["fit"]["shown"] is False and result["fit"]["reason"] != "shown"
 
 
 def made_up_runs(monkeypatch) -> None:
     """Each run's record made up from its plan (the real runs are the first test's)."""
-    monkeypatch.setattr(sweep, "train_point", lambda spec, *a, **kw: {
-        "name": spec.name, "layers": spec.layers, "d_model": spec.d_model, "budget": spec.budget,
-        "n_params": spec.d_model ** 2 * spec.layers, "tokens": spec.tokens, "flops": spec.flops,
-        "val_loss": 1.5 + 40 / spec.d_model + 3e3 / spec.tokens ** 0.5, "form_score": None, "exact_recall": None})
+    monkeypatch.setattr(
+        sweep,
+        "train_point",
+        lambda spec, *a, **kw: {
+            "name": spec.name,
+            "layers": spec.layers,
+            "d_model": spec.d_model,
+            "budget": spec.budget,
+            "n_params": spec.d_model**2 * spec.layers,
+            "tokens": spec.tokens,
+            "flops": spec.flops,
+            "val_loss": 1.5 + 40 / spec.d_model + 3e3 / spec.tokens**0.5,
+            "form_score": None,
+            "exact_recall": None,
+        },
+    )
     monkeypatch.setattr(sweep, "train_mlp", lambda *a, **kw: None)
 
 
@@ -130,8 +144,9 @@ def test_the_command_prints_the_plan_progress_and_law(corpus, tmp_path, monkeypa
     monkeypatch.setattr(planning, "step_seconds", lambda *a, **kw: {k: TIMES[k] for k in LADDER[:3]})
     monkeypatch.setattr(sweep, "fit_law", lambda *a, bootstrap=200, **kw: real_fit(*a, bootstrap=40, **kw))
     made_up_runs(monkeypatch)
-    result = CliRunner().invoke(app, ["scale", "--corpus", str(corpus), "--out", str(tmp_path / "s"), "--minutes", "0.05",
-                                      "--lang", lang])
+    result = CliRunner().invoke(
+        app, ["scale", "--corpus", str(corpus), "--out", str(tmp_path / "s"), "--minutes", "0.05", "--lang", lang]
+    )
     assert result.exit_code == 0, result.output
     words = {"zh": ("计划", "验证损失", "已写入"), "en": ("plan:", "held-out loss", "wrote")}[lang]
     assert all(w in result.output for w in words)

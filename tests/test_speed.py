@@ -97,8 +97,10 @@ def test_the_loss_is_read_only_at_log_steps(corpus, monkeypatch):
     assert result.loss == pytest.approx(float(losses(small_trainer(data, vocab, steps=6), 6)[-1]), rel=1e-6)
 
 
-@pytest.mark.skipif(os.environ.get("ATTNLAB_TEST_COMPILE") != "1", reason="torch.compile takes minutes on a busy CPU; "
-                    "set ATTNLAB_TEST_COMPILE=1 to run it")
+@pytest.mark.skipif(
+    os.environ.get("ATTNLAB_TEST_COMPILE") != "1",
+    reason="torch.compile takes minutes on a busy CPU; set ATTNLAB_TEST_COMPILE=1 to run it",
+)
 def test_compiled_model_gives_the_plain_loss(corpus):
     data, vocab = corpus
     plain, compiled = small_trainer(data, vocab), small_trainer(data, vocab, compile=True)
@@ -107,6 +109,7 @@ def test_compiled_model_gives_the_plain_loss(corpus):
 
 
 # --- the token cache -------------------------------------------------------------------------------------
+
 
 def test_token_cache_round_trips_and_is_reused(tmp_path, monkeypatch):
     texts = [TEXT, "whether 'tis nobler"]
@@ -144,6 +147,7 @@ def test_large_corpora_use_the_cache(tmp_path, monkeypatch):
 
 # --- on a GPU --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
@@ -166,11 +170,12 @@ def test_cuda_kv_cache_matches_a_full_forward():
     with torch.no_grad():
         full = model(ids)  # (B, T, V)
         cache = model.new_kv_cache()
-        steps = [model(ids[:, :16], kv_cache=cache)] + [model(ids[:, t:t + 1], kv_cache=cache) for t in range(16, 48)]
+        steps = [model(ids[:, :16], kv_cache=cache)] + [model(ids[:, t : t + 1], kv_cache=cache) for t in range(16, 48)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-3, atol=1e-3)
 
 
 # --- the command ------------------------------------------------------------------------------------------
+
 
 def test_cli_precision_and_compile_options_reach_the_checkpoint(tmp_path):
     import json
@@ -180,8 +185,21 @@ def test_cli_precision_and_compile_options_reach_the_checkpoint(tmp_path):
     from attnlab.cli import app
 
     runner = CliRunner()
-    result = runner.invoke(app, ["train", "--corpus", "poem", "--steps", "3", "--precision", "bf16", "--no-compile",
-                                 "--out", str(tmp_path / "ck")])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "--corpus",
+            "poem",
+            "--steps",
+            "3",
+            "--precision",
+            "bf16",
+            "--no-compile",
+            "--out",
+            str(tmp_path / "ck"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "ck" / "config.json").read_text(encoding="utf-8"))
     assert saved["train"]["precision"] == "bf16" and saved["train"]["compile"] is False

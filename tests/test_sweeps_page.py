@@ -16,11 +16,22 @@ from attnlab.lessons.scale import sweep as sweep_module
 from attnlab.web import sweeps
 from attnlab.web.app import create_app
 
-SCALE_JSON = {"corpus": "poems", "runs": [{"n_params": 3312, "tokens": 1000, "flops": 1e9, "val_loss": 5.3}],
-              "fit": {"alpha": 0.05, "beta": 0.15, "alpha_interval": [0.02, 0.14], "beta_interval": [0.07, 0.4],
-                      "shown": True, "reason": "shown"},
-              "optimum": [], "mlp_baseline": [], "emergence": {"rows": [], "shapes": {}},
-              "command": "attnlab scale --corpus poems --out runs/done --minutes 15"}
+SCALE_JSON = {
+    "corpus": "poems",
+    "runs": [{"n_params": 3312, "tokens": 1000, "flops": 1e9, "val_loss": 5.3}],
+    "fit": {
+        "alpha": 0.05,
+        "beta": 0.15,
+        "alpha_interval": [0.02, 0.14],
+        "beta_interval": [0.07, 0.4],
+        "shown": True,
+        "reason": "shown",
+    },
+    "optimum": [],
+    "mlp_baseline": [],
+    "emergence": {"rows": [], "shapes": {}},
+    "command": "attnlab scale --corpus poems --out runs/done --minutes 15",
+}
 
 
 @pytest.fixture
@@ -43,8 +54,9 @@ def test_the_listing_names_corpora_and_finished_sweeps(lab):
     client, _, _ = lab
     got = client.get("/api/scale/sweeps").json()
     assert got["corpora"] == ["notes.txt", "tang"]
-    assert [(s["name"], s["runs"], s["shown"], s["command"]) for s in got["finished"]] == \
-        [("done", 1, True, SCALE_JSON["command"])]
+    assert [(s["name"], s["runs"], s["shown"], s["command"]) for s in got["finished"]] == [
+        ("done", 1, True, SCALE_JSON["command"])
+    ]
     page = client.get("/scale?lang=en")
     assert page.status_code == 200 and 'id="sweeps-form"' in page.text
     assert '<option value="tang">' in page.text and "image.png" not in page.text
@@ -63,10 +75,16 @@ def test_the_form_refuses_by_name_and_never_reads_a_path(lab, monkeypatch):
     client, _, _ = lab
     started = []
     monkeypatch.setattr(sweeps, "_run", lambda *args: started.append(args))
-    for corpus, minutes, problem in (("../secret.txt", "1", "corpus"), ("/etc/passwd", "1", "corpus"),
-                                     ("tang", "100", "minutes"), ("tang", "abc", "minutes"), ("tang", "0", "minutes")):
-        answer = client.post("/scale/start", data={"corpus": corpus, "minutes": minutes, "lang": "en"},
-                             follow_redirects=False)
+    for corpus, minutes, problem in (
+        ("../secret.txt", "1", "corpus"),
+        ("/etc/passwd", "1", "corpus"),
+        ("tang", "100", "minutes"),
+        ("tang", "abc", "minutes"),
+        ("tang", "0", "minutes"),
+    ):
+        answer = client.post(
+            "/scale/start", data={"corpus": corpus, "minutes": minutes, "lang": "en"}, follow_redirects=False
+        )
         assert answer.status_code == 303 and f"error={problem}" in answer.headers["location"], (corpus, minutes)
         assert 'id="sweeps-error"' in client.get(answer.headers["location"]).text
     assert started == [] and sweeps.JOBS == {}
@@ -103,8 +121,9 @@ def test_a_sweep_started_on_the_page_is_followed_and_then_listed(lab, monkeypatc
 
 
 def _follow(client, data, runs, go, calls) -> None:
-    answer = client.post("/scale/start", data={"corpus": "notes.txt", "minutes": "2", "lang": "en"},
-                         follow_redirects=False)
+    answer = client.post(
+        "/scale/start", data={"corpus": "notes.txt", "minutes": "2", "lang": "en"}, follow_redirects=False
+    )
     assert answer.status_code == 303 and "error" not in answer.headers["location"]
     job = next(iter(sweeps.JOBS.values()))
     assert job.name == "scale-notes.txt-1" and str(data / "notes.txt") in job.command

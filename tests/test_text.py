@@ -29,6 +29,7 @@ needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"corpus copies not fo
 
 # --- character tokenizer -------------------------------------------------------------------------------
 
+
 def test_char_ids_follow_first_appearance():
     tok = CharTokenizer.train(POEM)
     assert tok.encode("床前明月光") == [0, 1, 2, 3, 4]
@@ -74,9 +75,14 @@ def test_char_save_and_load(tmp_path):
 
 # --- byte-level BPE ------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def bpe():
-    texts = [JINGYESI * 3, "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3, "To be, or not to be: that is the question."]
+    texts = [
+        JINGYESI * 3,
+        "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3,
+        "To be, or not to be: that is the question.",
+    ]
     return BPETokenizer.train(texts, vocab_size=300)
 
 
@@ -125,6 +131,7 @@ def test_load_tokenizer_refuses_bad_files(tmp_path):
 
 
 # --- built-in texts and corpora ------------------------------------------------------------------------
+
 
 def test_builtin_texts():
     assert builtin_text("poem") == "床前明月光"

@@ -39,6 +39,7 @@ def weights_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 
 # --- memorizing the poems (fixed step budgets: the defaults) ---------------------------------------------
 
+
 def test_poem_is_memorized_within_the_default_budget():
     run = new_run("poem", seed=0, device="cpu")
     assert run.config.steps == 60
@@ -61,6 +62,7 @@ def test_jingyesi_is_recited_from_its_first_character():
 
 
 # --- the loop ------------------------------------------------------------------------------------------
+
 
 def test_loss_is_the_mean_negative_log_probability():
     run = new_run("jingyesi", seed=0, device="cpu")
@@ -108,8 +110,18 @@ def test_corpus_run_holds_out_validation(tmp_path):
 def test_bpe_run(tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text(JINGYESI * 30, encoding="utf-8")
-    run = new_run(str(corpus), tokenizer="bpe", bpe_vocab_size=300, steps=5, layers=1, heads=2, d_model=32,
-                  context=16, seed=0, device="cpu")
+    run = new_run(
+        str(corpus),
+        tokenizer="bpe",
+        bpe_vocab_size=300,
+        steps=5,
+        layers=1,
+        heads=2,
+        d_model=32,
+        context=16,
+        seed=0,
+        device="cpu",
+    )
     assert run.tokenizer.kind == "bpe" and run.model.config.vocab_size == 300
     run.trainer.run()
     out = run.save(tmp_path / "ckpt")
@@ -118,6 +130,7 @@ def test_bpe_run(tmp_path):
 
 # --- data ----------------------------------------------------------------------------------------------
 
+
 @given(st.integers(2, 200), st.integers(1, 16), st.integers(1, 8), st.integers(0, 99))
 def test_batches_are_windows_shifted_by_one(n, context, batch, seed):
     stream = torch.arange(n) * 7 % 11
@@ -125,8 +138,8 @@ def test_batches_are_windows_shifted_by_one(n, context, batch, seed):
     assert x.shape == y.shape and x.shape[1] == min(context, n - 1)
     assert torch.equal(x[:, 1:], y[:, :-1])
     for row_x, row_y in zip(x, y):  # each row is a contiguous slice of the stream
-        start = next(i for i in range(n - x.shape[1]) if torch.equal(stream[i:i + x.shape[1]], row_x))
-        assert torch.equal(stream[start + 1:start + 1 + x.shape[1]], row_y)
+        start = next(i for i in range(n - x.shape[1]) if torch.equal(stream[i : i + x.shape[1]], row_x))
+        assert torch.equal(stream[start + 1 : start + 1 + x.shape[1]], row_y)
 
 
 def test_stream_ends_every_text_with_the_end_mark():
@@ -145,10 +158,17 @@ def test_learning_rate_schedule_closed_form():
     assert TrainConfig(schedule="constant", lr=0.01).lr_at(77) == 0.01
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(steps=0), "steps"), (dict(lr=0.0), "lr"), (dict(lr=5.0), "lr"), (dict(batch_size=0), "batch_size"),
-    (dict(schedule="linear"), "schedule"), (dict(seed=-1), "seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(steps=0), "steps"),
+        (dict(lr=0.0), "lr"),
+        (dict(lr=5.0), "lr"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(schedule="linear"), "schedule"),
+        (dict(seed=-1), "seed"),
+    ],
+)
 def test_train_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(**kwargs)
@@ -166,6 +186,7 @@ def test_device_choice():
 
 # --- checkpoints ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = new_run("jingyesi", steps=40, seed=2, device="cpu")
@@ -176,8 +197,13 @@ def trained(tmp_path_factory):
 
 def test_checkpoint_round_trip_gives_identical_logits(trained):
     run, out = trained
-    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "tokenizer.json", "train_state.json",
-                                       "train_state.safetensors"]
+    assert sorted(os.listdir(out)) == [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "train_state.json",
+        "train_state.safetensors",
+    ]
     ckpt = load_checkpoint(out)
     idx = torch.tensor([run.tokenizer.encode(JINGYESI)])
     run.model.eval()
@@ -270,6 +296,7 @@ def test_resume_continues_from_the_saved_step_exactly(tmp_path):
 
 # --- the pipeline lesson (steps ① to ④) ----------------------------------------------------------------
 
+
 def test_pipeline_lesson_numbers_match_the_model():
     from attnlab.lessons.pipeline.lesson import pipeline
 
@@ -280,8 +307,12 @@ def test_pipeline_lesson_numbers_match_the_model():
 
     e = view.embedding
     ids = torch.tensor(e.ids)
-    assert torch.allclose(torch.tensor(e.token_rows, dtype=torch.float64), model.embed.tok.weight[ids].detach().double())
-    assert torch.allclose(torch.tensor(e.position_rows, dtype=torch.float64), model.embed.pos.weight[:5].detach().double())
+    assert torch.allclose(
+        torch.tensor(e.token_rows, dtype=torch.float64), model.embed.tok.weight[ids].detach().double()
+    )
+    assert torch.allclose(
+        torch.tensor(e.position_rows, dtype=torch.float64), model.embed.pos.weight[:5].detach().double()
+    )
     x = torch.tensor(e.sums, dtype=torch.float32)  # (T, d_model): what block 1 reads
 
     # ③ recomputed by hand from the first block's own W_Q, W_K: softmax(Q K^T / sqrt(d_k)) under the causal mask
@@ -290,7 +321,7 @@ def test_pipeline_lesson_numbers_match_the_model():
     for m in view.attention.maps[: model.config.n_heads]:
         sl = slice(m.head * d_k, (m.head + 1) * d_k)
         q, k = attn.W_Q(x)[:, sl], attn.W_K(x)[:, sl]  # (T, d_k)
-        scores = (q @ k.T / d_k ** 0.5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
+        scores = (q @ k.T / d_k**0.5).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
         assert torch.allclose(torch.tensor(m.weights, dtype=torch.float32), torch.softmax(scores, -1), atol=1e-6)
     assert len(view.attention.maps) == model.config.n_layers * model.config.n_heads
 

@@ -63,10 +63,14 @@ def test_a_time_budget_shows_time_left_not_the_step_cap(tmp_path):
     assert line == "train · step 427 · loss 5.2500 · 0:03:00 elapsed, 0:07:00 left" and "100000" not in line
     zh = View(steps=100_000, budget=600.0, probe=None, lang="zh").line({"step": 427, "loss": 5.25, "seconds": 180})
     assert zh == "训练 · 第 427 步 · 损失 5.2500 · 已用 0:03:00，还剩 0:07:00"
-    timed = train(tmp_path, "--corpus", "poem", "--steps", "4", "--minutes", "5", "--lang", "en",
-                  "--progress-every", "0")
-    assert re.search(r"^train · step 1 · loss [\d.]+ · p\(光\|床前明月\) [\d.]+ · 0:00:\d\d elapsed, 0:0[45]:\d\d left$",
-                     timed.output, re.M), timed.output
+    timed = train(
+        tmp_path, "--corpus", "poem", "--steps", "4", "--minutes", "5", "--lang", "en", "--progress-every", "0"
+    )
+    assert re.search(
+        r"^train · step 1 · loss [\d.]+ · p\(光\|床前明月\) [\d.]+ · 0:00:\d\d elapsed, 0:0[45]:\d\d left$",
+        timed.output,
+        re.M,
+    ), timed.output
     assert "/4" not in "".join(PROGRESS.split(timed.output)[1:2])  # no step total on the lines
     assert re.search(r"saved .* · step 4 in 0:00:\d\d \(a budget of 5 minutes\), loss", timed.stdout), timed.stdout
 

@@ -79,6 +79,7 @@ def shown(text: str) -> float:
 
 # ---- GET /api/toy ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("query", [*TOKENS, "1", "4"])
 def test_api_toy_equals_the_python_call(client, query, causal):
@@ -105,12 +106,15 @@ def test_api_toy_carries_what_it_takes_to_recompute_it(client):
     assert lab["heads"][0]["masked_scores"][2][3] is None and lab["heads"][0]["weights"][2][3] == 0.0
 
 
-@pytest.mark.parametrize("params, where, got", [
-    ({"query": "狗"}, "query parameter 'query'", "'狗'"),
-    ({"query": "0"}, "query parameter 'query'", "'0'"),
-    ({"query": "5"}, "query parameter 'query'", "'5'"),
-    ({"causal": "maybe"}, "query parameter 'causal'", "'maybe'"),
-])
+@pytest.mark.parametrize(
+    "params, where, got",
+    [
+        ({"query": "狗"}, "query parameter 'query'", "'狗'"),
+        ({"query": "0"}, "query parameter 'query'", "'0'"),
+        ({"query": "5"}, "query parameter 'query'", "'5'"),
+        ({"causal": "maybe"}, "query parameter 'causal'", "'maybe'"),
+    ],
+)
 def test_api_toy_bad_parameters_get_a_readable_422(client, params, where, got):
     r = client.get("/api/toy", params=params)
     assert r.status_code == 422
@@ -121,6 +125,7 @@ def test_api_toy_bad_parameters_get_a_readable_422(client, params, where, got):
 
 
 # ---- POST /api/toy/mix and /api/toy/hand ----------------------------------------------------------
+
 
 def test_api_mix_textbook_is_exact(client):
     r = client.post("/api/toy/mix", json={"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]})
@@ -146,22 +151,25 @@ def test_api_hand_v2_edit(client):
     assert body["now"]["exact"]["output"] == ["1/2", "3"] and body["exact_delta_output"] == ["0", "3/2"]
 
 
-@pytest.mark.parametrize("raw, where", [
-    (b'{"scores": [NaN, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
-    (b'{"scores": [Infinity, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
-    (b'{"scores": [0, 1], "values": [[1], [-Infinity]]}', "body field 'values[1][0]'"),
-    (b'{"scores": [1e999, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
-    (b'{"scores": ["inf", 0], "values": [[1], [2]]}', "finite"),
-    (b'{"scores": ["ln -1", 0], "values": [[1], [2]]}', "ln"),
-    (b'{"scores": [0, 1], "values": [[1], [2], [3]]}', "one vector per score (2), got 3"),
-    (b'{"scores": [0, 1], "values": [[1, 2], [3]]}', "share one length"),
-    (b'{"scores": [], "values": []}', "1..16"),
-    (b'{"scores": [true, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
-    (b'{"scores": [null, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
-    (b'{"scores": [0, 1]}', "body field 'values'"),
-    (b'{"scores": [0, 1], "values": [[1], [2]], "extra": 1}', "body field 'extra'"),
-    (b'{"scores": [0, 1], ', "body"),
-])
+@pytest.mark.parametrize(
+    "raw, where",
+    [
+        (b'{"scores": [NaN, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+        (b'{"scores": [Infinity, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+        (b'{"scores": [0, 1], "values": [[1], [-Infinity]]}', "body field 'values[1][0]'"),
+        (b'{"scores": [1e999, 0], "values": [[1], [2]]}', "body field 'scores[0]'"),
+        (b'{"scores": ["inf", 0], "values": [[1], [2]]}', "finite"),
+        (b'{"scores": ["ln -1", 0], "values": [[1], [2]]}', "ln"),
+        (b'{"scores": [0, 1], "values": [[1], [2], [3]]}', "one vector per score (2), got 3"),
+        (b'{"scores": [0, 1], "values": [[1, 2], [3]]}', "share one length"),
+        (b'{"scores": [], "values": []}', "1..16"),
+        (b'{"scores": [true, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
+        (b'{"scores": [null, 1], "values": [[1], [2]]}', "body field 'scores[0]'"),
+        (b'{"scores": [0, 1]}', "body field 'values'"),
+        (b'{"scores": [0, 1], "values": [[1], [2]], "extra": 1}', "body field 'extra'"),
+        (b'{"scores": [0, 1], ', "body"),
+    ],
+)
 def test_api_mix_bad_input_gets_a_readable_422(client, raw, where):
     r = client.post("/api/toy/mix", content=raw, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
@@ -199,21 +207,27 @@ def test_big_exact_fractions_fall_back_to_floats(client):
     assert page.status_code == 200 and 'id="hand-output"' in page.text
 
 
-@pytest.mark.parametrize("path, params, key", [
-    ("/toy", {"query": "zz"}, "toy.err.query"),
-    ("/toy", {"ans_keys": "9"}, "toy.err.answer"),
-    ("/toy", {"s1": "abc"}, "toy.err.score"),
-    ("/lookup", {"query": "zz"}, "toy.err.query"),
-    ("/lookup", {"head": "9"}, "toy.err.head"),
-    ("/ledger", {"n": "-5"}, "toy.err.whole"),
-])
+@pytest.mark.parametrize(
+    "path, params, key",
+    [
+        ("/toy", {"query": "zz"}, "toy.err.query"),
+        ("/toy", {"ans_keys": "9"}, "toy.err.answer"),
+        ("/toy", {"s1": "abc"}, "toy.err.score"),
+        ("/lookup", {"query": "zz"}, "toy.err.query"),
+        ("/lookup", {"head": "9"}, "toy.err.head"),
+        ("/ledger", {"n": "-5"}, "toy.err.whole"),
+    ],
+)
 def test_page_messages_speak_the_page_language(client, path, params, key):
     for lang in ("zh", "en"):
         html = client.get(path, params={**params, "lang": lang}, headers=HTML).text
         found = re.findall(r'<(div|p)\b[^>]*role="alert"[^>]*>(.*?)</\1>', html, re.S)
         alerts = " ".join(re.sub(r"<[^>]+>", " ", body) for _, body in found)
-        prefix = t(key, lang, **{f: "\x00" for f in ("what", "got", "tokens", "n", "question", "options", "name",
-                                                       "lo", "hi", "ids")}).split("\x00")[1][:3]
+        prefix = t(
+            key,
+            lang,
+            **{f: "\x00" for f in ("what", "got", "tokens", "n", "question", "options", "name", "lo", "hi", "ids")},
+        ).split("\x00")[1][:3]
         assert prefix and prefix in alerts, (lang, alerts)
         if lang == "zh":
             assert not re.search(r"\b(must|got|one of|default)\b", alerts), alerts
@@ -237,11 +251,13 @@ def test_api_check(client):
 
 # ---- the other lessons' API -----------------------------------------------------------------------
 
+
 def test_api_lookup_importance_ledger(client):
     assert client.get("/api/lookup", params={"query": "2", "head": 2}).json() == roundtrip(soft_lookup("2", 2))
     assert client.get("/api/lookup/importance").json() == roundtrip(weights_vs_contributions())
     assert client.get("/api/ledger", params={"n": 1024, "d_model": 768, "heads": 12}).json() == roundtrip(
-        shape_ledger(1024, 768, 12))
+        shape_ledger(1024, 768, 12)
+    )
     r = client.get("/api/ledger", params={"heads": 3})
     assert r.status_code == 422 and r.json()["message"].startswith("query parameter 'heads': heads must divide")
     r = client.get("/api/ledger", params={"n": "lots"})
@@ -286,6 +302,7 @@ def test_openapi_lists_the_api_and_no_cdn_docs(client):
 
 # ---- pages ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("path", ["/", *[lesson.path for lesson in LESSONS]])
 def test_pages_render_and_ask_for_nothing_outside(client, path, lang):
@@ -296,7 +313,9 @@ def test_pages_render_and_ask_for_nothing_outside(client, path, lang):
     refs = re.findall(r'(?:src|href|action)="([^"]*)"', html)
     assert refs and all(ref.startswith(("/", "#", "?")) for ref in refs), refs
     if lang == "en":  # links keep the language, except the switch back to Chinese
-        links = re.findall(r'<a [^>]*href="(/[^"]*)"', html.replace(re.search(r'<a [^>]*id="lang-switch"', html)[0], ""))
+        links = re.findall(
+            r'<a [^>]*href="(/[^"]*)"', html.replace(re.search(r'<a [^>]*id="lang-switch"', html)[0], "")
+        )
         assert links and all("lang=en" in link for link in links), links
     assert "default-src 'self'" in r.headers["content-security-policy"]
 
@@ -322,7 +341,8 @@ def test_toy_page_shows_the_api_numbers(client, query, causal):
             assert [shown(x) for x in row_text] == pytest.approx([round(x, 3) for x in row], abs=1e-9)
         for row_text, row in zip(t.texts(f"h{h}-S"), head["masked_scores"]):
             assert [shown(x) for x in row_text] == pytest.approx(
-                [float("-inf") if x is None else round(x, 3) for x in row], abs=1e-9)
+                [float("-inf") if x is None else round(x, 3) for x in row], abs=1e-9
+            )
     assert t.values("concat") == api["concat"]
     assert f'id="q-{api["query_position"]}" class="tok-btn"\n            aria-pressed="true"' in html
 
@@ -332,7 +352,9 @@ def test_toy_page_without_js_forms(client):
     html = client.get("/toy", params={"ans_keys": "4", "ans_future": "yes", "v2y": "4"}, headers=HTML).text
     assert 'id="verdict-keys"' in html and 'class="verdict right"' in html and 'class="verdict wrong"' in html
     assert 'data-exact="3/4"' in html and "(1/2, 3)" in html
-    r = client.get("/toy", params={"preset": "v2_04", "query": "猫", "lang": "en"}, headers=HTML, follow_redirects=False)
+    r = client.get(
+        "/toy", params={"preset": "v2_04", "query": "猫", "lang": "en"}, headers=HTML, follow_redirects=False
+    )
     assert r.status_code == 303 and r.headers["location"] == "/toy?query=%E7%8C%AB&v2y=4&lang=en"
     bad = client.get("/toy", params={"s2": "ln(-3)", "query": "狗"}, headers=HTML)
     assert bad.status_code == 200 and 'aria-invalid="true"' in bad.text and 'id="hand-error"' in bad.text
@@ -353,7 +375,10 @@ def test_unknown_paths_404_as_a_page_and_api_paths_as_json(client, headers):
         r = client.get("/nope", params={"lang": lang}, headers=headers)
         assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
         assert f'<html lang="{"zh-CN" if lang == "zh" else "en"}"' in r.text
-        assert t("web.error.404", lang).replace("'", "&#39;") in r.text and t("web.error.home", lang).replace("'", "&#39;") in r.text
+        assert (
+            t("web.error.404", lang).replace("'", "&#39;") in r.text
+            and t("web.error.home", lang).replace("'", "&#39;") in r.text
+        )
     r = client.get("/api/nope", headers=headers)
     assert r.status_code == 404 and r.headers["content-type"] == "application/json"
     assert r.json()["message"] == "Not Found"
@@ -376,8 +401,12 @@ def test_attnlab_serve_prints_its_url_and_serves_the_lab():
     import sys
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "attnlab", "serve", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnlab", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
@@ -398,8 +427,9 @@ def test_attnlab_serve_says_why_when_the_port_is_taken():
     sock = bind("127.0.0.1", 0)
     try:
         port = sock.getsockname()[1]
-        r = subprocess.run([sys.executable, "-m", "attnlab", "serve", "--port", str(port)], capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(
+            [sys.executable, "-m", "attnlab", "serve", "--port", str(port)], capture_output=True, text=True, timeout=60
+        )
     finally:
         sock.close()
     assert r.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in r.stderr and "Traceback" not in r.stderr

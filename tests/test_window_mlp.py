@@ -29,8 +29,9 @@ V, CONTEXT = 11, 16
 
 def model_for(window: int, seed: int = 0, **kw) -> WindowMLP:
     torch.manual_seed(seed)
-    return WindowMLP(WindowMLPConfig(vocab_size=V, context_length=CONTEXT, window=window, d_embed=4, d_hidden=8,
-                                     **kw)).eval()
+    return WindowMLP(
+        WindowMLPConfig(vocab_size=V, context_length=CONTEXT, window=window, d_embed=4, d_hidden=8, **kw)
+    ).eval()
 
 
 def logits_of(model: WindowMLP, ids: list[int]) -> torch.Tensor:
@@ -43,14 +44,18 @@ sequences = st.lists(st.integers(0, V - 1), min_size=1, max_size=CONTEXT)
 
 # --- the count --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("vocab, context, window, d_embed, d_hidden",
-                         [(1, 1, 1, 1, 1), (20, 64, 3, 16, 64), (7, 9, 9, 3, 5), (300, 32, 5, 24, 100)])
+
+@pytest.mark.parametrize(
+    "vocab, context, window, d_embed, d_hidden",
+    [(1, 1, 1, 1, 1), (20, 64, 3, 16, 64), (7, 9, 9, 3, 5), (300, 32, 5, 24, 100)],
+)
 def test_count_is_the_number_of_parameters(vocab, context, window, d_embed, d_hidden):
     config = WindowMLPConfig(vocab, context, window, d_embed, d_hidden)
     assert n_params(config) == sum(p.numel() for p in WindowMLP(config).parameters())
 
 
 # --- what it can see ------------------------------------------------------------------------------------
+
 
 @settings(max_examples=30, deadline=None)
 @given(ids=sequences, window=st.integers(1, 6), data=st.data())
@@ -59,8 +64,8 @@ def test_no_future_leaks(ids, window, data):
     t = data.draw(st.integers(0, len(ids) - 1))
     future = data.draw(st.lists(st.integers(0, V - 1), min_size=len(ids) - 1 - t, max_size=len(ids) - 1 - t))
     model = model_for(window)
-    before, after = logits_of(model, ids), logits_of(model, ids[:t + 1] + future)
-    assert torch.equal(before[:t + 1], after[:t + 1])
+    before, after = logits_of(model, ids), logits_of(model, ids[: t + 1] + future)
+    assert torch.equal(before[: t + 1], after[: t + 1])
 
 
 @settings(max_examples=30, deadline=None)
@@ -69,7 +74,7 @@ def test_the_window_is_fixed(ids, window, data):
     """A token window or more places back never changes the logits at t; one inside the window does."""
     t = data.draw(st.integers(1, len(ids) - 1))
     s = data.draw(st.integers(0, t - 1))
-    swapped = ids[:s] + [(ids[s] + data.draw(st.integers(1, V - 1))) % V] + ids[s + 1:]  # another token at s
+    swapped = ids[:s] + [(ids[s] + data.draw(st.integers(1, V - 1))) % V] + ids[s + 1 :]  # another token at s
     model = model_for(window)
     before, after = logits_of(model, ids)[t], logits_of(model, swapped)[t]
     if t - s >= window:  # outside tokens t-w+1 .. t: invisible, however far back
@@ -87,6 +92,7 @@ def test_sees_its_window_and_no_further_on_one_example():
 
 
 # --- the padding row ------------------------------------------------------------------------------------
+
 
 @settings(max_examples=20, deadline=None)
 @given(ids=st.lists(st.integers(1, V - 1), min_size=1, max_size=CONTEXT), window=st.integers(2, 6))
@@ -125,12 +131,13 @@ def test_ids_out_of_range_or_too_long_are_refused():
 
 # --- training in the lab's loop -------------------------------------------------------------------------
 
+
 def conditional_entropy(stream: list[int], window: int) -> float:
     """Mean -log p̂(y_t | last `window` tokens) with p̂ the text's own counts: the lowest mean cross-entropy any
     function of those tokens can reach on this stream (padding before the start, as the model reads)."""
     x, y = stream[:-1], stream[1:]
     padded = [None] * (window - 1) + x
-    contexts = [tuple(padded[t:t + window]) for t in range(len(x))]
+    contexts = [tuple(padded[t : t + window]) for t in range(len(x))]
     pairs, seen = collections.Counter(zip(contexts, y)), collections.Counter(contexts)
     return -sum(n * math.log(n / seen[c]) for (c, _), n in pairs.items()) / len(y)
 
@@ -145,8 +152,9 @@ def test_trains_in_the_lab_loop_down_to_what_its_window_allows(window, p_guang):
     data = TokenData(stream, stream.clone())  # validation on the same stream: estimate_val_loss runs too
     probe = Probe(tok.encode("床前明月"), tok.encode("光")[0], "床前明月", "光")
     torch.manual_seed(0)
-    model = WindowMLP(WindowMLPConfig(vocab_size=tok.vocab_size, context_length=32, window=window,
-                                      d_embed=8, d_hidden=32))
+    model = WindowMLP(
+        WindowMLPConfig(vocab_size=tok.vocab_size, context_length=32, window=window, d_embed=8, d_hidden=32)
+    )
     trainer = Trainer(model, data, TrainConfig(steps=200, lr=1e-2, weight_decay=0.0, seed=0), probe=probe)
     uniform = math.log(tok.vocab_size)
     assert trainer.estimate_val_loss() == pytest.approx(uniform, abs=0.05)  # untrained: near uniform
@@ -160,16 +168,20 @@ def test_trains_in_the_lab_loop_down_to_what_its_window_allows(window, p_guang):
 
 # --- the config -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("change, message", [
-    (dict(vocab_size=0), "vocab_size must be a positive integer, got 0"),
-    (dict(context_length=-1), "context_length must be a positive integer"),
-    (dict(window=2.0), "window must be a positive integer, got 2.0"),
-    (dict(d_embed=True), "d_embed must be a positive integer"),
-    (dict(d_hidden=None), "d_hidden must be a positive integer"),
-    (dict(window=9, context_length=8), "window must be at most context_length: got window=9, context_length=8"),
-    (dict(dropout=1.0), r"dropout must be in \[0, 1\), got 1.0"),
-    (dict(dropout=-0.1), r"dropout must be in \[0, 1\)"),
-])
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(vocab_size=0), "vocab_size must be a positive integer, got 0"),
+        (dict(context_length=-1), "context_length must be a positive integer"),
+        (dict(window=2.0), "window must be a positive integer, got 2.0"),
+        (dict(d_embed=True), "d_embed must be a positive integer"),
+        (dict(d_hidden=None), "d_hidden must be a positive integer"),
+        (dict(window=9, context_length=8), "window must be at most context_length: got window=9, context_length=8"),
+        (dict(dropout=1.0), r"dropout must be in \[0, 1\), got 1.0"),
+        (dict(dropout=-0.1), r"dropout must be in \[0, 1\)"),
+    ],
+)
 def test_bad_configs_are_refused(change, message):
     with pytest.raises(ValueError, match=message):
         WindowMLPConfig(**change)

@@ -38,8 +38,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "attnlab" / "web" / "static" / "fonts"
 CORPORA = Path(os.environ.get("ATTNLAB_DATA") or ROOT.parent / "shared" / "data")  # as tests/shared_data.py
-LAB_TEXTS = [(ROOT / "src" / "attnlab", ("*.py", "*.json", "*.html", "*.js", "*.css")),
-             (ROOT / "examples", ("*.ipynb", "*.py")), (ROOT / "docs", ("*.md",)), (ROOT, ("README.md",))]
+LAB_TEXTS = [
+    (ROOT / "src" / "attnlab", ("*.py", "*.json", "*.html", "*.js", "*.css")),
+    (ROOT / "examples", ("*.ipynb", "*.py")),
+    (ROOT / "docs", ("*.md",)),
+    (ROOT, ("README.md",)),
+]
 SOURCE_NAME = "NotoSansCJKsc-Regular.otf"
 FAMILY, POSTSCRIPT = "Attnlab CJK", "AttnlabCJK-Regular"
 RANGES = [(0x20, 0x7E), (0x3000, 0x303F), (0xFF00, 0xFFEF)]  # ASCII, CJK punctuation, fullwidth forms
@@ -91,10 +95,18 @@ def rename(font) -> None:
     """The subset's own name in the name table and in the CFF table; copyright and license records stay."""
     name = font["name"]
     name.names = [r for r in name.names if r.nameID not in (1, 2, 3, 4, 6, 16, 17, 18, 21, 22)]
-    for name_id, text in ((1, FAMILY), (2, "Regular"), (3, f"{POSTSCRIPT};attnlab subset"), (4, f"{FAMILY} Regular"),
-                          (6, POSTSCRIPT),
-                          (10, "A subset of Noto Sans CJK SC 1.004 for attnlab (GB2312, the lab's corpora and "
-                               "strings), renamed; SIL Open Font License 1.1.")):
+    for name_id, text in (
+        (1, FAMILY),
+        (2, "Regular"),
+        (3, f"{POSTSCRIPT};attnlab subset"),
+        (4, f"{FAMILY} Regular"),
+        (6, POSTSCRIPT),
+        (
+            10,
+            "A subset of Noto Sans CJK SC 1.004 for attnlab (GB2312, the lab's corpora and "
+            "strings), renamed; SIL Open Font License 1.1.",
+        ),
+    ):
         name.setName(text, name_id, 3, 1, 0x409)
     cff = font["CFF "].cff
     cff.fontNames = [POSTSCRIPT]
@@ -129,8 +141,10 @@ def build(source: Path, corpora: Path, out: Path) -> None:
     font.flavor = "woff2"
     font.save(out / f"{POSTSCRIPT}.woff2")
     lost = sorted(c for c in chars if ord(c) not in cmap and c.isprintable() and ord(c) > 0x7F)
-    print(f"{len(have)} characters ({len(lost)} asked for are not in the source font);",
-          *(f"{p.name} {p.stat().st_size / 2**20:.2f} MiB" for p in sorted(out.glob(POSTSCRIPT + ".*"))))
+    print(
+        f"{len(have)} characters ({len(lost)} asked for are not in the source font);",
+        *(f"{p.name} {p.stat().st_size / 2**20:.2f} MiB" for p in sorted(out.glob(POSTSCRIPT + ".*"))),
+    )
     if not (out / "OFL.txt").exists():
         print("warning: OFL.txt is missing beside the fonts; the license must ship with them", file=sys.stderr)
 

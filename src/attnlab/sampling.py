@@ -27,8 +27,13 @@ from torch import Tensor
 from attnlab.io.threads import threads_for
 
 
-def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                   *, allow_zero_temperature: bool = False) -> None:
+def check_sampling(
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    *,
+    allow_zero_temperature: bool = False,
+) -> None:
     """ValueError naming the option, the range it must be in, and what came."""
     t_ok = isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and math.isfinite(temperature)
     if not t_ok or temperature < 0 or (temperature == 0 and not allow_zero_temperature):
@@ -36,13 +41,13 @@ def check_sampling(temperature: float = 1.0, top_k: int | None = None, top_p: fl
         raise ValueError(f"temperature must be a finite number {need}, got {temperature!r}")
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
         raise ValueError(f"top_k must be a whole number >= 1 (or None for no limit), got {top_k!r}")
-    if top_p is not None and (not isinstance(top_p, (int, float)) or isinstance(top_p, bool)
-                              or not 0.0 < top_p <= 1.0):
+    if top_p is not None and (not isinstance(top_p, (int, float)) or isinstance(top_p, bool) or not 0.0 < top_p <= 1.0):
         raise ValueError(f"top_p must be in (0, 1] (or None for no limit), got {top_p!r}")
 
 
-def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
-                  top_p: float | None = None) -> Tensor:
+def filter_logits(
+    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> Tensor:
     """logits (..., V) -> logits / temperature with the tokens top-k and top-p exclude set to -inf.
 
     top-k keeps the k largest (a tie with the k-th largest is kept too); top-p keeps the smallest set of
@@ -75,7 +80,9 @@ def filter_logits(logits: Tensor, temperature: float = 1.0, top_k: int | None = 
 def _scaled(logits: Tensor, temperature: float) -> Tensor:
     """logits / T; rows where that gives +inf or NaN (T tiny, +inf logits) or only -inf use the shifted form."""
     scaled = logits / temperature  # (..., V)
-    broken = (torch.isnan(scaled) | torch.isposinf(scaled)).any(-1, keepdim=True) | torch.isneginf(scaled).all(-1, keepdim=True)
+    broken = (torch.isnan(scaled) | torch.isposinf(scaled)).any(-1, keepdim=True) | torch.isneginf(scaled).all(
+        -1, keepdim=True
+    )
     if not broken.any():
         return scaled
     top = logits.amax(dim=-1, keepdim=True)  # (..., 1)
@@ -144,23 +151,31 @@ class _Window:
             return self.model(idx)[0, -1]  # (1, T, V) -> (V,)
         if self.cache is None or self.cache.length + len(seq) - self.fed > self.context:
             self.cache, self.fed = self.model.new_kv_cache(), len(seq) - window
-        idx = torch.tensor([seq[self.fed:]], device=self.device)  # (1, T_new): only what the cache lacks
+        idx = torch.tensor([seq[self.fed :]], device=self.device)  # (1, T_new): only what the cache lacks
         self.fed = len(seq)
         return self.model(idx, kv_cache=self.cache)[0, -1]  # (V,)
 
 
 def _candidate(i: int, tokenizer, probs: Tensor, filtered: Tensor, cut_by: list) -> Candidate:
     kept = bool(filtered[i] > 0)
-    return Candidate(id=i, token=tokenizer.token(i), prob=float(probs[i]), filtered_prob=float(filtered[i]),
-                     kept=kept, cut_by=None if kept else cut_by[i])
+    return Candidate(
+        id=i,
+        token=tokenizer.token(i),
+        prob=float(probs[i]),
+        filtered_prob=float(filtered[i]),
+        kept=kept,
+        cut_by=None if kept else cut_by[i],
+    )
 
 
 def _cut_by(logits: Tensor, temperature: float, top_k: int | None, top_p: float | None) -> list:
     """For every token, which filter removes it: top-k first, then top-p on what top-k left (None = kept)."""
     after_k = filter_logits(logits, temperature, top_k, None)  # (V,)
     after_p = filter_logits(logits, temperature, top_k, top_p)  # (V,) the same as the draw uses
-    return ["top-k" if k == float("-inf") else "top-p" if p == float("-inf") else None
-            for k, p in zip(after_k.tolist(), after_p.tolist())]
+    return [
+        "top-k" if k == float("-inf") else "top-p" if p == float("-inf") else None
+        for k, p in zip(after_k.tolist(), after_p.tolist())
+    ]
 
 
 def prob_text(p: float) -> str:
@@ -257,12 +272,28 @@ def generate(
 
     # Decode prompt and continuation together: a byte-level token may finish a character the prompt began.
     text = tokenizer.decode(prompt_ids + new_ids)
-    new_text = text[len(prompt):] if text.startswith(prompt) else tokenizer.decode(new_ids)
-    settings = dict(max_new_tokens=max_new_tokens, temperature=0.0 if greedy else float(temperature),
-                    top_k=top_k, top_p=top_p, greedy=greedy, seed=seed, use_cache=use_cache,
-                    start_of_text=started or not prompt_ids)  # what the model read first: the end-of-text mark
-    return Generation(prompt=prompt, prompt_ids=prompt_ids, cropped=cropped, new_ids=new_ids, new_text=new_text,
-                      text=prompt + new_text, stop_reason=stop_reason, settings=settings, steps=steps)
+    new_text = text[len(prompt) :] if text.startswith(prompt) else tokenizer.decode(new_ids)
+    settings = dict(
+        max_new_tokens=max_new_tokens,
+        temperature=0.0 if greedy else float(temperature),
+        top_k=top_k,
+        top_p=top_p,
+        greedy=greedy,
+        seed=seed,
+        use_cache=use_cache,
+        start_of_text=started or not prompt_ids,
+    )  # what the model read first: the end-of-text mark
+    return Generation(
+        prompt=prompt,
+        prompt_ids=prompt_ids,
+        cropped=cropped,
+        new_ids=new_ids,
+        new_text=new_text,
+        text=prompt + new_text,
+        stop_reason=stop_reason,
+        settings=settings,
+        steps=steps,
+    )
 
 
 def starts_poems(meta) -> bool:
@@ -278,8 +309,9 @@ def starts_poems(meta) -> bool:
     return isinstance(meta, dict) and isinstance(meta.get("corpus_options"), dict)
 
 
-def generate_from(checkpoint, prompt: str, *, poem_start: bool | None = None, form: str | None = None,
-                  **settings) -> Generation:
+def generate_from(
+    checkpoint, prompt: str, *, poem_start: bool | None = None, form: str | None = None, **settings
+) -> Generation:
     """generate() with a loaded checkpoint (anything with .model, .tokenizer and .meta, such as
     attnlab.train.load_checkpoint's), starting as it was trained.
 
@@ -295,5 +327,6 @@ def generate_from(checkpoint, prompt: str, *, poem_start: bool | None = None, fo
     start = poem_start if poem_start is not None else (form is not None or starts_poems(checkpoint.meta))
     n_verses = FORMS[form][0] if form is not None else 0
     stop_when = (lambda text: complete_verses(text) >= n_verses) if form is not None else None
-    return generate(checkpoint.model, checkpoint.tokenizer, prompt, start_of_text=bool(start), stop_when=stop_when,
-                    **settings)
+    return generate(
+        checkpoint.model, checkpoint.tokenizer, prompt, start_of_text=bool(start), stop_when=stop_when, **settings
+    )

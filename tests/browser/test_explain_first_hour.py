@@ -117,8 +117,10 @@ def test_new_settings_put_the_old_results_away_and_show_the_training(open_page, 
     assert names == [t(f"explain.mlm.model.{m}", "en") for m in ("bidirectional", "causal", "causal_fill")]
     assert page.inner_text("#explain-cli") == "attnlab explain mlm --steps 20 --d-model 8 --seed 4362"
 
-    page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
-                  "() => { window.__explained = true; }, {once: true}); }")
+    page.evaluate(
+        "() => { window.__explained = false; document.addEventListener('explain:updated', "
+        "() => { window.__explained = true; }, {once: true}); }"
+    )
     page.locator("#p-seed").fill("0")  # back to the kept result: the training asked for is dropped
     page.wait_for_function("() => window.__explained === true")
     assert page.locator("#results").is_visible() and page.locator("#computing").is_hidden()
@@ -148,8 +150,10 @@ def test_the_question_comes_first_and_the_claims_after_an_answer(open_page, api,
     want = [[c["status"], MARKS[c["status"]], t(f"explain.claim.word.{c['status']}", lang)] for c in data["claims"]]
     assert page.evaluate(CLAIM_MARKS) == want
     if js:  # claims redrawn from the API keep their words; the CLI line follows the slider
-        page.evaluate("() => { window.__explained = false; document.addEventListener('explain:updated', "
-                      "() => { window.__explained = true; }, {once: true}); }")
+        page.evaluate(
+            "() => { window.__explained = false; document.addEventListener('explain:updated', "
+            "() => { window.__explained = true; }, {once: true}); }"
+        )
         page.locator("#p-n_keys").fill("128")
         page.wait_for_function("() => window.__explained === true")
         data = api("/api/explain/sqrt-dk?" + urlencode({**query, "n_keys": "128"}))
@@ -167,9 +171,15 @@ def test_the_mlm_legend_stays_off_the_bars():
 
     kinds = ("bidirectional", "causal", "causal_fill", "baseline")
     guess = SimpleNamespace(char="月", bidirectional="月", causal="光", causal_fill="月")
-    r = SimpleNamespace(accuracy=dict.fromkeys(kinds, 0.9), correct=dict.fromkeys(kinds, 9), n_masked=10,
-                        by_verse={k: {"first": 1.0, "second": 0.9} for k in kinds}, chance=0.1, corpus="test",
-                        examples=[SimpleNamespace(guesses=[guess])])
+    r = SimpleNamespace(
+        accuracy=dict.fromkeys(kinds, 0.9),
+        correct=dict.fromkeys(kinds, 9),
+        n_masked=10,
+        by_verse={k: {"first": 1.0, "second": 0.9} for k in kinds},
+        chance=0.1,
+        corpus="test",
+        examples=[SimpleNamespace(guesses=[guess])],
+    )
     drawn = []
     save(lambda result, fig, tr: (plot(result, fig, tr), drawn.append(fig)), r, io.BytesIO(), lang="en")
     ax = drawn[0].axes[1]

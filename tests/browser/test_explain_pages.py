@@ -21,7 +21,14 @@ SMALL = {name: quick_query(name) for name in TOPICS}  # each lesson's QUICK, as 
 CLAIM_ITEMS = """lis => lis.map(li => [li.dataset.id, li.dataset.status, li.querySelector('.text').textContent,
   (li.querySelector('.versus') || {textContent: ''}).textContent])"""
 
-TIMED = ("seconds", "rnn_seconds", "attention_seconds", "time_slope", "flops_per_s", "days_here")  # measured afresh by each call
+TIMED = (
+    "seconds",
+    "rnn_seconds",
+    "attention_seconds",
+    "time_slope",
+    "flops_per_s",
+    "days_here",
+)  # measured afresh by each call
 
 # The top-level numbers a page binds: (path, data-value), outside data-each rows and templates.
 TOP_BINDS = """() => [...document.querySelectorAll('[data-results] [data-bind][data-value]')]
@@ -67,9 +74,14 @@ def test_moving_the_d_k_slider_shows_the_api_numbers(open_page, api):
     assert data["params"]["d_k"] == 16
     assert page.locator('[data-bind="chosen.var"]').get_attribute("data-value") != before
     assert assert_binds_match(page, data) >= 10
-    cells = page.eval_on_selector_all("#sweep-table tbody tr", "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))")
+    cells = page.eval_on_selector_all(
+        "#sweep-table tbody tr",
+        "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))",
+    )
     assert [row[:4] for row in cells] == [[s["d_k"], s["mean"], s["var"], s["scaled_var"]] for s in data["sweep"]]
-    claims = page.eval_on_selector_all("#claims li", "lis => lis.map(li => [li.dataset.id, li.dataset.holds, li.innerText])")
+    claims = page.eval_on_selector_all(
+        "#claims li", "lis => lis.map(li => [li.dataset.id, li.dataset.holds, li.innerText])"
+    )
     assert [(c[0], c[1]) for c in claims] == [(c["id"], str(c["holds"]).lower()) for c in data["claims"]]
     assert "d_k=16" in page.url
     assert "d_k=16" in page.locator("#explain-figure").get_attribute("src")
@@ -83,7 +95,10 @@ def test_arrow_key_on_the_lambda_slider_and_a_bad_value(open_page, api):
     data = api("/api/explain/rnn-gradients?" + urlencode(current_params(page)) + "&lang=en")
     assert data["chosen"]["lam"] == 0.95
     assert_binds_match(page, data)
-    rows = page.eval_on_selector_all("#gradient-table tbody tr", "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))")
+    rows = page.eval_on_selector_all(
+        "#gradient-table tbody tr",
+        "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))",
+    )
     assert [r[5] for r in rows] == data["chosen"]["measured"] and [r[6] for r in rows] == data["chosen"]["bound"]
     # a value the lesson refuses: the API's message, the old numbers marked stale, nothing crashes
     page.fill("#p-seed", "-5")  # the field's own range rules it out: no request, the browser's message
@@ -91,7 +106,9 @@ def test_arrow_key_on_the_lambda_slider_and_a_bad_value(open_page, api):
     assert page.locator("#explain-error").inner_text().startswith("random seed")
     assert "stale" in page.locator("[data-results]").get_attribute("class")
     explain_update(page, lambda: page.fill("#p-seed", "3"))
-    assert page.locator("#explain-error").is_hidden() and "stale" not in page.locator("[data-results]").get_attribute("class")
+    assert page.locator("#explain-error").is_hidden() and "stale" not in page.locator("[data-results]").get_attribute(
+        "class"
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -101,7 +118,9 @@ def test_a_value_only_the_lesson_refuses_shows_the_api_message(chromium, lab_url
     watch = new_watch()
     context.route("**/*", watch.route)
     page = context.new_page()
-    page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None)
+    page.on(
+        "console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None
+    )
     page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
     try:
         page.goto("/explain/multihead?" + urlencode(SMALL["multihead"]) + f"&lang={lang}")
@@ -123,7 +142,10 @@ def test_the_bug_toggle_breaks_the_invariant_on_the_page(open_page, api):
     explain_update(page, lambda: page.check("#p-bug"))
     data = api("/api/explain/position-wise?" + urlencode({**SMALL["position-wise"], "bug": "true"}))
     assert page.locator('#claims li[data-id="ffn_alone"]').get_attribute("data-holds") == "false"
-    grids = page.eval_on_selector_all("#layer-list table", "ts => ts.map(t => [...t.querySelectorAll('tbody tr')].map(r => [...r.querySelectorAll('td')].map(c => Number(c.dataset.value))))")
+    grids = page.eval_on_selector_all(
+        "#layer-list table",
+        "ts => ts.map(t => [...t.querySelectorAll('tbody tr')].map(r => [...r.querySelectorAll('td')].map(c => Number(c.dataset.value))))",
+    )
     assert grids == [layer["block_norms"] for layer in data["layers"]]
     assert grids[1][1][0] > 0  # the FFN's y_1 now reads x_0
 
@@ -136,7 +158,9 @@ def test_a_quiz_answer_shows_only_after_committing_one(open_page, api):
     assert answer_box.is_hidden()
     page.fill("#quiz-2-text", "serial, vanishing gradients, long paths")
     explain_update(page, lambda: page.click("#quiz-2-go"))
-    expected = api("/api/explain/glossary?" + urlencode({"quiz": "2", "answer": "x", "lang": "en"}))["quizzes"][1]["answer"]
+    expected = api("/api/explain/glossary?" + urlencode({"quiz": "2", "answer": "x", "lang": "en"}))["quizzes"][1][
+        "answer"
+    ]
     assert answer_box.is_visible() and expected in answer_box.inner_text()
     assert page.locator("#quiz-1-answer").is_hidden()
     page.check("#quiz-5 input[value='1']")
@@ -151,7 +175,9 @@ HEAD_CELLS = "ts => ts.map(t => [...t.querySelectorAll('tbody td')].map(c => Num
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("js", [True, False])
-def test_multihead_shows_the_one_head_control_beside_two_and_four_heads_counted_over_seeds(open_page, api, lab_url, lang, js):
+def test_multihead_shows_the_one_head_control_beside_two_and_four_heads_counted_over_seeds(
+    open_page, api, lab_url, lang, js
+):
     query = urlencode({**SMALL["multihead"], "lang": lang})
     for seed in (0, 3):  # the lab trains 30 tiny models per first seed, once: wait for that before timing the page
         with urllib.request.urlopen(f"{lab_url}/api/explain/multihead?{query}&seed={seed}", timeout=600) as resp:  # noqa: S310
@@ -164,8 +190,9 @@ def test_multihead_shows_the_one_head_control_beside_two_and_four_heads_counted_
     assert data["seeds"] == list(range(data["params"]["seed"], data["params"]["seed"] + 10))
     assert_binds_match(page, data)
     runs = page.eval_on_selector_all("#runs-table tbody tr", RUNS_ROWS)
-    assert [[r[0], r[2], r[4]] for r in runs] == [[str(x["n_heads"]), str(x["solved"]), ", ".join(map(str, x["correct"]))]
-                                                   for x in data["runs"]]
+    assert [[r[0], r[2], r[4]] for r in runs] == [
+        [str(x["n_heads"]), str(x["solved"]), ", ".join(map(str, x["correct"]))] for x in data["runs"]
+    ]
     assert [x["n_heads"] for x in data["runs"]] == [1, 2, 4] and data["runs"][0]["solved"] == 0
     built = page.eval_on_selector_all("#hand-built-list table", HEAD_CELLS)
     assert built == [[w for row in h["weights"] for w in row] for h in data["hand_built_heads"]]
@@ -177,8 +204,13 @@ def test_multihead_shows_the_one_head_control_beside_two_and_four_heads_counted_
     assert claims == [[c["id"], c["status"], c["text"], c["versus"]] for c in data["claims"]]
     # the hand-built heads are identities; 10 seeds of 25 steps find the XOR too rarely to beat a coin: not shown
     assert {c["id"]: c["status"] for c in data["claims"]} == {
-        "params_equal": "shown", "flops_equal": "shown", "flops_analytic": "shown", "two_heads_can": "shown",
-        "one_head_cannot": "shown", "trained_counts": "not_shown"}
+        "params_equal": "shown",
+        "flops_equal": "shown",
+        "flops_analytic": "shown",
+        "two_heads_can": "shown",
+        "one_head_cannot": "shown",
+        "trained_counts": "not_shown",
+    }
     assert ("种子" in page.locator("#runs-table caption").inner_text()) == (lang == "zh")
 
 
@@ -226,29 +258,44 @@ def test_topics_load_with_javascript_and_switch_language(open_page):
 # ------------------------------------------------------------- the texts' missing claims (issue 8), both languages
 ROWS = """(sel) => [...document.querySelectorAll(sel + ' tbody tr')].map(r => [...r.querySelectorAll('[data-value]')]
   .map(c => Number(c.dataset.value)))"""
-CHANGE = {"norms": ("seed", "3"), "context-vectors": ("sentence_b", "苹果手机"), "one-hot": ("seed", "1"),
-          "rnn-gradients": ("seed", "2"), "complexity": ("n", "128"), "mlm": ("text", "天山红日?，地水绿月低。"),
-          "moe": ("n_experts", "3"), "data-parallel": ("ranks", "16"),
-          "word2vec": ("seed", "1")}
+CHANGE = {
+    "norms": ("seed", "3"),
+    "context-vectors": ("sentence_b", "苹果手机"),
+    "one-hot": ("seed", "1"),
+    "rnn-gradients": ("seed", "2"),
+    "complexity": ("n", "128"),
+    "mlm": ("text", "天山红日?，地水绿月低。"),
+    "moe": ("n_experts", "3"),
+    "data-parallel": ("ranks", "16"),
+    "word2vec": ("seed", "1"),
+}
 
 
 def table_rows(topic: str, data: dict) -> dict[str, list]:
     """The rows each new table must show, from the API's JSON."""
     if topic == "norms":
         names = ("ln_alone", "ln_in_a", "ln_in_b", "bn_in_a", "bn_in_b", "bn_eval_a", "bn_eval_b")
-        return {"#norms-table": [[k + 1, x, *[data[n][k] for n in names]] for k, x in enumerate(data["sample"])]}  # rows counted from 1
+        return {
+            "#norms-table": [[k + 1, x, *[data[n][k] for n in names]] for k, x in enumerate(data["sample"])]
+        }  # rows counted from 1
     if topic == "context-vectors":
         keys = ("layer", "causal_l2", "causal_cos", "causal_max_l2", "encoder_l2", "encoder_cos", "encoder_min_l2")
         return {"#context-table": [[x[k] for k in keys] for x in data["layers"]]}
     if topic == "one-hot":
-        return {"#neighbour-tables": [[n["cos"], n["cos_init"], n["context"]] for q in data["queries"] for n in q["neighbours"]]}
+        return {
+            "#neighbour-tables": [
+                [n["cos"], n["cos_init"], n["context"]] for q in data["queries"] for n in q["neighbours"]
+            ]
+        }
     if topic == "rnn-gradients":
         return {"#gradient-table": data["linear"]["measured"]}
     if topic == "mlm":
         models = ("bidirectional", "causal", "causal_fill")
         verse = [[data["by_verse"][k][v] for v in ("first", "second")] for k in (*models, "baseline")]
-        return {"#mlm-fill": [[c["p"]] for k in models for c in data["fill"][k]],
-                "#mlm-verse": verse + [[data["chance"], data["chance"]]]}
+        return {
+            "#mlm-fill": [[c["p"]] for k in models for c in data["fill"][k]],
+            "#mlm-verse": verse + [[data["chance"], data["chance"]]],
+        }
     return {}
 
 
@@ -258,12 +305,12 @@ def assert_tables(page, topic: str, data: dict) -> None:
         if topic == "rnn-gradients":
             rows = [r[7] for r in rows]  # the linear RNN's column
         elif topic == "one-hot":
-            rows = page.evaluate("() => [...document.querySelectorAll('#neighbour-tables tbody tr')].map(r => "
-                                 "[...r.querySelectorAll('td[data-value]')].map(c => Number(c.dataset.value)))")
+            rows = page.evaluate(
+                "() => [...document.querySelectorAll('#neighbour-tables tbody tr')].map(r => "
+                "[...r.querySelectorAll('td[data-value]')].map(c => Number(c.dataset.value)))"
+            )
         flat = lambda m: [v for row in m for v in (row if isinstance(row, list) else [row])]  # noqa: E731
         assert len(rows) == len(expected) and flat(rows) == pytest.approx(flat(expected), rel=1e-12, abs=1e-300), sel
-
-
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -303,4 +350,6 @@ def test_the_new_claims_are_complete_without_javascript(open_page, api, topic, l
         page.wait_for_load_state("load")
     data = api(f"/api/explain/{topic}?" + urlencode({**SMALL[topic], name: value, "lang": lang}))
     assert_tables(page, topic, data)
-    assert page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)") == [c["text"] for c in data["claims"]]
+    assert page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)") == [
+        c["text"] for c in data["claims"]
+    ]

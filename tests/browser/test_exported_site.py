@@ -70,10 +70,18 @@ def open_site(chromium, new_watch, patience_ms):
         page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
         # A click that navigates cancels what the old page was still loading (its favicon, say): Chromium
         # reports that as ERR_ABORTED. A missing file is still caught, as a 404 or ERR_FILE_NOT_FOUND.
-        page.on("requestfailed", lambda req: None if "ERR_ABORTED" in (req.failure or "")
-                else watch.page_errors.append(f"failed: {req.url} {req.failure}"))
-        page.on("response", lambda resp: watch.page_errors.append(f"{resp.status}: {resp.url}")
-                if resp.status >= 400 else None)
+        page.on(
+            "requestfailed",
+            lambda req: (
+                None
+                if "ERR_ABORTED" in (req.failure or "")
+                else watch.page_errors.append(f"failed: {req.url} {req.failure}")
+            ),
+        )
+        page.on(
+            "response",
+            lambda resp: watch.page_errors.append(f"{resp.status}: {resp.url}") if resp.status >= 400 else None,
+        )
         opened.append((context, watch))
         page.goto(url)
         return page

@@ -57,12 +57,16 @@ def test_a_learner_clicks_every_link_and_state_from_file(chromium, site, patienc
     context = chromium.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
     context.set_default_timeout(patience_ms)
     outside: list[str] = []
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(root)
-                  else (outside.append(r.request.url), r.abort()))
+    context.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(root) else (outside.append(r.request.url), r.abort()),
+    )
     page = context.new_page()
     failed: list[str] = []
-    page.on("requestfailed", lambda req: None if "ERR_ABORTED" in (req.failure or "")
-            else failed.append(f"{req.url} {req.failure}"))
+    page.on(
+        "requestfailed",
+        lambda req: None if "ERR_ABORTED" in (req.failure or "") else failed.append(f"{req.url} {req.failure}"),
+    )
     states: dict[str, int] = {}  # per sample page: how many state controls were clicked
     try:
         for file, scope in SAMPLE:

@@ -22,8 +22,12 @@ CONF = """<?xml version="1.0"?>
 <include ignore_missing="yes">/etc/fonts/conf.d</include></fontconfig>
 """
 # (JavaScript, language, a node whose text is Chinese in that language)
-CASES = [(True, "zh", "main h1, main h2"), (False, "zh", "main h1, main h2"), (True, "en", "#lang-switch"),
-         (False, "en", "#lang-switch")]
+CASES = [
+    (True, "zh", "main h1, main h2"),
+    (False, "zh", "main h1, main h2"),
+    (True, "en", "#lang-switch"),
+    (False, "en", "#lang-switch"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +61,9 @@ def fonts_drawing(page, selector: str) -> tuple[str, list[dict]]:
 
 def test_chinese_text_is_drawn_with_the_lab_font(bare_chromium, lab_url, new_watch, patience_ms, artifacts):
     for js, lang, selector in CASES:
-        context = bare_chromium.new_context(java_script_enabled=js, base_url=lab_url,
-                                            viewport={"width": 1000, "height": 700})
+        context = bare_chromium.new_context(
+            java_script_enabled=js, base_url=lab_url, viewport={"width": 1000, "height": 700}
+        )
         context.set_default_timeout(patience_ms)
         watch = new_watch()
         context.route("**/*", watch.route)

@@ -52,9 +52,13 @@ def page_paths() -> list[str]:
     paths = []
     for route in _routes(create_app().routes):
         path = getattr(route, "path", "")
-        if ("GET" not in (getattr(route, "methods", None) or ()) or getattr(route, "include_in_schema", True)
-                or redirects(route)
-                or path.startswith(("/api", "/static", "/openapi")) or "." in path.rsplit("/", 1)[-1]):
+        if (
+            "GET" not in (getattr(route, "methods", None) or ())
+            or getattr(route, "include_in_schema", True)
+            or redirects(route)
+            or path.startswith(("/api", "/static", "/openapi"))
+            or "." in path.rsplit("/", 1)[-1]
+        ):
             continue
         if path == "/explain/{topic}":
             paths += [f"/explain/{name}?{urlencode(SMALL[name])}".rstrip("?") for name in TOPICS]

@@ -29,7 +29,9 @@ def test_train_live_then_generate(open_page, api):
     page.wait_for_selector("#live:not([hidden])")
     page.wait_for_function("() => Number(document.querySelector('#live-status').dataset.step) >= 5")
     early = points(page, "#live-loss")
-    page.wait_for_function(f"() => document.querySelector('#live-loss').getAttribute('points').split(' ').length > {early + 10}")
+    page.wait_for_function(
+        f"() => document.querySelector('#live-loss').getAttribute('points').split(' ').length > {early + 10}"
+    )
     assert points(page, "#live-p") > 0  # p(光) is drawn beside the loss
     assert re.search(r"step \d+/120 · loss [\d.]+ · p\(光\) = [\d.e−]+", page.inner_text("#live-status"))
     # the live chart: a step axis labelled up to the run's 120 steps, a value axis per panel, legends naming
@@ -39,7 +41,9 @@ def test_train_live_then_generate(open_page, api):
     assert len(page.locator('#live-curve .tick[data-axis="loss"]').all_text_contents()) == 3
     assert page.locator("#live-curve .legend").all_text_contents() == ["loss", "p(光)"]
     ys = lambda sel: [float(xy.split(",")[1]) for xy in page.get_attribute(sel, "points").split()]  # noqa: E731
-    loss_panel_bottom = float(page.get_attribute("#live-curve", "data-loss-top")) + float(page.get_attribute("#live-curve", "data-loss-h"))
+    loss_panel_bottom = float(page.get_attribute("#live-curve", "data-loss-top")) + float(
+        page.get_attribute("#live-curve", "data-loss-h")
+    )
     assert max(ys("#live-loss")) <= loss_panel_bottom < min(ys("#live-p"))  # two panels, one above the other
 
     # when the run ends the result page is swapped in
@@ -72,11 +76,15 @@ def test_train_live_then_generate(open_page, api):
     assert first.locator(".cand.chosen .tok").inner_text() == "明"
     assert first.locator(".cand.kept").count() == 1  # greedy: only the argmax survives
     assert first.locator(".cand-mark").count() == 5 and first.locator(".mark").count() == 0  # not the logo's class
-    assert first.locator(".chosen-tok small").inner_text() == "· candidates that could be drawn: 1 (the 5 most probable are listed)"
+    assert (
+        first.locator(".chosen-tok small").inner_text()
+        == "· candidates that could be drawn: 1 (the 5 most probable are listed)"
+    )
     assert page.locator("#gen-memorized").is_visible()  # the memorised line: try 静夜思 and a higher temperature
     expected = api("/api/generate", {"run": run_id, "prompt": "床前", "greedy": True})
-    assert [float(c.get_attribute("data-prob")) for c in first.locator(".cand").all()] == \
-        [c["prob"] for c in expected["steps"][0]["candidates"]]
+    assert [float(c.get_attribute("data-prob")) for c in first.locator(".cand").all()] == [
+        c["prob"] for c in expected["steps"][0]["candidates"]
+    ]
 
     # temperature and top-k change the distribution: p′ is on screen, equal to the API's, beside p
     shown = {}
@@ -93,7 +101,8 @@ def test_train_live_then_generate(open_page, api):
         page.wait_for_function(
             "(ps) => { const c = [...document.querySelectorAll('#gen-steps .cand')];"
             " return c.length === ps.length && c.every((x, i) => x.dataset.filtered === ps[i]); }",
-            arg=[repr(c["filtered_prob"]) for c in want])
+            arg=[repr(c["filtered_prob"]) for c in want],
+        )
         cands = page.locator("#gen-steps .cand").all()
         assert len(cands) == len(want)
         for chip, c in zip(cands, want):
@@ -109,7 +118,10 @@ def test_stop_button_ends_the_run(open_page, api):
     page = opened(open_page, "/pipeline")
     assert page.get_attribute("#set-heads", "placeholder") == "2"
     page.check("#corpus-jingyesi")  # the grey defaults become the ones this textbook's run will use
-    assert page.get_attribute("#set-heads", "placeholder") == "4" and page.get_attribute("#set-d_model", "placeholder") == "64"
+    assert (
+        page.get_attribute("#set-heads", "placeholder") == "4"
+        and page.get_attribute("#set-d_model", "placeholder") == "64"
+    )
     assert page.get_attribute("#set-steps", "placeholder") == "150"
     page.fill("#set-steps", "3000")
     page.check("#slow")
@@ -135,8 +147,10 @@ def test_bad_settings_are_explained_in_the_page(chromium, lab_url, new_watch):
     page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
     try:
         # the API answers in English with its field names; the page says it in its own language and labels
-        for path, message in (("/pipeline", "d_model（32）要能被头数（3）整除"),
-                              ("/pipeline?lang=en", "d_model (32) must be divisible by heads (3)")):
+        for path, message in (
+            ("/pipeline", "d_model（32）要能被头数（3）整除"),
+            ("/pipeline?lang=en", "d_model (32) must be divisible by heads (3)"),
+        ):
             page.goto(path)
             page.fill("#set-heads", "3")
             page.click("#train-button")
@@ -170,16 +184,27 @@ def test_without_javascript_the_form_trains(open_page):
 
 # ---- ⑤'s first update, the −log p form, ③'s 月 (lessons.first_step, lessons.focus) ------------------------
 
+
 def row_values(page, selector: str) -> list[float]:
-    return [float(v) for v in page.locator(f"{selector} td[data-value]").evaluate_all(
-        "cells => cells.map(c => c.dataset.value)")]
+    return [
+        float(v)
+        for v in page.locator(f"{selector} td[data-value]").evaluate_all("cells => cells.map(c => c.dataset.value)")
+    ]
 
 
 def test_first_update_and_neg_log_with_javascript(open_page, live_update, api):
     page = opened(open_page, "/pipeline?lang=en")
     want = api("/api/pipeline/first-step?lang=en")
-    assert row_values(page, "#first-plain") == [want["plain"]["lr"], want["plain"]["p_before"], want["plain"]["p_after"]]
-    assert row_values(page, "#first-adamw") == [want["adamw"]["lr"], want["adamw"]["p_before"], want["adamw"]["p_after"]]
+    assert row_values(page, "#first-plain") == [
+        want["plain"]["lr"],
+        want["plain"]["p_before"],
+        want["plain"]["p_after"],
+    ]
+    assert row_values(page, "#first-adamw") == [
+        want["adamw"]["lr"],
+        want["adamw"]["p_before"],
+        want["adamw"]["p_after"],
+    ]
     assert want["plain"]["p_after"] > want["plain"]["p_before"]  # the text's rule raises p(光) ...
     assert want["adamw"]["p_after"] < want["adamw"]["p_before"]  # ... the real first step lowers it (seed 0)
     claims = page.locator("#first-step-claims .claim")
@@ -214,7 +239,11 @@ def test_first_update_and_focus_without_javascript(open_page, api):
     page.wait_for_selector('#run-status[data-status="done"]')
     run_id = page.get_attribute("#pipeline", "data-run")
     want = api(f"/api/pipeline/first-step?run={run_id}&lang=zh")  # the run's untrained model, before step 1
-    assert row_values(page, "#first-adamw") == [want["adamw"]["lr"], want["adamw"]["p_before"], want["adamw"]["p_after"]]
+    assert row_values(page, "#first-adamw") == [
+        want["adamw"]["lr"],
+        want["adamw"]["p_before"],
+        want["adamw"]["p_after"],
+    ]
     assert page.locator("#first-step-claims .claim .text").first.inner_text() == want["claims"][0]["text"]
 
     page.fill("#neglog-p", "0.12")
@@ -229,7 +258,9 @@ def test_first_update_and_focus_without_javascript(open_page, api):
     texts = page.locator("#focus-claims .claim .text").all_inner_texts()
     assert texts == [c["text"] for c in focus["claims"]]
     with page.expect_navigation():
-        page.click("#focus-seeds-button", no_wait_after=True)  # trains seeds 0–9 with the run's settings (20 steps each), then counts
+        page.click(
+            "#focus-seeds-button", no_wait_after=True
+        )  # trains seeds 0–9 with the run's settings (20 steps each), then counts
     page.wait_for_selector('#focus-claims [data-id="expected_seeds"]')
     counted = api(f"/api/pipeline/focus?run={run_id}&seeds=10&lang=zh")
     assert page.inner_text('#focus-claims [data-id="expected_seeds"] .text') == counted["claims"][-1]["text"]

@@ -46,7 +46,9 @@ def grid_and_head(page, api, lang: str, click) -> None:
     want = api(f"/api/real?text={SENTENCE.replace(' ', '+')}&layer=2&head=5")["detail"]
     rows = page.locator("#head-map tbody tr")
     assert rows.count() == len(tokens)
-    shown = [float(v) for v in page.locator("#head-map tbody td").evaluate_all("tds => tds.map(td => td.dataset.value)")]
+    shown = [
+        float(v) for v in page.locator("#head-map tbody td").evaluate_all("tds => tds.map(td => td.dataset.value)")
+    ]
     assert shown == [x for row in want["weights"] for x in row]
     assert page.locator("#contrib-map tbody tr").count() == len(tokens)
     assert page.get_attribute("#map-2-5", "aria-pressed") == "true"
@@ -63,7 +65,10 @@ def test_js_on_type_a_sentence_see_the_grid_open_a_head(open_page, live_update, 
     grid_and_head(page, api, lang, lambda sel: live_update(page, lambda: page.click(sel)))
     page.fill("#emb-word", "paris")
     live_update(page, lambda: page.click("#emb-go"))
-    assert page.locator("#emb-near tbody td").first.inner_text() == api("/api/real/embeddings?word=paris")["neighbours"][0]["token"]
+    assert (
+        page.locator("#emb-near tbody td").first.inner_text()
+        == api("/api/real/embeddings?word=paris")["neighbours"][0]["token"]
+    )
     assert page.locator("#head-map").count() == 1  # the chosen head stays open
     coref_counts(page, api, lang)
     page.screenshot(path=str(artifacts / f"real-{lang}.png"), full_page=True)

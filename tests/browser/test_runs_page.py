@@ -20,8 +20,26 @@ TEXT = "明月光床"
 def runs_lab(tmp_path_factory):
     """A lab served with --runs pointing at a folder holding one CLI-trained checkpoint, `poem`."""
     runs = tmp_path_factory.mktemp("lab") / "runs"
-    result = CliRunner().invoke(cli, ["train", "--corpus", "poem", "--steps", "30", "--layers", "2", "--heads", "2",
-                                      "--d-model", "16", "--seed", "0", "--out", str(runs / "poem")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--corpus",
+            "poem",
+            "--steps",
+            "30",
+            "--layers",
+            "2",
+            "--heads",
+            "2",
+            "--d-model",
+            "16",
+            "--seed",
+            "0",
+            "--out",
+            str(runs / "poem"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     shutil.copytree(runs / "poem", runs.parent / "outside")
     (runs / "escape").symlink_to(runs.parent / "outside", target_is_directory=True)  # a link out of the folder
@@ -30,7 +48,9 @@ def runs_lab(tmp_path_factory):
 
 
 def _shows_one_to_six(page, api_view, generation) -> None:
-    ids = [int(v) for v in page.locator("#ids-table td[data-value]").evaluate_all("els => els.map(e => e.dataset.value)")]
+    ids = [
+        int(v) for v in page.locator("#ids-table td[data-value]").evaluate_all("els => els.map(e => e.dataset.value)")
+    ]
     assert ids == api_view["steps"]["tokens"]["ids"]  # ①
     assert page.locator("#emb-token tbody tr").count() == len(TEXT)  # ②
     assert page.locator("#attn-maps table.heatmap").count() == 4  # ③ 2 layers × 2 heads
@@ -50,7 +70,9 @@ def _shows_lens_and_heads(page, api_view) -> None:
     assert rows.count() == 3  # the embedding and 2 layers
     last = rows.last.locator("td").last
     top = api_view["steps"]["next"]["top"][0]
-    assert int(last.get_attribute("data-id")) == top["id"] and float(last.get_attribute("data-value")) == pytest.approx(top["prob"])
+    assert int(last.get_attribute("data-id")) == top["id"] and float(last.get_attribute("data-value")) == pytest.approx(
+        top["prob"]
+    )
     assert page.locator("#lens-answer tbody tr").count() == 3 and page.locator("#lens-claims li").count() == 1
     shown = page.locator("#heads-table td[data-value]").evaluate_all("els => els.map(e => +e.dataset.value)")
     assert shown == pytest.approx([d for row in api_view["heads"]["delta"] for d in row], abs=1e-12)
@@ -64,7 +86,9 @@ def _api(url: str, path: str, body=None):
     from urllib.parse import quote
 
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url + quote(path, safe="/?&=%"), data=data, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url + quote(path, safe="/?&=%"), data=data, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - loopback only
         return json.loads(resp.read())
 

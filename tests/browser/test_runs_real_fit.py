@@ -27,8 +27,26 @@ def runs_lab(tmp_path_factory):
     corpus = folder / "poet.tang.0.json_poet.tang.1000.json_poet.tang.2000.json.txt"
     corpus.write_text(POEM * 20, encoding="utf-8")
     runs = top / "runs"
-    result = CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--steps", "3", "--layers", "1", "--heads", "2",
-                                      "--d-model", "16", "--seed", "0", "--out", str(runs / "tang")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--corpus",
+            str(corpus),
+            "--steps",
+            "3",
+            "--layers",
+            "1",
+            "--heads",
+            "2",
+            "--d-model",
+            "16",
+            "--seed",
+            "0",
+            "--out",
+            str(runs / "tang"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     with background(create_app(runs_dir=runs)) as url:
         yield url, str(corpus)

@@ -15,11 +15,26 @@ from attnlab.web import sweeps
 from attnlab.web.app import create_app
 from attnlab.web.server import background
 
-SCALE_JSON = {"corpus": "poems", "runs": [{"n_params": 3312, "tokens": 1000, "flops": 1e9, "val_loss": 5.3}],
-              "fit": None, "optimum": [], "mlp_baseline": [],
-              "emergence": {"rows": [{"n_params": 3312, "val_loss": 5.3, "form_score": 0.34, "form_prob": 0.96,
-                                      "exact_recall": 0.0, "recall_prob": 0.0039}],
-                            "shapes": {"exact_recall": {"shape": "too-few-sizes", "rise": None}}}}
+SCALE_JSON = {
+    "corpus": "poems",
+    "runs": [{"n_params": 3312, "tokens": 1000, "flops": 1e9, "val_loss": 5.3}],
+    "fit": None,
+    "optimum": [],
+    "mlp_baseline": [],
+    "emergence": {
+        "rows": [
+            {
+                "n_params": 3312,
+                "val_loss": 5.3,
+                "form_score": 0.34,
+                "form_prob": 0.96,
+                "exact_recall": 0.0,
+                "recall_prob": 0.0039,
+            }
+        ],
+        "shapes": {"exact_recall": {"shape": "too-few-sizes", "rise": None}},
+    },
+}
 
 
 @pytest.fixture(scope="module")

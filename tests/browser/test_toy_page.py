@@ -14,13 +14,17 @@ def shown(text: str) -> float:
 
 def table_values(page, table_id: str) -> list[list[float | None]]:
     rows = page.eval_on_selector_all(
-        f"#{table_id} tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td[data-value]')].map(c => c.dataset.value))")
+        f"#{table_id} tbody tr",
+        "rows => rows.map(r => [...r.querySelectorAll('td[data-value]')].map(c => c.dataset.value))",
+    )
     return [[None if x == "null" else float(x) for x in r] for r in rows]
 
 
 def table_texts(page, table_id: str) -> list[list[str]]:
     return page.eval_on_selector_all(
-        f"#{table_id} tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td[data-value]')].map(c => c.innerText))")
+        f"#{table_id} tbody tr",
+        "rows => rows.map(r => [...r.querySelectorAll('td[data-value]')].map(c => c.innerText))",
+    )
 
 
 def assert_lab_matches(page, api, query: str, causal: bool) -> None:
@@ -115,9 +119,12 @@ def test_keyboard_reaches_every_control(open_page, live_update):
     page = open_page("/toy")
     # A radio group is one Tab stop (the arrow keys move inside it), so radios count by group.
     name = "e => e.type === 'radio' ? 'radio:' + e.name : (e.id || e.name || e.href)"
-    controls = set(page.eval_on_selector_all(
-        "main button, main input:not([type=hidden]), main a[href]",
-        f"els => els.filter(e => e.offsetParent !== null).map({name})"))
+    controls = set(
+        page.eval_on_selector_all(
+            "main button, main input:not([type=hidden]), main a[href]",
+            f"els => els.filter(e => e.offsetParent !== null).map({name})",
+        )
+    )
     reached = set()
     for _ in range(len(controls) + 25):
         page.keyboard.press("Tab")

@@ -15,8 +15,20 @@ from attnlab.train import progress
 from attnlab.web.pages import explain as explain_pages
 
 CASES = [  # a seed no other test trains, so this visit is the first
-    ("seq2seq", {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4343"}, ["no_attention", "bahdanau", "transformer"], "en", True),
-    ("seq2seq", {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4344"}, ["no_attention", "bahdanau", "transformer"], "zh", False),
+    (
+        "seq2seq",
+        {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4343"},
+        ["no_attention", "bahdanau", "transformer"],
+        "en",
+        True,
+    ),
+    (
+        "seq2seq",
+        {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4344"},
+        ["no_attention", "bahdanau", "transformer"],
+        "zh",
+        False,
+    ),
     ("mlm", {"steps": "20", "d_model": "8", "seed": "4345"}, ["bidirectional", "causal", "causal_fill"], "zh", True),
 ]
 
@@ -27,7 +39,9 @@ SHOWN = """() => ({title: document.getElementById('training-h').textContent,
   claims: document.querySelectorAll('#claims-h').length})"""
 
 
-@pytest.mark.parametrize("topic, params, models, lang, js", CASES, ids=["seq2seq-en-js-on", "seq2seq-zh-js-off", "mlm-zh-js-on"])
+@pytest.mark.parametrize(
+    "topic, params, models, lang, js", CASES, ids=["seq2seq-en-js-on", "seq2seq-zh-js-off", "mlm-zh-js-on"]
+)
 def test_a_first_visit_shows_the_training_then_the_results(open_page, monkeypatch, topic, params, models, lang, js):
     gate, real = threading.Event(), progress.report
 
@@ -41,8 +55,12 @@ def test_a_first_visit_shows_the_training_then_the_results(open_page, monkeypatc
     try:
         page = open_page(f"/explain/{topic}?" + urlencode({**params, "lang": lang}), js=js, trained=False)
         shown = page.evaluate(SHOWN)  # in one call: without JavaScript the page reloads itself every 2 s
-        assert shown == {"title": t("explain.progress.h", lang), "models": models, "claims": 0,
-                         "names": [t(f"explain.{topic}.model.{m}", lang) for m in models]}
+        assert shown == {
+            "title": t("explain.progress.h", lang),
+            "models": models,
+            "claims": 0,
+            "names": [t(f"explain.{topic}.model.{m}", lang) for m in models],
+        }
         if js:  # progress.js has polled and is still showing the training (held at step 1)
             page.wait_for_function("() => Number(document.getElementById('training').dataset.polled || 0) >= 2")
             steps = page.eval_on_selector_all("#training [data-step]", "bs => bs.map(b => Number(b.textContent))")

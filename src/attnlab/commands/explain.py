@@ -22,8 +22,12 @@ def register(app: typer.Typer) -> None:
     )
     def explain(ctx: typer.Context) -> None:
         """Check a claim of the course with numbers you choose: attnlab explain TOPIC [--json] [--plot FILE]."""
-        group = ExplainGroup(name="explain", invoke_without_command=True, callback=_list_topics,
-                             help="Concept lessons. `attnlab explain TOPIC --help` shows a topic's options.")
+        group = ExplainGroup(
+            name="explain",
+            invoke_without_command=True,
+            callback=_list_topics,
+            help="Concept lessons. `attnlab explain TOPIC --help` shows a topic's options.",
+        )
         group.main(args=list(ctx.args), prog_name="attnlab explain", standalone_mode=True)
 
 
@@ -81,14 +85,27 @@ def _topic_command(topic) -> click.Command:
     params: list[click.Parameter] = []
     for p in topic.params:
         if p.kind == "bool":
-            params.append(click.Option([f"{p.option}/--no-{p.option[2:]}", p.name], default=None, help=f"{p.help} [default: {p.default}]"))
+            params.append(
+                click.Option(
+                    [f"{p.option}/--no-{p.option[2:]}", p.name], default=None, help=f"{p.help} [default: {p.default}]"
+                )
+            )
         else:
             expects = p.expects()
-            params.append(click.Option([p.option, p.name], type=str, default=None, metavar=p.kind.upper(),
-                                       help=f"{p.help}; {expects} [default: {p.default}]"))
+            params.append(
+                click.Option(
+                    [p.option, p.name],
+                    type=str,
+                    default=None,
+                    metavar=p.kind.upper(),
+                    help=f"{p.help}; {expects} [default: {p.default}]",
+                )
+            )
     params += [
         click.Option(["--json", "as_json"], is_flag=True, help="Print the lesson's result as JSON."),
-        click.Option(["--plot", "plot"], type=str, default=None, metavar="FILE", help="Write the figure to FILE (.png or .svg)."),
+        click.Option(
+            ["--plot", "plot"], type=str, default=None, metavar="FILE", help="Write the figure to FILE (.png or .svg)."
+        ),
         click.Option(["--lang", "lang"], type=click.Choice(["zh", "en"]), default="zh", help="Language of the text."),
     ]
 
@@ -97,7 +114,9 @@ def _topic_command(topic) -> click.Command:
         if plot is not None and not plot.lower().endswith((".png", ".svg")):
             _fail(topic.name, f"--plot needs a file name ending in .png or .svg, got {plot!r}")
         try:
-            result = topic.remembered(lang=lang, **values)  # torch and the lesson load here (or the lab's disk cache answers)
+            result = topic.remembered(
+                lang=lang, **values
+            )  # torch and the lesson load here (or the lab's disk cache answers)
         except ValueError as err:
             _fail(topic.name, str(err))
         if plot is not None:
@@ -120,8 +139,13 @@ def _topic_command(topic) -> click.Command:
 
     from attnlab.i18n import t
 
-    return click.Command(topic.name, params=params, callback=run, help=t(f"explain.{topic.slug}.summary", "en"),
-                         short_help=t(f"explain.{topic.slug}.summary", "en"))
+    return click.Command(
+        topic.name,
+        params=params,
+        callback=run,
+        help=t(f"explain.{topic.slug}.summary", "en"),
+        short_help=t(f"explain.{topic.slug}.summary", "en"),
+    )
 
 
 def _fail(topic: str, message: str) -> None:

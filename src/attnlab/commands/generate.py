@@ -16,17 +16,40 @@ def register(app: typer.Typer) -> None:
     def generate(
         checkpoint: Path = typer.Option(..., "--checkpoint", "-k", help="A directory written by `attnlab train`."),
         prompt: str = typer.Option(..., "--prompt", "-p", help="The beginning to continue, e.g. 床前."),
-        max_new_tokens: int = typer.Option(100, "--max-new-tokens", "-n", min=1, max=100_000, help="Stop after this many new tokens (or earlier, at the end-of-text mark)."),
-        temperature: float = typer.Option(1.0, "--temperature", "-t", help="softmax(logits / T); 0 = greedy. Must be >= 0."),
+        max_new_tokens: int = typer.Option(
+            100,
+            "--max-new-tokens",
+            "-n",
+            min=1,
+            max=100_000,
+            help="Stop after this many new tokens (or earlier, at the end-of-text mark).",
+        ),
+        temperature: float = typer.Option(
+            1.0, "--temperature", "-t", help="softmax(logits / T); 0 = greedy. Must be >= 0."
+        ),
         top_k: int = typer.Option(None, "--top-k", help="Draw only from the k most probable tokens (k >= 1)."),
-        top_p: float = typer.Option(None, "--top-p", help="Draw only from the smallest set of tokens holding probability p, in (0, 1]."),
+        top_p: float = typer.Option(
+            None, "--top-p", help="Draw only from the smallest set of tokens holding probability p, in (0, 1]."
+        ),
         greedy: bool = typer.Option(False, "--greedy", help="Always take the most probable token (= --temperature 0)."),
         seed: int = typer.Option(None, "--seed", min=0, help="Seed for sampling, so a run can be repeated."),
-        explain: bool = typer.Option(False, "--explain", help="Show the pipeline: ① ids, ② embeddings, ③ attention, ④ next-token probabilities, then every step's candidates."),
+        explain: bool = typer.Option(
+            False,
+            "--explain",
+            help="Show the pipeline: ① ids, ② embeddings, ③ attention, ④ next-token probabilities, then every step's candidates.",
+        ),
         device: str = typer.Option("cpu", "--device", help="auto, cpu, cuda or mps."),
         lang: str = typer.Option("zh", "--lang", help="zh or en (for --explain and the --form verdict)."),
-        form: str = typer.Option(None, "--form", help="Write a poem of this form from the prompt as its start: wujue (五绝), qijue (七绝), wulv (五律) or qilv (七律); stops after the form's last verse, and --explain shows each step's verse and character."),
-        poem_start: bool = typer.Option(None, "--poem-start/--no-poem-start", help="Read the end-of-text mark before the prompt, so the prompt begins a poem as every poem began in training. Default: on for a checkpoint trained on a folder or glob of poems (its config.json has corpus_options) and with --form; off otherwise (the built-in poems are learned without the mark)."),
+        form: str = typer.Option(
+            None,
+            "--form",
+            help="Write a poem of this form from the prompt as its start: wujue (五绝), qijue (七绝), wulv (五律) or qilv (七律); stops after the form's last verse, and --explain shows each step's verse and character.",
+        ),
+        poem_start: bool = typer.Option(
+            None,
+            "--poem-start/--no-poem-start",
+            help="Read the end-of-text mark before the prompt, so the prompt begins a poem as every poem began in training. Default: on for a checkpoint trained on a folder or glob of poems (its config.json has corpus_options) and with --form; off otherwise (the built-in poems are learned without the mark).",
+        ),
     ) -> None:
         """Generate text from a checkpoint, one token at a time (KV cache), greedy or sampled."""
         if temperature < 0 or temperature != temperature:
@@ -56,23 +79,42 @@ def register(app: typer.Typer) -> None:
             for warning in ckpt.warnings:
                 typer.echo(f"attnlab generate: warning: {warning}", err=True)
             if ckpt.model.config.ablations:  # a model trained with a part switched off generates with it off
-                typer.echo(f"attnlab generate: note: this checkpoint was trained with "
-                           f"{', '.join(ckpt.model.config.ablations)} switched off", err=True)
+                typer.echo(
+                    f"attnlab generate: note: this checkpoint was trained with "
+                    f"{', '.join(ckpt.model.config.ablations)} switched off",
+                    err=True,
+                )
             unknown = ckpt.tokenizer.unknown(prompt)
             if unknown:
-                fail("generate", f"the prompt has characters this checkpoint never saw: {''.join(unknown)!r} "
-                                 f"(it was trained on {ckpt.meta.get('corpus', '?')})")
+                fail(
+                    "generate",
+                    f"the prompt has characters this checkpoint never saw: {''.join(unknown)!r} "
+                    f"(it was trained on {ckpt.meta.get('corpus', '?')})",
+                )
             context = ckpt.model.config.context_length
             n_prompt = len(ckpt.tokenizer.encode(prompt))
             if n_prompt > context:  # said once, here, not at every step
-                typer.echo(f"attnlab generate: the prompt is {n_prompt} tokens, longer than the context "
-                           f"({context}); the model reads only its last {context}", err=True)
+                typer.echo(
+                    f"attnlab generate: the prompt is {n_prompt} tokens, longer than the context "
+                    f"({context}); the model reads only its last {context}",
+                    err=True,
+                )
             if explain:
                 show_pipeline(ckpt, prompt, lang)
             # a poem checkpoint starts the prompt as a poem, as its training windows did (sampling.starts_poems)
-            gen = generate_from(ckpt, prompt, poem_start=poem_start, form=form, max_new_tokens=max_new_tokens,
-                                temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy, seed=seed,
-                                n_candidates=5)
+            gen = generate_from(
+                ckpt,
+                prompt,
+                poem_start=poem_start,
+                form=form,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                top_k=top_k,
+                top_p=top_p,
+                greedy=greedy,
+                seed=seed,
+                n_candidates=5,
+            )
         except ValueError as err:
             fail("generate", str(err))
         if explain:

@@ -13,12 +13,22 @@ from attnlab.commands import lang_option
 def register(app: typer.Typer) -> None:
     @app.command()
     def real(
-        text: str = typer.Option("The animal didn't cross the street because it was too tired.", "--text", "-t",
-                                 help="Your sentence (the model was trained on English)."),
+        text: str = typer.Option(
+            "The animal didn't cross the street because it was too tired.",
+            "--text",
+            "-t",
+            help="Your sentence (the model was trained on English).",
+        ),
         layer: int = typer.Option(None, "--layer", "-l", help="Show one head's full map: its layer, 1..6."),
         head: int = typer.Option(None, "--head", "-H", help="... and the head, 1..12."),
-        word: str = typer.Option(None, "--word", "-w", help="Nearest neighbours of this word in the input table (and king − man + woman)."),
-        coref: bool = typer.Option(False, "--coref", help="The coreference question on minimal pairs: does 'it' follow the meant noun or the first noun? Counts beside chance, ties apart."),
+        word: str = typer.Option(
+            None, "--word", "-w", help="Nearest neighbours of this word in the input table (and king − man + woman)."
+        ),
+        coref: bool = typer.Option(
+            False,
+            "--coref",
+            help="The coreference question on minimal pairs: does 'it' follow the meant noun or the first noun? Counts beside chance, ties apart.",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the lesson's result as JSON."),
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:

@@ -20,26 +20,65 @@ def show_result(result: dict, lang: str) -> None:
     from attnlab.i18n import t
 
     for r in result["runs"]:
-        typer.echo(t("scale.cli.row", lang, run=r["name"], n=f"{r['n_params']:,}", d=f"{r['tokens']:,}",
-                     loss=f"{r['val_loss']:.4f}"))
+        typer.echo(
+            t(
+                "scale.cli.row",
+                lang,
+                run=r["name"],
+                n=f"{r['n_params']:,}",
+                d=f"{r['tokens']:,}",
+                loss=f"{r['val_loss']:.4f}",
+            )
+        )
     fit = result["fit"]
     if fit is not None:
-        typer.echo(t("scale.cli.law", lang, alpha=_g(fit["alpha"]), alpha_lo=_g(fit["alpha_interval"][0]),
-                     alpha_hi=_g(fit["alpha_interval"][1]), beta=_g(fit["beta"]), beta_lo=_g(fit["beta_interval"][0]),
-                     beta_hi=_g(fit["beta_interval"][1]), E=_g(fit["E"]), n_lo=f"{fit['n_range'][0]:,.0f}",
-                     n_hi=f"{fit['n_range'][1]:,.0f}", d_lo=f"{fit['d_range'][0]:,.0f}", d_hi=f"{fit['d_range'][1]:,.0f}"))
+        typer.echo(
+            t(
+                "scale.cli.law",
+                lang,
+                alpha=_g(fit["alpha"]),
+                alpha_lo=_g(fit["alpha_interval"][0]),
+                alpha_hi=_g(fit["alpha_interval"][1]),
+                beta=_g(fit["beta"]),
+                beta_lo=_g(fit["beta_interval"][0]),
+                beta_hi=_g(fit["beta_interval"][1]),
+                E=_g(fit["E"]),
+                n_lo=f"{fit['n_range'][0]:,.0f}",
+                n_hi=f"{fit['n_range'][1]:,.0f}",
+                d_lo=f"{fit['d_range'][0]:,.0f}",
+                d_hi=f"{fit['d_range'][1]:,.0f}",
+            )
+        )
     reason = fit["reason"] if fit is not None else "too-few-runs"
-    typer.echo(t("scale.cli.law_shown", lang) if fit is not None and fit["shown"] else
-               t("scale.cli.law_not_shown", lang, reason=reason))
+    typer.echo(
+        t("scale.cli.law_shown", lang)
+        if fit is not None and fit["shown"]
+        else t("scale.cli.law_not_shown", lang, reason=reason)
+    )
     for row in result["optimum"]:
         fitted, measured = row.get("fitted"), row.get("measured")
         if fitted and measured:
-            typer.echo(t("scale.cli.optimum" if fitted["in_range"] else "scale.cli.optimum_outside", lang,
-                         flops=_g(row["flops"]), n=f"{fitted['n_params']:,.0f}", tpp=_g(fitted["tokens_per_param"]),
-                         mn=f"{measured['n_params']:,.0f}", mtpp=_g(measured["tokens_per_param"])))
+            typer.echo(
+                t(
+                    "scale.cli.optimum" if fitted["in_range"] else "scale.cli.optimum_outside",
+                    lang,
+                    flops=_g(row["flops"]),
+                    n=f"{fitted['n_params']:,.0f}",
+                    tpp=_g(fitted["tokens_per_param"]),
+                    mn=f"{measured['n_params']:,.0f}",
+                    mtpp=_g(measured["tokens_per_param"]),
+                )
+            )
         elif measured:
-            typer.echo(t("scale.cli.optimum_measured", lang, flops=_g(row["flops"]), mn=f"{measured['n_params']:,.0f}",
-                         mtpp=_g(measured["tokens_per_param"])))
+            typer.echo(
+                t(
+                    "scale.cli.optimum_measured",
+                    lang,
+                    flops=_g(row["flops"]),
+                    mn=f"{measured['n_params']:,.0f}",
+                    mtpp=_g(measured["tokens_per_param"]),
+                )
+            )
 
 
 def show_emergence(result: dict, lang: str) -> None:
@@ -62,12 +101,29 @@ def show_emergence(result: dict, lang: str) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def scale(
-        corpus: str = typer.Option(..., "--corpus", "-c", help="A folder or glob of chinese-poetry .json files (e.g. 全唐诗), or a .txt / .json corpus file."),
-        out: Path = typer.Option(..., "--out", "-o", help="The sweep's folder: plan.json, runs/NAME.json (one per finished run) and scale.json. Run again with the same folder to resume a killed sweep."),
-        minutes: float = typer.Option(30.0, "--minutes", min=0.01, help="Time budget: the plan picks compute budgets whose runs fit it, by each size's measured step time."),
+        corpus: str = typer.Option(
+            ...,
+            "--corpus",
+            "-c",
+            help="A folder or glob of chinese-poetry .json files (e.g. 全唐诗), or a .txt / .json corpus file.",
+        ),
+        out: Path = typer.Option(
+            ...,
+            "--out",
+            "-o",
+            help="The sweep's folder: plan.json, runs/NAME.json (one per finished run) and scale.json. Run again with the same folder to resume a killed sweep.",
+        ),
+        minutes: float = typer.Option(
+            30.0,
+            "--minutes",
+            min=0.01,
+            help="Time budget: the plan picks compute budgets whose runs fit it, by each size's measured step time.",
+        ),
         device: str = typer.Option("cpu", "--device", help="cpu, cuda, mps or auto."),
         seed: int = typer.Option(0, "--seed", min=0, help="Seed of every run's initial weights and batches."),
-        form: str = typer.Option("all", "--form", help="For a folder of poems: which forms (all, regular, wujue, ...)."),
+        form: str = typer.Option(
+            "all", "--form", help="For a folder of poems: which forms (all, regular, wujue, ...)."
+        ),
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """A family of GPTs on one corpus at several compute budgets: held-out loss against parameters and tokens, the fitted law L(N, D) = E + A/N^α + B/D^β with bootstrap intervals, the compute-optimal size per budget beside Chinchilla's ~20 tokens per parameter, and a fixed-window MLP baseline. Writes OUT/scale.json."""
@@ -90,8 +146,16 @@ def register(app: typer.Typer) -> None:
         except (OSError, ValueError) as err:
             fail("scale", str(err))
         held = len(data.val) if data.val is not None else 0
-        typer.echo(t("scale.cli.corpus", lang, corpus=source.name, n=f"{len(data.train):,}", held=f"{held:,}",
-                     vocab=f"{tokenizer.vocab_size:,}"))
+        typer.echo(
+            t(
+                "scale.cli.corpus",
+                lang,
+                corpus=source.name,
+                n=f"{len(data.train):,}",
+                held=f"{held:,}",
+                vocab=f"{tokenizer.vocab_size:,}",
+            )
+        )
 
         def progress(event: dict) -> None:
             phase = event["phase"]
@@ -100,20 +164,60 @@ def register(app: typer.Typer) -> None:
             elif phase == "plan":
                 if event["done"]:
                     typer.echo(t("scale.cli.resume", lang, out=str(out), done=event["done"]))
-                typer.echo(t("scale.cli.plan", lang, runs=event["runs"], sizes=event["sizes"],
-                             budgets=len(event["budgets"]), low=_g(event["budgets"][0]), high=_g(event["budgets"][-1]),
-                             time=clock(event["left_s"])))
+                typer.echo(
+                    t(
+                        "scale.cli.plan",
+                        lang,
+                        runs=event["runs"],
+                        sizes=event["sizes"],
+                        budgets=len(event["budgets"]),
+                        low=_g(event["budgets"][0]),
+                        high=_g(event["budgets"][-1]),
+                        time=clock(event["left_s"]),
+                    )
+                )
             elif phase == "run":
-                typer.echo(t("scale.cli.run", lang, i=event["done"] + 1, n=event["of"], run=event["run"],
-                             left=clock(event["left_s"])))
+                typer.echo(
+                    t(
+                        "scale.cli.run",
+                        lang,
+                        i=event["done"] + 1,
+                        n=event["of"],
+                        run=event["run"],
+                        left=clock(event["left_s"]),
+                    )
+                )
             elif phase in ("baseline", "fit"):
                 typer.echo(t(f"scale.cli.{phase}", lang))
 
         try:
-            command = " ".join(["attnlab", "scale", "--corpus", shlex.quote(corpus), "--out", shlex.quote(str(out)),
-                                "--minutes", f"{minutes:g}", "--device", device, "--seed", str(seed), "--form", form])
-            result = run_sweep((source.name, source.sha256, tokenizer, data), out, minutes=minutes, device=dev,
-                               seed=seed, progress=progress, command=command)
+            command = " ".join(
+                [
+                    "attnlab",
+                    "scale",
+                    "--corpus",
+                    shlex.quote(corpus),
+                    "--out",
+                    shlex.quote(str(out)),
+                    "--minutes",
+                    f"{minutes:g}",
+                    "--device",
+                    device,
+                    "--seed",
+                    str(seed),
+                    "--form",
+                    form,
+                ]
+            )
+            result = run_sweep(
+                (source.name, source.sha256, tokenizer, data),
+                out,
+                minutes=minutes,
+                device=dev,
+                seed=seed,
+                progress=progress,
+                command=command,
+            )
         except ValueError as err:
             fail("scale", str(err))
         except KeyboardInterrupt:  # Ctrl+C or SIGINT: the finished runs are on disk already

@@ -13,9 +13,11 @@ def exposure_warning(host: str) -> str | None:
     """What `attnlab serve --host HOST` must say when HOST is not loopback (None when it is)."""
     if host in LOOPBACK:
         return None
-    return (f"attnlab serve: WARNING: listening on {host}, so other machines can reach the lab. The lab has no "
-            "authentication (no login, no password): anyone who can reach this port can use it and start "
-            "training runs on this machine. Use it only on a network you trust, or keep the default 127.0.0.1.")
+    return (
+        f"attnlab serve: WARNING: listening on {host}, so other machines can reach the lab. The lab has no "
+        "authentication (no login, no password): anyone who can reach this port can use it and start "
+        "training runs on this machine. Use it only on a network you trust, or keep the default 127.0.0.1."
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -23,15 +25,32 @@ def register(app: typer.Typer) -> None:
     def serve(
         host: str = typer.Option("127.0.0.1", help="Address to listen on; loopback keeps the lab on this machine."),
         port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on (0 = any free port)."),
-        runs: Path = typer.Option(Path("runs"), "--runs", help="Folder of checkpoints the lab can open at /runs "
-                                  "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened."),
-        data: Path = typer.Option(None, "--data", help="Folder of corpora (subfolders of chinese-poetry JSON, .txt or "
-                                  ".json files) the scale page offers by name for a sweep; nothing outside it is read."),
-        cache: Path = typer.Option(None, "--cache", help="Folder where lesson results are kept between runs of the "
-                                   "lab (default: $ATTNLAB_CACHE, else $XDG_CACHE_HOME/attnlab or ~/.cache/attnlab)."),
+        runs: Path = typer.Option(
+            Path("runs"),
+            "--runs",
+            help="Folder of checkpoints the lab can open at /runs "
+            "(`attnlab train --out runs/NAME` writes one there); nothing outside it is opened.",
+        ),
+        data: Path = typer.Option(
+            None,
+            "--data",
+            help="Folder of corpora (subfolders of chinese-poetry JSON, .txt or "
+            ".json files) the scale page offers by name for a sweep; nothing outside it is read.",
+        ),
+        cache: Path = typer.Option(
+            None,
+            "--cache",
+            help="Folder where lesson results are kept between runs of the "
+            "lab (default: $ATTNLAB_CACHE, else $XDG_CACHE_HOME/attnlab or ~/.cache/attnlab).",
+        ),
         no_cache: bool = typer.Option(False, "--no-cache", help="Keep lesson results in memory only."),
-        warm: bool = typer.Option(True, "--warm/--no-warm", envvar="ATTNLAB_WARM", help="Compute the default pages "
-                                  "in the background at start, giving way to every request (ATTNLAB_WARM=0: off)."),
+        warm: bool = typer.Option(
+            True,
+            "--warm/--no-warm",
+            envvar="ATTNLAB_WARM",
+            help="Compute the default pages "
+            "in the background at start, giving way to every request (ATTNLAB_WARM=0: off).",
+        ),
     ) -> None:
         """Start the lab in your browser: the web app, offline, on http://127.0.0.1:8000/ by default."""
         from attnlab.lessons.common import disk_cache

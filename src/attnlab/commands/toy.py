@@ -13,7 +13,9 @@ from attnlab.commands import lang_option
 def register(app: typer.Typer) -> None:
     @app.command()
     def toy(
-        query: str = typer.Option("它", "--query", "-q", help="The query token (猫, 追, 老鼠, 它) or its position 1..4."),
+        query: str = typer.Option(
+            "它", "--query", "-q", help="The query token (猫, 追, 老鼠, 它) or its position 1..4."
+        ),
         causal: bool = typer.Option(False, "--causal", help="Apply the causal mask: no key after the query."),
         as_json: bool = typer.Option(False, "--json", help="Print the lesson's result as JSON."),
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),

@@ -32,30 +32,91 @@ def fail(command: str, message: str, code: int = 2) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def train(
-        corpus: str = typer.Option(None, "--corpus", "-c", help="poem (床前明月光), jingyesi (静夜思), a .txt / chinese-poetry .json file, or a folder or glob of chinese-poetry .json files (e.g. 全唐诗). Default: poem, or the checkpoint's corpus with --resume."),
-        out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory to write (config.json, model.safetensors, tokenizer.json)."),
-        tokenizer: str = typer.Option("char", "--tokenizer", help="char (one id per character) or bpe (byte-level BPE)."),
+        corpus: str = typer.Option(
+            None,
+            "--corpus",
+            "-c",
+            help="poem (床前明月光), jingyesi (静夜思), a .txt / chinese-poetry .json file, or a folder or glob of chinese-poetry .json files (e.g. 全唐诗). Default: poem, or the checkpoint's corpus with --resume.",
+        ),
+        out: Path = typer.Option(
+            ..., "--out", "-o", help="Checkpoint directory to write (config.json, model.safetensors, tokenizer.json)."
+        ),
+        tokenizer: str = typer.Option(
+            "char", "--tokenizer", help="char (one id per character) or bpe (byte-level BPE)."
+        ),
         bpe_vocab: int = typer.Option(512, "--bpe-vocab", min=257, help="Vocabulary size for --tokenizer bpe."),
-        steps: int = typer.Option(None, "--steps", min=1, help="Optimizer steps in all. Default by corpus: poem 60, jingyesi 150, files 2000."),
+        steps: int = typer.Option(
+            None, "--steps", min=1, help="Optimizer steps in all. Default by corpus: poem 60, jingyesi 150, files 2000."
+        ),
         layers: int = typer.Option(None, "--layers", min=1, help="Transformer blocks (default by corpus)."),
         heads: int = typer.Option(None, "--heads", min=1, help="Attention heads per block; must divide --d-model."),
         d_model: int = typer.Option(None, "--d-model", min=1, help="Width of every token vector."),
         context: int = typer.Option(None, "--context", min=1, help="Context length: the most tokens the model reads."),
         batch_size: int = typer.Option(None, "--batch-size", min=1, help="Windows per step (default 12)."),
-        lr: float = typer.Option(None, "--lr", help="Peak learning rate, in (0, 1] (default: 1e-2 for the poems, 1e-3 for files)."),
-        seed: int = typer.Option(None, "--seed", min=0, help="Seed for the initial weights and the batches (default 0)."),
+        lr: float = typer.Option(
+            None, "--lr", help="Peak learning rate, in (0, 1] (default: 1e-2 for the poems, 1e-3 for files)."
+        ),
+        seed: int = typer.Option(
+            None, "--seed", min=0, help="Seed for the initial weights and the batches (default 0)."
+        ),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda or mps."),
-        precision: str = typer.Option(None, "--precision", help="auto (bf16 autocast on CUDA, fp32 on the CPU, where bf16 measured slower), fp32 or bf16. Default: auto, or the checkpoint's with --resume."),
-        compile_: bool = typer.Option(None, "--compile/--no-compile", help="torch.compile the model: faster steps after a first one that waits for the compiler (about half a minute on a CPU). Default off."),
-        resume: bool = typer.Option(False, "--resume", help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state)."),
-        ablate: list[str] = typer.Option(None, "--ablate", help="Switch a part off (repeatable): no-causal-mask, no-positions, no-scale, no-residual, no-layernorm, ffn-first, one-head, attention-only, ffn-only. Recorded in the checkpoint."),
-        script: str = typer.Option(None, "--script", help="For a folder or glob of poems: simplified (default, the *.simplified.json files) or traditional."),
-        form: str = typer.Option(None, "--form", help="For a folder or glob of poems: wujue (五绝), qijue (七绝), wulv (五律), qilv (七律), a comma-separated list, regular (all four; the default) or all (every poem)."),
-        minutes: float = typer.Option(None, "--minutes", help="Stop after this many minutes (the learning-rate decay ends on time); default 10 for a folder of poems."),
-        patience: int = typer.Option(None, "--patience", min=0, help="Stop after this many validation estimates without a new best (0: never; default 5 for a folder of poems)."),
-        keep_best: bool = typer.Option(None, "--keep-best/--keep-last", help="Save the weights of the best validation estimate (default for a folder of poems) or the last step's."),
-        max_corpus_mb: float = typer.Option(None, "--max-corpus-mb", help="Refuse a corpus (file, or all the files of a folder or glob) bigger than this many MB (10^6 bytes), before reading it. Default 256: reading and tokenizing takes about 18 times the corpus's size in memory."),
-        progress_every: float = typer.Option(PROGRESS_EVERY, "--progress-every", min=0, help="When the output is not a terminal (a file, a pipe), print a progress line every this many seconds (0: at every logged step)."),
+        precision: str = typer.Option(
+            None,
+            "--precision",
+            help="auto (bf16 autocast on CUDA, fp32 on the CPU, where bf16 measured slower), fp32 or bf16. Default: auto, or the checkpoint's with --resume.",
+        ),
+        compile_: bool = typer.Option(
+            None,
+            "--compile/--no-compile",
+            help="torch.compile the model: faster steps after a first one that waits for the compiler (about half a minute on a CPU). Default off.",
+        ),
+        resume: bool = typer.Option(
+            False,
+            "--resume",
+            help="Continue the checkpoint in --out up to --steps (same model, tokenizer, optimizer state).",
+        ),
+        ablate: list[str] = typer.Option(
+            None,
+            "--ablate",
+            help="Switch a part off (repeatable): no-causal-mask, no-positions, no-scale, no-residual, no-layernorm, ffn-first, one-head, attention-only, ffn-only. Recorded in the checkpoint.",
+        ),
+        script: str = typer.Option(
+            None,
+            "--script",
+            help="For a folder or glob of poems: simplified (default, the *.simplified.json files) or traditional.",
+        ),
+        form: str = typer.Option(
+            None,
+            "--form",
+            help="For a folder or glob of poems: wujue (五绝), qijue (七绝), wulv (五律), qilv (七律), a comma-separated list, regular (all four; the default) or all (every poem).",
+        ),
+        minutes: float = typer.Option(
+            None,
+            "--minutes",
+            help="Stop after this many minutes (the learning-rate decay ends on time); default 10 for a folder of poems.",
+        ),
+        patience: int = typer.Option(
+            None,
+            "--patience",
+            min=0,
+            help="Stop after this many validation estimates without a new best (0: never; default 5 for a folder of poems).",
+        ),
+        keep_best: bool = typer.Option(
+            None,
+            "--keep-best/--keep-last",
+            help="Save the weights of the best validation estimate (default for a folder of poems) or the last step's.",
+        ),
+        max_corpus_mb: float = typer.Option(
+            None,
+            "--max-corpus-mb",
+            help="Refuse a corpus (file, or all the files of a folder or glob) bigger than this many MB (10^6 bytes), before reading it. Default 256: reading and tokenizing takes about 18 times the corpus's size in memory.",
+        ),
+        progress_every: float = typer.Option(
+            PROGRESS_EVERY,
+            "--progress-every",
+            min=0,
+            help="When the output is not a terminal (a file, a pipe), print a progress line every this many seconds (0: at every logged step).",
+        ),
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """Train a tiny GPT (AdamW, cross-entropy) and save it; generate with `attnlab generate`."""
@@ -79,7 +140,10 @@ def register(app: typer.Typer) -> None:
         if script is not None and script not in ("simplified", "traditional"):
             fail("train", f"--script must be simplified or traditional, got {script!r}")
         if max_corpus_mb is not None and not 0 < max_corpus_mb <= 10**7:
-            fail("train", f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {max_corpus_mb}")
+            fail(
+                "train",
+                f"--max-corpus-mb must be a number of megabytes above 0 (at most 10000000), got {max_corpus_mb}",
+            )
 
         from attnlab.train import distributed, new_run, resume_run  # torch loads here, not for `attnlab --help`
         from attnlab.train.storage.checkpoint import check_out_dir
@@ -88,8 +152,18 @@ def register(app: typer.Typer) -> None:
             fail("train", "--resume keeps the checkpoint's model; drop --layers/--heads/--d-model/--context/--ablate")
         if resume and (script is not None or form is not None):
             fail("train", "--resume reads the poems the checkpoint was trained on; drop --script/--form")
-        settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, compile=compile_,
-                        minutes=minutes, patience=patience, keep_best=keep_best, max_corpus_mb=max_corpus_mb)
+        settings = dict(
+            steps=steps,
+            batch_size=batch_size,
+            lr=lr,
+            seed=seed,
+            precision=precision,
+            compile=compile_,
+            minutes=minutes,
+            patience=patience,
+            keep_best=keep_best,
+            max_corpus_mb=max_corpus_mb,
+        )
         try:
             where = distributed.setup(device) if distributed.launched() else device  # torchrun: this rank's device
         except ValueError as err:
@@ -100,9 +174,20 @@ def register(app: typer.Typer) -> None:
                 if resume:
                     run = resume_run(out, corpus=corpus, device=where, **settings)
                 else:
-                    run = new_run(corpus or "poem", tokenizer=tokenizer, bpe_vocab_size=bpe_vocab, layers=layers,
-                                  heads=heads, d_model=d_model, context=context, device=where, ablations=ablations,
-                                  script=script, form=form, **settings)
+                    run = new_run(
+                        corpus or "poem",
+                        tokenizer=tokenizer,
+                        bpe_vocab_size=bpe_vocab,
+                        layers=layers,
+                        heads=heads,
+                        d_model=d_model,
+                        context=context,
+                        device=where,
+                        ablations=ablations,
+                        script=script,
+                        form=form,
+                        **settings,
+                    )
             except ValueError as err:  # bad corpus, sizes (too big included), checkpoint, unseen characters ...
                 _fail_once(str(err))
             _train(run, out, lang, progress_every)
@@ -110,8 +195,10 @@ def register(app: typer.Typer) -> None:
             raise
         except (RuntimeError, MemoryError) as err:  # out of memory on the device, a CUDA error ...
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            _fail_once(f"{type(err).__name__}: {first} (try a smaller model: --layers/--d-model/--context/--batch-size)",
-                       code=1)
+            _fail_once(
+                f"{type(err).__name__}: {first} (try a smaller model: --layers/--d-model/--context/--batch-size)",
+                code=1,
+            )
         finally:
             distributed.teardown()
 
@@ -131,13 +218,28 @@ def _first_update(run, console, lang: str) -> None:
 
     probe = run.trainer.probe
     if (probe.context, probe.target) != (PROBE_CONTEXT, PROBE_TARGET):
-        console.print(escape(t("train.cli.first.skipped", lang, target=PROBE_TARGET, context=PROBE_CONTEXT)),
-                      style="dim", highlight=False, soft_wrap=True)
+        console.print(
+            escape(t("train.cli.first.skipped", lang, target=PROBE_TARGET, context=PROBE_CONTEXT)),
+            style="dim",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     r = first_step(run, seeds=0, lang=lang)
     text = neg_log(0.12)
-    console.print(escape(t("train.cli.first", lang, target=r.target, p=f"{r.arithmetic.p:.4f}",
-                           neg_log=f"{r.arithmetic.neg_log:.4f}", text_p=text.p, text_neg_log=f"{text.neg_log:.4f}")))
+    console.print(
+        escape(
+            t(
+                "train.cli.first",
+                lang,
+                target=r.target,
+                p=f"{r.arithmetic.p:.4f}",
+                neg_log=f"{r.arithmetic.neg_log:.4f}",
+                text_p=text.p,
+                text_neg_log=f"{text.neg_log:.4f}",
+            )
+        )
+    )
     print_claims(console, r.claims)
     console.print(escape(t("pipeline.step5.first.why", lang, target=r.target)), style="dim", highlight=False)
 
@@ -204,12 +306,27 @@ def _header(run, lang: str = "zh") -> str:
     if run.data.val is not None:
         line += t("train.cli.held_out", lang, n=len(run.data.val))
     if run.corpus_options:
-        line += t("train.cli.poems", lang, n=len(run.texts), script=run.corpus_options["script"],
-                  form=run.corpus_options["form"], held=len(run.held_out))
-    line += t("train.cli.model", lang, kind=run.tokenizer.kind, vocab=run.tokenizer.vocab_size, layers=m.n_layers,
-              heads=m.n_heads, d_model=m.d_model, context=m.context_length,
-              params=f"{sum(p.numel() for p in run.model.parameters()):,}", device=trainer.device,
-              precision=trainer.precision)
+        line += t(
+            "train.cli.poems",
+            lang,
+            n=len(run.texts),
+            script=run.corpus_options["script"],
+            form=run.corpus_options["form"],
+            held=len(run.held_out),
+        )
+    line += t(
+        "train.cli.model",
+        lang,
+        kind=run.tokenizer.kind,
+        vocab=run.tokenizer.vocab_size,
+        layers=m.n_layers,
+        heads=m.n_heads,
+        d_model=m.d_model,
+        context=m.context_length,
+        params=f"{sum(p.numel() for p in run.model.parameters()):,}",
+        device=trainer.device,
+        precision=trainer.precision,
+    )
     line += " + compile" if cfg.compile else ""
     line += t("train.cli.ablations", lang, names=", ".join(m.ablations)) if m.ablations else ""
     if trainer.world_size > 1:
@@ -247,8 +364,12 @@ def _train_and_save(run, out: Path, console, main: bool, stop: dict, before, lan
     # (SIGABRT, "terminate called without an active exception") on a busy machine
     distributed.barrier()
     if error is not None:
-        fail("train", f"could not write the checkpoint to {out}: {error}; nothing there was changed, and this "
-                      f"run's training is lost", 1)
+        fail(
+            "train",
+            f"could not write the checkpoint to {out}: {error}; nothing there was changed, and this "
+            f"run's training is lost",
+            1,
+        )
     if main:
         _report(console, label, before, result, path, cfg, lang)
 
@@ -259,8 +380,12 @@ def _report(console, label: str | None, before, result, path, cfg, lang: str) ->
 
     if label is not None and before is not None and result.p_probe is not None:
         # the course's number: how sure the model is of 光 after 床前明月 (or of a corpus line's 5th character)
-        console.print(f"{label}: {before:.3f} → {result.p_probe:.3f}   "
-                      f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})", highlight=False, markup=False)
+        console.print(
+            f"{label}: {before:.3f} → {result.p_probe:.3f}   "
+            f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})",
+            highlight=False,
+            markup=False,
+        )
     typer.echo(t("train.cli.saved", lang, path=path, summary=summary(result, cfg.steps, cfg.minutes, lang)))
 
 

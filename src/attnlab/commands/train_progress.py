@@ -86,13 +86,24 @@ class Bar:
 
         self.view = view
         self.total = view.budget if view.budget is not None else view.steps
-        self.progress = Progress(TextColumn(f"[bold]{t('train.cli.bar', view.lang)}"), BarColumn(),
-                                 TextColumn("{task.fields[text]}", markup=False), TimeElapsedColumn(),
-                                 TextColumn("{task.fields[left]}", markup=False),
-                                 console=console, transient=False, disable=not enabled)
+        self.progress = Progress(
+            TextColumn(f"[bold]{t('train.cli.bar', view.lang)}"),
+            BarColumn(),
+            TextColumn("{task.fields[text]}", markup=False),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[left]}", markup=False),
+            console=console,
+            transient=False,
+            disable=not enabled,
+        )
         timed = view.budget is not None
-        self.task = self.progress.add_task("train", total=self.total, completed=0 if timed else start_step,
-                                           text=view.step(start_step), left=view.left(0.0))
+        self.task = self.progress.add_task(
+            "train",
+            total=self.total,
+            completed=0 if timed else start_step,
+            text=view.step(start_step),
+            left=view.left(0.0),
+        )
 
     def __enter__(self) -> Bar:
         self.progress.__enter__()
@@ -105,16 +116,23 @@ class Bar:
         if event["type"] != "step":
             return
         done = min(event["seconds"], self.total) if self.view.budget is not None else event["step"]
-        self.progress.update(self.task, completed=done, text=" · ".join(self.view.parts(event)),
-                             left=self.view.left(event["seconds"]))
+        self.progress.update(
+            self.task, completed=done, text=" · ".join(self.view.parts(event)), left=self.view.left(event["seconds"])
+        )
 
 
 def summary(result, steps: int, minutes: float | None, lang: str) -> str:
     """The saved run in one line: steps (or steps and time, under a budget), losses, the best, why it stopped."""
     loss = f"{result.loss:.4f}" if result.loss is not None else "-"
     if minutes is not None:
-        out = t("train.cli.summary.timed", lang, step=result.step, time=clock(result.seconds), minutes=f"{minutes:g}",
-                loss=loss)
+        out = t(
+            "train.cli.summary.timed",
+            lang,
+            step=result.step,
+            time=clock(result.seconds),
+            minutes=f"{minutes:g}",
+            loss=loss,
+        )
     else:
         out = t("train.cli.summary.steps", lang, step=result.step, steps=steps, loss=loss)
     if result.val_loss is not None:

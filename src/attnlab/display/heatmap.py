@@ -44,8 +44,13 @@ def text_px(text: str) -> float:
     return FONT * (0.65 * (len(text) - wide) + 1.0 * wide)
 
 
-def heatmap(matrix: Sequence[Sequence], rows: Sequence[str] | None = None, cols: Sequence[str] | None = None,
-            title: str = "", corner: str = "") -> str:
+def heatmap(
+    matrix: Sequence[Sequence],
+    rows: Sequence[str] | None = None,
+    cols: Sequence[str] | None = None,
+    title: str = "",
+    corner: str = "",
+) -> str:
     n, m = len(matrix), len(matrix[0])
     if n > MAX_CELLS or m > MAX_CELLS:
         return f"<code>{esc(title)} ({n}×{m})</code>"
@@ -56,30 +61,39 @@ def heatmap(matrix: Sequence[Sequence], rows: Sequence[str] | None = None, cols:
     left = math.ceil(max([text_px(r) + 8 for r in rows or []] + [text_px(corner) + 6 if corner else 4]))
     head = 20 if cols else 4
     width, height = left + m * cell + 4, head + n * cell + 4
-    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{esc(title)}" '
-             f'style="font:{FONT}px sans-serif;font-variant-numeric:tabular-nums">']
+    parts = [
+        f'<svg width="{width}" height="{height}" role="img" aria-label="{esc(title)}" '
+        f'style="font:{FONT}px sans-serif;font-variant-numeric:tabular-nums">'
+    ]
     if title:
         parts.append(f"<title>{esc(title)}</title>")
     if corner:
         parts.append(f'<text x="{left - 4}" y="{head - 6}" text-anchor="end" fill="#6b7283">{esc(corner)}</text>')
     for j, c in enumerate(cols or []):
-        parts.append(f'<text class="col" x="{left + j * cell + cell / 2}" y="{head - 6}" text-anchor="middle">'
-                     f"{esc(c)}</text>")
+        parts.append(
+            f'<text class="col" x="{left + j * cell + cell / 2}" y="{head - 6}" text-anchor="middle">{esc(c)}</text>'
+        )
     top = max((abs(v) for r in matrix for v in r if _finite(v)), default=0.0) or 1.0
     for i, row in enumerate(matrix):
         if rows:
-            parts.append(f'<text class="row" x="{left - 4}" y="{head + i * cell + cell / 2 + 4}" text-anchor="end">'
-                         f"{esc(rows[i])}</text>")
+            parts.append(
+                f'<text class="row" x="{left - 4}" y="{head + i * cell + cell / 2 + 4}" text-anchor="end">'
+                f"{esc(rows[i])}</text>"
+            )
         for j, v in enumerate(row):
             fill, ink = _shade(v, top, mask)
             x, y = left + j * cell, head + i * cell
-            parts.append(f'<rect x="{x}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="{fill}" '
-                         f'stroke="#ddd"/><text x="{x + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" '
-                         f'fill="{ink}">{esc(texts[i][j])}</text>')
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="{fill}" '
+                f'stroke="#ddd"/><text x="{x + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" '
+                f'fill="{ink}">{esc(texts[i][j])}</text>'
+            )
     parts.append("</svg>")
     if mask:
-        parts.append('<div style="font-size:11px;color:#4a5266">✓ = may attend 可以看; · = masked 遮住 '
-                     "(score −∞, weight 0)</div>")
+        parts.append(
+            '<div style="font-size:11px;color:#4a5266">✓ = may attend 可以看; · = masked 遮住 '
+            "(score −∞, weight 0)</div>"
+        )
     return "".join(parts)
 
 

@@ -25,11 +25,20 @@ MAX_ITEMS = 8  # list items (dataclasses) shown before "… n more"
 # the toy lab: "tokens" and "features" are the result's own lists, "dims" numbers a head's columns 1..d.
 AXES = {
     "X": ("tokens", "features"),
-    "W_Q": ("features", "dims"), "W_K": ("features", "dims"), "W_V": ("features", "dims"),
-    "Q": ("tokens", "dims"), "K": ("tokens", "dims"), "V": ("tokens", "dims"), "output": ("tokens", "dims"),
-    "concat": ("tokens", "dims"), "contributions": ("tokens", "dims"),
-    "dots": ("tokens", "tokens"), "scores": ("tokens", "tokens"), "masked_scores": ("tokens", "tokens"),
-    "weights": ("tokens", "tokens"), "mask": ("tokens", "tokens"),
+    "W_Q": ("features", "dims"),
+    "W_K": ("features", "dims"),
+    "W_V": ("features", "dims"),
+    "Q": ("tokens", "dims"),
+    "K": ("tokens", "dims"),
+    "V": ("tokens", "dims"),
+    "output": ("tokens", "dims"),
+    "concat": ("tokens", "dims"),
+    "contributions": ("tokens", "dims"),
+    "dots": ("tokens", "tokens"),
+    "scores": ("tokens", "tokens"),
+    "masked_scores": ("tokens", "tokens"),
+    "weights": ("tokens", "tokens"),
+    "mask": ("tokens", "tokens"),
 }
 
 PER_KEY = ("dots", "scores", "weights", "contribution_norms", "value_norms")  # vectors with one number per token
@@ -37,8 +46,11 @@ PER_KEY = ("dots", "scores", "weights", "contribution_norms", "value_norms")  # 
 
 def _labels(result, names: dict) -> dict:
     """The label lists a result passes down to its fields (and their nested parts): its tokens and features."""
-    found = {k: getattr(result, k) for k in ("tokens", "features")
-             if isinstance(getattr(result, k, None), list) and all(isinstance(x, str) for x in getattr(result, k))}
+    found = {
+        k: getattr(result, k)
+        for k in ("tokens", "features")
+        if isinstance(getattr(result, k, None), list) and all(isinstance(x, str) for x in getattr(result, k))
+    }
     return {**names, **found}
 
 
@@ -75,8 +87,10 @@ CLAIM_MARKS = {"shown": ("✓", "#2f7d4f"), "not_shown": ("○", "#6b7283"), "co
 def _claim(c) -> str:
     """A lesson's claim as one line: its mark, its sentence, and its comparison (control, margin) below."""
     mark, color = CLAIM_MARKS.get(c.status, CLAIM_MARKS["not_shown"])
-    return (f'<span style="color:{color};font-weight:700">{mark}</span> {_esc(c.text)}'
-            f'<br><small style="color:#4a5266">{_esc(c.versus)}</small>')
+    return (
+        f'<span style="color:{color};font-weight:700">{mark}</span> {_esc(c.text)}'
+        f'<br><small style="color:#4a5266">{_esc(c.versus)}</small>'
+    )
 
 
 def _value(x, depth: int, name: str = "", names: dict | None = None) -> str:
@@ -98,8 +112,14 @@ def _value(x, depth: int, name: str = "", names: dict | None = None) -> str:
         more = f"<li>… {len(x) - MAX_ITEMS} more</li>" if len(x) > MAX_ITEMS else ""
         return f"<ol>{items}{more}</ol>"
     if isinstance(x, dict):
-        return "<table>" + "".join(f"<tr><th>{_esc(k)}</th><td>{_value(v, depth, str(k), names)}</td></tr>"
-                                   for k, v in list(x.items())[:MAX_CELLS]) + "</table>"
+        return (
+            "<table>"
+            + "".join(
+                f"<tr><th>{_esc(k)}</th><td>{_value(v, depth, str(k), names)}</td></tr>"
+                for k, v in list(x.items())[:MAX_CELLS]
+            )
+            + "</table>"
+        )
     if _is_number(x) or isinstance(x, bool):
         return _esc(_num(x))
     text = str(x)
@@ -110,19 +130,21 @@ def html_of(result, depth: int = 0, names: dict | None = None) -> str:
     """A lesson's dataclass as a table of its fields: numbers, vectors, matrices as heatmaps (their rows and
     columns labelled with the result's tokens and features, see AXES), nested parts."""
     names = _labels(result, names or {})
-    rows = "".join(f'<tr><th style="text-align:left;vertical-align:top">{_esc(f.name)}</th>'
-                   f"<td style=\"text-align:left\">{_value(getattr(result, f.name), depth, f.name, names)}</td></tr>"
-                   for f in dataclasses.fields(result))
-    return (f'<div class="attnlab-repr"><strong>{_esc(type(result).__name__)}</strong>'
-            f"<table>{rows}</table></div>")
+    rows = "".join(
+        f'<tr><th style="text-align:left;vertical-align:top">{_esc(f.name)}</th>'
+        f'<td style="text-align:left">{_value(getattr(result, f.name), depth, f.name, names)}</td></tr>'
+        for f in dataclasses.fields(result)
+    )
+    return f'<div class="attnlab-repr"><strong>{_esc(type(result).__name__)}</strong><table>{rows}</table></div>'
 
 
 class Weights:
     """Attention weights to look at: (T_q, T_k), (H, T_q, T_k) or (B, H, T_q, T_k) (the first batch item is
     shown), a tensor or nested lists, with optional token labels."""
 
-    def __init__(self, weights, tokens: Sequence[str] | None = None, keys: Sequence[str] | None = None,
-                 name: str = "weights"):
+    def __init__(
+        self, weights, tokens: Sequence[str] | None = None, keys: Sequence[str] | None = None, name: str = "weights"
+    ):
         data = weights.detach().cpu().double().tolist() if hasattr(weights, "detach") else weights
         while _depth(data) > 3:
             data = data[0]
@@ -130,9 +152,11 @@ class Weights:
         self.tokens, self.keys, self.name = tokens, keys or tokens, name
 
     def _repr_html_(self) -> str:
-        maps = "".join(f"<figure style=\"display:inline-block;margin:4px\">{heatmap(h, self.tokens, self.keys, f'{self.name} head {i + 1}')}"
-                       f"<figcaption>{_esc(self.name)} · head {i + 1}</figcaption></figure>"
-                       for i, h in enumerate(self.heads))
+        maps = "".join(
+            f'<figure style="display:inline-block;margin:4px">{heatmap(h, self.tokens, self.keys, f"{self.name} head {i + 1}")}'
+            f"<figcaption>{_esc(self.name)} · head {i + 1}</figcaption></figure>"
+            for i, h in enumerate(self.heads)
+        )
         return f'<div class="attnlab-repr">{maps}</div>'
 
 
@@ -145,9 +169,16 @@ def _depth(x) -> int:
 
 def trace_html(tr, tokens: Sequence[str] | None = None) -> str:
     """A trace: the shape ledger (name, shape, axes) and each recorded attention weights as heatmaps."""
-    rows = "".join(f"<tr><td><code>{_esc(e.name)}</code></td><td>{_esc(tuple(e.shape))}</td><td>{_esc(e.dims)}</td></tr>"
-                   for e in tr.entries.values())
-    maps = "".join(f"<div>{Weights(e.tensor, tokens, name=e.name)._repr_html_()}</div>"
-                   for e in tr.entries.values() if e.name.endswith(".weights"))
-    return (f'<div class="attnlab-repr"><strong>Trace</strong><table><tr><th>name</th><th>shape</th>'
-            f"<th>axes</th></tr>{rows}</table>{maps}</div>")
+    rows = "".join(
+        f"<tr><td><code>{_esc(e.name)}</code></td><td>{_esc(tuple(e.shape))}</td><td>{_esc(e.dims)}</td></tr>"
+        for e in tr.entries.values()
+    )
+    maps = "".join(
+        f"<div>{Weights(e.tensor, tokens, name=e.name)._repr_html_()}</div>"
+        for e in tr.entries.values()
+        if e.name.endswith(".weights")
+    )
+    return (
+        f'<div class="attnlab-repr"><strong>Trace</strong><table><tr><th>name</th><th>shape</th>'
+        f"<th>axes</th></tr>{rows}</table>{maps}</div>"
+    )

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 
-WAITING = ("Verdict: not yet. Write your prediction in the cell above (replace None with one of: {options}), run "
-           "that cell, then run this one again. 先在上一格写下你的预测（把 None 换成 {options} 之一），运行它，再运行这一格。")
+WAITING = (
+    "Verdict: not yet. Write your prediction in the cell above (replace None with one of: {options}), run "
+    "that cell, then run this one again. 先在上一格写下你的预测（把 None 换成 {options} 之一），运行它，再运行这一格。"
+)
 
 
 class Waiting:
@@ -23,8 +25,10 @@ class Waiting:
         return WAITING.format(options=" / ".join(self.options) or "…")
 
     def _repr_html_(self) -> str:
-        return (f'<div class="attnlab-repr" style="color:#4a5266">'
-                f"<strong>Verdict</strong> · {html.escape(repr(self)[len('Verdict: '):])}</div>")
+        return (
+            f'<div class="attnlab-repr" style="color:#4a5266">'
+            f"<strong>Verdict</strong> · {html.escape(repr(self)[len('Verdict: ') :])}</div>"
+        )
 
 
 def ask(check, question_id: str, given, options: list[str] | None = None):

@@ -16,7 +16,21 @@ from attnlab.inspect.patching import Site, patch, restoration
 from attnlab.inspect.rollout import rollout
 
 __all__ = [
-    "logit_lens", "head_effects", "patch", "rollout",
-    "run_with", "replace_at", "zero_head", "knock_out", "as_batch", "evaluating",
-    "answer_by_layer", "residual_streams", "unembed", "HOWS", "log_prob", "Site", "restoration",
+    "logit_lens",
+    "head_effects",
+    "patch",
+    "rollout",
+    "run_with",
+    "replace_at",
+    "zero_head",
+    "knock_out",
+    "as_batch",
+    "evaluating",
+    "answer_by_layer",
+    "residual_streams",
+    "unembed",
+    "HOWS",
+    "log_prob",
+    "Site",
+    "restoration",
 ]

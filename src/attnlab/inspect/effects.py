@@ -28,8 +28,9 @@ def head_site(layer: int) -> str:
     return f"layers.{layer}.attn.head_outputs"
 
 
-def head_effects(model: nn.Module, ids, target: int, how: str = "zero", *, reference=None,
-                 position: int = -1) -> Tensor:
+def head_effects(
+    model: nn.Module, ids, target: int, how: str = "zero", *, reference=None, position: int = -1
+) -> Tensor:
     """Δ log p(target at position) per (layer, head): a (layers, heads) tensor. ids: one sequence.
 
     reference: (N, T_ref) ids for "mean" (any length) and "resample" (the same length T as ids).
@@ -44,8 +45,9 @@ def head_effects(model: nn.Module, ids, target: int, how: str = "zero", *, refer
             raise ValueError(f'how="{how}" needs reference ids to take the head outputs from')
         reference = as_batch(reference)
         if how == "resample" and reference.shape[1] != ids.shape[1]:
-            raise ValueError(f"resampling needs reference rows as long as ids ({ids.shape[1]}), "
-                             f"got {reference.shape[1]}")
+            raise ValueError(
+                f"resampling needs reference rows as long as ids ({ids.shape[1]}), got {reference.shape[1]}"
+            )
     logits, _ = run_with(model, ids)
     base = log_prob(logits, target, position)  # (1,)
     ref = run_with(model, reference)[1] if reference is not None else None  # recorded once for every head

@@ -27,7 +27,9 @@ def residual_streams(model: nn.Module, ids) -> list[Tensor]:
 def unembed(model: nn.Module, x: Tensor) -> Tensor:
     """LM_head(LN_f(x)): (B, T, d_model) -> (B, T, vocab). Post-LN models have no final LayerNorm."""
     if not hasattr(model, "lm_head"):
-        raise TypeError(f"the logit lens needs a model with an LM head over its vocabulary; {type(model).__name__} has none")
+        raise TypeError(
+            f"the logit lens needs a model with an LM head over its vocabulary; {type(model).__name__} has none"
+        )
     with evaluating(model):
         if getattr(model, "ln_f", None) is not None:
             x = model.ln_f(x)  # normalized with this layer's own statistics

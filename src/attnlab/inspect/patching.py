@@ -30,8 +30,9 @@ def patch(model: nn.Module, clean, corrupt, site: Site | str) -> Tensor:
     site = Site(site) if isinstance(site, str) else site
     clean, corrupt = as_batch(clean), as_batch(corrupt)
     if clean.shape != corrupt.shape:
-        raise ValueError(f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and "
-                         f"{tuple(corrupt.shape)}")
+        raise ValueError(
+            f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and {tuple(corrupt.shape)}"
+        )
     return patched_run(model, run_with(model, clean)[1], corrupt, site)
 
 
@@ -41,15 +42,15 @@ def patched_run(model: nn.Module, clean_trace, corrupt: Tensor, site: Site) -> T
     return run_with(model, corrupt, {site.name: edit})[0]
 
 
-def restoration(model: nn.Module, clean, corrupt, target: int, what: str = "resid", *,
-                position: int = -1) -> Tensor:
+def restoration(model: nn.Module, clean, corrupt, target: int, what: str = "resid", *, position: int = -1) -> Tensor:
     """The share of log p(target at position) restored by patching each site:
     what="resid": (layers + 1, T), the residual stream at each layer and token position;
     what="heads": (layers, heads), each head's output at every position."""
     clean, corrupt = as_batch(clean), as_batch(corrupt)
     if clean.shape != corrupt.shape:
-        raise ValueError(f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and "
-                         f"{tuple(corrupt.shape)}")
+        raise ValueError(
+            f"clean and corrupt inputs must have the same shape, got {tuple(clean.shape)} and {tuple(corrupt.shape)}"
+        )
     clean_logits, clean_trace = run_with(model, clean)  # recorded once, patched from at every site
     clean_lp = log_prob(clean_logits, target, position)
     corrupt_lp = log_prob(run_with(model, corrupt)[0], target, position)
@@ -65,6 +66,7 @@ def restoration(model: nn.Module, clean, corrupt, target: int, what: str = "resi
         names = ["embed.output"] + [f"layers.{i}.output" for i in range(L)]
         return torch.tensor([[share(Site(name, position=t)) for t in range(T)] for name in names])  # (L+1, T)
     if what == "heads":
-        return torch.tensor([[share(Site(head_site(i), head=h)) for h in range(ref_heads(model))]
-                             for i in range(L)])  # (L, H)
+        return torch.tensor(
+            [[share(Site(head_site(i), head=h)) for h in range(ref_heads(model))] for i in range(L)]
+        )  # (L, H)
     raise ValueError(f'what must be "resid" or "heads", got {what!r}')

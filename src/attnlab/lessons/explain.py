@@ -134,7 +134,10 @@ class Topic:
             raise ParamError(
                 f"topic {self.name!r} has no parameter {', '.join(unknown)}; its parameters are "
                 f"{', '.join(p.name for p in self.params) or 'none'}",
-                unknown[0], "explain.error.no_param", topic=self.name, names=", ".join(unknown),
+                unknown[0],
+                "explain.error.no_param",
+                topic=self.name,
+                names=", ".join(unknown),
                 known=", ".join(p.name for p in self.params) or "—",
             )
         return {p.name: p.parse(values[p.name]) for p in self.params if p.name in values}

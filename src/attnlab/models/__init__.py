@@ -7,5 +7,18 @@ from attnlab.models.gpt import GPT, GPTConfig
 from attnlab.models.presets import PRESETS, preset
 from attnlab.models.window_mlp import WindowMLP, WindowMLPConfig
 
-__all__ = ["GPT", "GPTConfig", "Encoder", "EncoderConfig", "EncoderDecoder", "EncoderDecoderConfig", "PRESETS", "preset",
-           "Architecture", "count_params", "count_flops", "WindowMLP", "WindowMLPConfig"]
+__all__ = [
+    "GPT",
+    "GPTConfig",
+    "Encoder",
+    "EncoderConfig",
+    "EncoderDecoder",
+    "EncoderDecoderConfig",
+    "PRESETS",
+    "preset",
+    "Architecture",
+    "count_params",
+    "count_flops",
+    "WindowMLP",
+    "WindowMLPConfig",
+]

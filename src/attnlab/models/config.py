@@ -29,11 +29,14 @@ class ModelConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
         for f in fields(self):
-            if f.name.startswith(("vocab_size", "src_vocab", "tgt_vocab", "n_layers", "n_encoder", "n_decoder", "n_classes")) \
-                    or f.name in ("context_length", "d_model", "n_heads"):
+            if f.name.startswith(
+                ("vocab_size", "src_vocab", "tgt_vocab", "n_layers", "n_encoder", "n_decoder", "n_classes")
+            ) or f.name in ("context_length", "d_model", "n_heads"):
                 positive(f.name, getattr(self, f.name))
         if self.d_model % self.n_heads:
-            raise ValueError(f"d_model must be divisible by n_heads: got d_model={self.d_model}, n_heads={self.n_heads}")
+            raise ValueError(
+                f"d_model must be divisible by n_heads: got d_model={self.d_model}, n_heads={self.n_heads}"
+            )
         if self.d_ff is not None:
             positive("d_ff", self.d_ff)
         if not 0.0 <= self.dropout < 1.0:

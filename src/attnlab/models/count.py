@@ -92,23 +92,48 @@ def architecture_of(config) -> Architecture:
     c = config
     if not isinstance(c, (GPTConfig, EncoderConfig, EncoderDecoderConfig)):
         raise TypeError(f"cannot count a {type(c).__name__}: give an Architecture or one of the lab's model configs")
-    common = dict(d_model=c.d_model, heads=c.n_heads, context=c.context_length, d_ff=c.d_ff, bias=c.bias,
-                  positions=c.positions, final_norm=c.norm_first)
+    common = dict(
+        d_model=c.d_model,
+        heads=c.n_heads,
+        context=c.context_length,
+        d_ff=c.d_ff,
+        bias=c.bias,
+        positions=c.positions,
+        final_norm=c.norm_first,
+    )
     if isinstance(c, GPTConfig):
         off = set(c.ablations)
         return Architecture(
-            layers=c.n_layers, vocab=c.vocab_size, head="tied" if c.tie_weights else "separate",
+            layers=c.n_layers,
+            vocab=c.vocab_size,
+            head="tied" if c.tie_weights else "separate",
             **{**common, "positions": "none" if "no-positions" in off else c.positions},
             norm="none" if "no-layernorm" in off else "layernorm",
             kv_heads=None if "one-head" in off else c.n_kv_heads,  # one-head keeps one wide K/V head
-            experts=c.n_experts if c.ffn == "moe" else 0, top_k=c.top_k if c.ffn == "moe" else 1,
-            attention="ffn-only" not in off, ffn="attention-only" not in off)
+            experts=c.n_experts if c.ffn == "moe" else 0,
+            top_k=c.top_k if c.ffn == "moe" else 1,
+            attention="ffn-only" not in off,
+            ffn="attention-only" not in off,
+        )
     if isinstance(c, EncoderConfig):
-        return Architecture(layers=c.n_layers, vocab=c.vocab_size, head="separate" if c.task_heads else "none",
-                            head_bias=True, classes=c.n_classes if c.task_heads else 0, token_types=c.type_vocab_size,
-                            embedding_norm=c.embed_norm, **common)
-    return Architecture(layers=c.n_decoder_layers, encoder_layers=c.n_encoder_layers, vocab=c.tgt_vocab_size,
-                        src_vocab=c.src_vocab_size, head="separate", **common)
+        return Architecture(
+            layers=c.n_layers,
+            vocab=c.vocab_size,
+            head="separate" if c.task_heads else "none",
+            head_bias=True,
+            classes=c.n_classes if c.task_heads else 0,
+            token_types=c.type_vocab_size,
+            embedding_norm=c.embed_norm,
+            **common,
+        )
+    return Architecture(
+        layers=c.n_decoder_layers,
+        encoder_layers=c.n_encoder_layers,
+        vocab=c.tgt_vocab_size,
+        src_vocab=c.src_vocab_size,
+        head="separate",
+        **common,
+    )
 
 
 def _norm(a: Architecture) -> int:
@@ -137,8 +162,10 @@ def param_parts(config) -> dict[str, int]:
     positions = a.context * d if a.positions == "learned" else 0
     separate_source = bool(a.encoder_layers and a.src_vocab)  # then the source has its own token and position tables
     return {
-        "embeddings": a.vocab * d + (a.src_vocab * d if separate_source else 0) + a.token_types * d
-                      + (_norm(a) if a.embedding_norm else 0),
+        "embeddings": a.vocab * d
+        + (a.src_vocab * d if separate_source else 0)
+        + a.token_types * d
+        + (_norm(a) if a.embedding_norm else 0),
         "positions": positions * (2 if separate_source else 1),
         "attention": (blocks if a.attention else 0) * attention + cross * attention,
         "ffn": (blocks if a.ffn else 0) * (_ffn(a) * max(1, a.experts) + a.d_model * a.experts),  # + MoE routers

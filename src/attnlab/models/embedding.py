@@ -42,17 +42,32 @@ class Embedding(nn.Module):
     LayerNorm over the sum (norm=True): x_i = LN(E[token_i] + P[i] + S[type_i]).
     """
 
-    def __init__(self, vocab_size: int, context_length: int, d_model: int, positions: str, dropout: float = 0.0,
-                 *, type_vocab_size: int = 0, norm: bool = False, eps: float = 1e-5, ablations: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        vocab_size: int,
+        context_length: int,
+        d_model: int,
+        positions: str,
+        dropout: float = 0.0,
+        *,
+        type_vocab_size: int = 0,
+        norm: bool = False,
+        eps: float = 1e-5,
+        ablations: tuple[str, ...] = (),
+    ):
         super().__init__()
         self.vocab_size, self.context_length = vocab_size, context_length
         self.tok = nn.Embedding(vocab_size, d_model)
         nn.init.normal_(self.tok.weight, std=0.02)
-        self.pos = {
-            "learned": lambda: LearnedPositions(context_length, d_model),
-            "sinusoidal": lambda: SinusoidalPositions(context_length, d_model),
-            "rope": lambda: None,
-        }[positions]() if "no-positions" not in ablations else None  # the "no-positions" ablation: E[token] alone
+        self.pos = (
+            {
+                "learned": lambda: LearnedPositions(context_length, d_model),
+                "sinusoidal": lambda: SinusoidalPositions(context_length, d_model),
+                "rope": lambda: None,
+            }[positions]()
+            if "no-positions" not in ablations
+            else None
+        )  # the "no-positions" ablation: E[token] alone
         # None when absent, so the state dict of a model without them is unchanged.
         self.seg = nn.Embedding(type_vocab_size, d_model) if type_vocab_size > 0 else None
         self.ln = LayerNorm(d_model, eps) if norm else None

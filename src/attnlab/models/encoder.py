@@ -33,22 +33,47 @@ class Encoder(nn.Module):
     def __init__(self, config: EncoderConfig):
         super().__init__()
         self.config = c = config
-        self.embed = Embedding(c.vocab_size, c.context_length, c.d_model, c.positions, c.dropout,
-                               type_vocab_size=c.type_vocab_size, norm=c.embed_norm, eps=c.ln_eps)
+        self.embed = Embedding(
+            c.vocab_size,
+            c.context_length,
+            c.d_model,
+            c.positions,
+            c.dropout,
+            type_vocab_size=c.type_vocab_size,
+            norm=c.embed_norm,
+            eps=c.ln_eps,
+        )
         self.blocks = nn.ModuleList(
-            Block(c.d_model, c.n_heads, c.d_ff, norm_first=c.norm_first, activation=c.activation,
-                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope", eps=c.ln_eps)
+            Block(
+                c.d_model,
+                c.n_heads,
+                c.d_ff,
+                norm_first=c.norm_first,
+                activation=c.activation,
+                dropout=c.dropout,
+                bias=c.bias,
+                rope=c.positions == "rope",
+                eps=c.ln_eps,
+            )
             for _ in range(c.n_layers)
         )
         self.ln_f = LayerNorm(c.d_model, c.ln_eps) if c.norm_first else None
         if c.task_heads:
-            self.token_head = init_head(nn.Linear(c.d_model, c.vocab_size))  # predicts a (masked) token at each position
+            self.token_head = init_head(
+                nn.Linear(c.d_model, c.vocab_size)
+            )  # predicts a (masked) token at each position
             self.class_head = init_head(nn.Linear(c.d_model, c.n_classes))  # reads the first position, BERT's [CLS]
         else:
             self.token_head = self.class_head = None
 
-    def forward(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, token_type_ids: Tensor | None = None,
-                record: Record | None = None) -> Tensor:
+    def forward(
+        self,
+        idx: Tensor,
+        *,
+        key_padding_mask: Tensor | None = None,
+        token_type_ids: Tensor | None = None,
+        record: Record | None = None,
+    ) -> Tensor:
         """idx: (B, T) -> hidden states (B, T, d_model). key_padding_mask: (B, T), True = real token.
         token_type_ids: (B, T) segment ids (0 = sentence A) for a model with a segment embedding."""
         x = self.embed(idx, record=scoped(record, "embed"), token_type_ids=token_type_ids)  # (B, T, d_model)
@@ -58,7 +83,9 @@ class Encoder(nn.Module):
             x = self.ln_f(x)
         return x
 
-    def token_logits(self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+    def token_logits(
+        self, idx: Tensor, *, key_padding_mask: Tensor | None = None, record: Record | None = None
+    ) -> Tensor:
         """(B, T) -> (B, T, vocab_size): which token belongs at each position (masked-LM head)."""
         self._need_heads()
         logits = self.token_head(self(idx, key_padding_mask=key_padding_mask, record=record))

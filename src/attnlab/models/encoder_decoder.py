@@ -35,7 +35,9 @@ class EncoderDecoder(nn.Module):
         self.tgt_embed = Embedding(c.tgt_vocab_size, c.context_length, c.d_model, c.positions, c.dropout)
         common = dict(norm_first=c.norm_first, activation=c.activation, dropout=c.dropout, bias=c.bias)
         self.encoder = nn.ModuleList(Block(c.d_model, c.n_heads, c.d_ff, **common) for _ in range(c.n_encoder_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(c.d_model, c.n_heads, c.d_ff, **common) for _ in range(c.n_decoder_layers))
+        self.decoder = nn.ModuleList(
+            DecoderBlock(c.d_model, c.n_heads, c.d_ff, **common) for _ in range(c.n_decoder_layers)
+        )
         self.enc_ln = LayerNorm(c.d_model) if c.norm_first else None
         self.dec_ln = LayerNorm(c.d_model) if c.norm_first else None
         self.lm_head = init_head(nn.Linear(c.d_model, c.tgt_vocab_size, bias=False))
@@ -43,7 +45,9 @@ class EncoderDecoder(nn.Module):
     def new_kv_cache(self) -> KVCache:
         return KVCache(len(self.decoder))
 
-    def encode(self, src: Tensor, *, src_key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+    def encode(
+        self, src: Tensor, *, src_key_padding_mask: Tensor | None = None, record: Record | None = None
+    ) -> Tensor:
         """src: (B, S) -> memory (B, S, d_model), every source position reading every other."""
         x = self.src_embed(src, record=scoped(record, "src_embed"))
         for i, block in enumerate(self.encoder):
@@ -64,8 +68,14 @@ class EncoderDecoder(nn.Module):
         offset = kv_cache.length if kv_cache is not None else 0
         x = self.tgt_embed(tgt, offset, record=scoped(record, "tgt_embed"))
         for i, block in enumerate(self.decoder):
-            x = block(x, memory, key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=src_key_padding_mask,
-                      kv_cache=kv_cache[i] if kv_cache is not None else None, record=scoped(record, f"decoder.{i}"))
+            x = block(
+                x,
+                memory,
+                key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=src_key_padding_mask,
+                kv_cache=kv_cache[i] if kv_cache is not None else None,
+                record=scoped(record, f"decoder.{i}"),
+            )
         if self.dec_ln is not None:
             x = self.dec_ln(x)
         logits = self.lm_head(x)  # (B, T, d_model) -> (B, T, tgt_vocab_size)
@@ -73,8 +83,20 @@ class EncoderDecoder(nn.Module):
             record("logits", logits)
         return logits
 
-    def forward(self, src: Tensor, tgt: Tensor, *, src_key_padding_mask: Tensor | None = None,
-                tgt_key_padding_mask: Tensor | None = None, record: Record | None = None) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        *,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        record: Record | None = None,
+    ) -> Tensor:
         memory = self.encode(src, src_key_padding_mask=src_key_padding_mask, record=record)
-        return self.decode(tgt, memory, src_key_padding_mask=src_key_padding_mask,
-                           tgt_key_padding_mask=tgt_key_padding_mask, record=record)
+        return self.decode(
+            tgt,
+            memory,
+            src_key_padding_mask=src_key_padding_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            record=record,
+        )

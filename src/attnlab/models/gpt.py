@@ -35,8 +35,9 @@ class GPTConfig(ModelConfig):
             if not isinstance(self.n_kv_heads, int) or isinstance(self.n_kv_heads, bool) or self.n_kv_heads <= 0:
                 raise ValueError(f"n_kv_heads must be a positive integer or None, got {self.n_kv_heads!r}")
             if self.n_heads % self.n_kv_heads:
-                raise ValueError(f"n_kv_heads must divide n_heads: got n_heads={self.n_heads}, "
-                                 f"n_kv_heads={self.n_kv_heads}")
+                raise ValueError(
+                    f"n_kv_heads must divide n_heads: got n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}"
+                )
         if self.ffn not in FFNS:
             raise ValueError(f"ffn must be one of {FFNS}, got {self.ffn!r}")
         for name in ("n_experts", "top_k"):
@@ -60,13 +61,25 @@ class GPT(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.config = c = config
-        self.embed = Embedding(c.vocab_size, c.context_length, c.d_model, c.positions, c.dropout,
-                               ablations=c.ablations)
+        self.embed = Embedding(c.vocab_size, c.context_length, c.d_model, c.positions, c.dropout, ablations=c.ablations)
         self.blocks = nn.ModuleList(
-            Block(c.d_model, c.n_heads, c.d_ff, norm_first=c.norm_first, activation=c.activation,
-                  dropout=c.dropout, bias=c.bias, rope=c.positions == "rope", eps=c.ln_eps, ablations=c.ablations,
-                  n_kv_heads=c.n_kv_heads, ffn=c.ffn, n_experts=c.n_experts, top_k=c.top_k,
-                  capacity_factor=c.capacity_factor)
+            Block(
+                c.d_model,
+                c.n_heads,
+                c.d_ff,
+                norm_first=c.norm_first,
+                activation=c.activation,
+                dropout=c.dropout,
+                bias=c.bias,
+                rope=c.positions == "rope",
+                eps=c.ln_eps,
+                ablations=c.ablations,
+                n_kv_heads=c.n_kv_heads,
+                ffn=c.ffn,
+                n_experts=c.n_experts,
+                top_k=c.top_k,
+                capacity_factor=c.capacity_factor,
+            )
             for _ in range(c.n_layers)
         )
         # Pre-LN leaves the residual stream un-normalized, so it needs one last LayerNorm (GPT-2's ln_f).
@@ -86,8 +99,9 @@ class GPT(nn.Module):
         """An empty cache; pass it to forward step after step to decode incrementally."""
         return KVCache(len(self.blocks))
 
-    def forward(self, idx: Tensor, *, kv_cache: KVCache | None = None, record: Record | None = None,
-                causal: bool | None = None) -> Tensor:
+    def forward(
+        self, idx: Tensor, *, kv_cache: KVCache | None = None, record: Record | None = None, causal: bool | None = None
+    ) -> Tensor:
         """idx: (B, T) token ids -> logits (B, T, vocab_size). With a kv_cache, idx holds only the new tokens.
         causal: None = as configured (masked unless the no-causal-mask ablation); True evaluates any model the way
         it generates, where no future exists."""
@@ -95,8 +109,12 @@ class GPT(nn.Module):
         offset = kv_cache.length if kv_cache is not None else 0
         x = self.embed(idx, offset, record=scoped(record, "embed"))  # (B, T, d_model)
         for i, block in enumerate(self.blocks):
-            x = block(x, causal=causal, kv_cache=kv_cache[i] if kv_cache is not None else None,
-                      record=scoped(record, f"layers.{i}"))
+            x = block(
+                x,
+                causal=causal,
+                kv_cache=kv_cache[i] if kv_cache is not None else None,
+                record=scoped(record, f"layers.{i}"),
+            )
         if self.ln_f is not None:
             x = self.ln_f(x)
         logits = self.lm_head(x)  # (B, T, d_model) -> (B, T, vocab_size)

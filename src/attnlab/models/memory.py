@@ -52,8 +52,9 @@ def adamw_state_bytes(n_params: int, n_tensors: int, element_bytes: int = 4) -> 
     return 2 * n_params * element_bytes + ADAM_STEP_BYTES * n_tensors
 
 
-def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, batch: int = 1,
-                   element_bytes: int = 2) -> int:
+def kv_cache_bytes(
+    layers: int, kv_heads: int, head_dim: int, context: int, batch: int = 1, element_bytes: int = 2
+) -> int:
     """2 (K and V) · layers · kv_heads · head_dim · context · batch · bytes per element."""
     return 2 * layers * kv_heads * head_dim * context * batch * element_bytes
 
@@ -61,12 +62,25 @@ def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, batc
 def kv_cache_of(config, context: int | None = None, batch: int = 1, dtype: str = "fp16") -> int:
     """The KV cache of a model (an Architecture or one of the lab's configs) holding `context` positions."""
     a = architecture_of(config)
-    return kv_cache_bytes(a.layers + a.encoder_layers, a.kv_heads or a.heads, a.d_model // a.heads,
-                          a.context if context is None else context, batch, DTYPE_BYTES[dtype])
+    return kv_cache_bytes(
+        a.layers + a.encoder_layers,
+        a.kv_heads or a.heads,
+        a.d_model // a.heads,
+        a.context if context is None else context,
+        batch,
+        DTYPE_BYTES[dtype],
+    )
 
 
-def korthikanti_activation_bytes(layers: int, seq: int, batch: int, hidden: int, heads: int,
-                                 element_bytes: int = 2, recompute_attention: bool = False) -> int:
+def korthikanti_activation_bytes(
+    layers: int,
+    seq: int,
+    batch: int,
+    hidden: int,
+    heads: int,
+    element_bytes: int = 2,
+    recompute_attention: bool = False,
+) -> int:
     """Activations of `layers` GPT-style layers (Korthikanti et al. 2022, section 4.1). In 16-bit (element_bytes
     2) it is s·b·h·(34 + 5·a·s/h) a layer: 16 tensors of s·b·h elements and 2 one-byte dropout masks (34), and the
     a·s·s softmax output, its one-byte mask and its dropout output (5·a·s/h). For fp32 the same tensors take 4
@@ -93,7 +107,9 @@ def lab_activation_bytes(config, batch: int, seq: int, *, explicit: bool = False
         raise ValueError("lab_activation_bytes counts an intact GPT with dropout 0 and a dense FFN")
     e, bt, d, heads = 4, batch * seq, c.d_model, c.n_heads
     n = bt * d  # one (B, T, d_model) tensor
-    hidden = bt * c.hidden * (1 if c.activation == "relu" else 2)  # ReLU saves its output (also W_2's input); GELU its input too
+    hidden = (
+        bt * c.hidden * (1 if c.activation == "relu" else 2)
+    )  # ReLU saves its output (also W_2's input); GELU its input too
     stats = 2 * bt  # a LayerNorm's mean and 1/std per position
     # per block: its input (W_Q/W_K/W_V's), q, k, v, the attention output (W_O's input), the first LayerNorm's input
     # and stats, the FFN's input (the first LayerNorm's output in post-LN, the second's in pre-LN), the FFN hidden
@@ -128,8 +144,9 @@ def sequences_that_fit(card_bytes: float, config, context: int | None = None, dt
     return max(0, math.floor(free / per_sequence))
 
 
-def training_bytes(config, seq: int | None = None, batch: int = 1, precision: str = "mixed",
-                   recompute_attention: bool = False) -> dict[str, int]:
+def training_bytes(
+    config, seq: int | None = None, batch: int = 1, precision: str = "mixed", recompute_attention: bool = False
+) -> dict[str, int]:
     """Training memory by part for a model of this shape: the state (16 bytes a parameter) and the activations by
     Korthikanti et al.'s formula (16-bit for mixed, 4-byte tensors for fp32)."""
     a: Architecture = architecture_of(config)
@@ -137,6 +154,7 @@ def training_bytes(config, seq: int | None = None, batch: int = 1, precision: st
     n = count_params(a)
     state = {part: n * b for part, b in per_param_bytes(precision).items()}
     element = 2 if precision == "mixed" else 4
-    acts = korthikanti_activation_bytes(a.layers + a.encoder_layers, s, batch, a.d_model, a.heads, element,
-                                        recompute_attention)
+    acts = korthikanti_activation_bytes(
+        a.layers + a.encoder_layers, s, batch, a.d_model, a.heads, element, recompute_attention
+    )
     return {**state, "activations": acts, "total": sum(state.values()) + acts}

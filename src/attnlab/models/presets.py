@@ -9,17 +9,35 @@ from attnlab.models.gpt import GPTConfig
 
 PRESETS: dict[str, tuple[type, dict]] = {
     # 床前明月光: five characters, two layers of two heads are plenty.
-    "poem-tiny": (GPTConfig, dict(context_length=8, d_model=32, n_heads=2, n_layers=2, norm_first=False, activation="relu")),
+    "poem-tiny": (
+        GPTConfig,
+        dict(context_length=8, d_model=32, n_heads=2, n_layers=2, norm_first=False, activation="relu"),
+    ),
     # The whole 静夜思 (24 characters with punctuation).
-    "jingyesi-tiny": (GPTConfig, dict(context_length=32, d_model=64, n_heads=4, n_layers=2, norm_first=False, activation="relu")),
+    "jingyesi-tiny": (
+        GPTConfig,
+        dict(context_length=32, d_model=64, n_heads=4, n_layers=2, norm_first=False, activation="relu"),
+    ),
     # nanoGPT's published CPU recipe for Tiny Shakespeare.
-    "shakespeare-cpu": (GPTConfig, dict(context_length=64, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu")),
+    "shakespeare-cpu": (
+        GPTConfig,
+        dict(context_length=64, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu"),
+    ),
     # 唐诗三百首 on a laptop CPU.
-    "tangshi-small": (GPTConfig, dict(context_length=128, d_model=192, n_heads=6, n_layers=6, norm_first=True, activation="gelu", dropout=0.1)),
+    "tangshi-small": (
+        GPTConfig,
+        dict(context_length=128, d_model=192, n_heads=6, n_layers=6, norm_first=True, activation="gelu", dropout=0.1),
+    ),
     # 全唐诗's regular forms (benchmarks/bench_poems.py): the context holds a whole 七律 (67 characters).
-    "poems-small": (GPTConfig, dict(context_length=72, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu", dropout=0.1)),
+    "poems-small": (
+        GPTConfig,
+        dict(context_length=72, d_model=128, n_heads=4, n_layers=4, norm_first=True, activation="gelu", dropout=0.1),
+    ),
     "encoder-tiny": (EncoderConfig, dict(context_length=32, d_model=32, n_heads=2, n_layers=2, norm_first=False)),
-    "seq2seq-tiny": (EncoderDecoderConfig, dict(context_length=32, d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2)),
+    "seq2seq-tiny": (
+        EncoderDecoderConfig,
+        dict(context_length=32, d_model=32, n_heads=2, n_encoder_layers=2, n_decoder_layers=2),
+    ),
 }
 
 

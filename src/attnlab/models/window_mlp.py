@@ -39,10 +39,15 @@ class WindowMLPConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.window > self.context_length:
-            raise ValueError(f"window must be at most context_length: got window={self.window}, "
-                             f"context_length={self.context_length} (it never reads more than the context holds)")
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) \
-                or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"window must be at most context_length: got window={self.window}, "
+                f"context_length={self.context_length} (it never reads more than the context holds)"
+            )
+        if (
+            isinstance(self.dropout, bool)
+            or not isinstance(self.dropout, (int, float))
+            or not 0.0 <= self.dropout < 1.0
+        ):
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
 
     def to_dict(self) -> dict:

@@ -34,8 +34,9 @@ POWER = 0.75  # the noise distribution's exponent (Mikolov et al. found 3/4 best
 class SkipGram(nn.Module):
     """Two embedding tables, W_in (centres) and W_out (contexts); forward gives each pair's loss."""
 
-    def __init__(self, vocab_size: int, d: int, *, generator: torch.Generator | None = None,
-                 dtype: torch.dtype = torch.float64):
+    def __init__(
+        self, vocab_size: int, d: int, *, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64
+    ):
         super().__init__()
         # word2vec's own start: W_in uniform in ±0.5/d, W_out zero (so the first steps move W_out only)
         self.W_in = nn.Parameter((torch.rand(vocab_size, d, generator=generator, dtype=dtype) - 0.5) / d)  # (V, d)
@@ -69,8 +70,12 @@ def table_gradients(model: SkipGram, center: Tensor, context: Tensor, negatives:
     v, u_o, u_k = model.W_in[center], model.W_out[context], model.W_out[negatives]  # (B, d) (B, d) (B, K, d)
     d_v, d_uo, d_uk = gradients(v, u_o, u_k)
     G_in = torch.zeros_like(model.W_in).index_add_(0, center, d_v) / B  # (V, d)
-    G_out = torch.zeros_like(model.W_out).index_add_(0, context, d_uo).index_add_(
-        0, negatives.flatten(), d_uk.flatten(0, 1)) / B  # (V, d)
+    G_out = (
+        torch.zeros_like(model.W_out)
+        .index_add_(0, context, d_uo)
+        .index_add_(0, negatives.flatten(), d_uk.flatten(0, 1))
+        / B
+    )  # (V, d)
     return G_in, G_out
 
 
@@ -117,9 +122,20 @@ def pairs(ids: Tensor, window: int, skip: int | None = None) -> tuple[Tensor, Te
     return c, o
 
 
-def train(model: SkipGram, center: Tensor, context: Tensor, noise: Tensor, *, steps: int, batch: int, k: int,
-          lr: float, generator: torch.Generator, hand: bool = True,
-          on_step: Callable[[int, int], None] | None = None) -> list[float]:
+def train(
+    model: SkipGram,
+    center: Tensor,
+    context: Tensor,
+    noise: Tensor,
+    *,
+    steps: int,
+    batch: int,
+    k: int,
+    lr: float,
+    generator: torch.Generator,
+    hand: bool = True,
+    on_step: Callable[[int, int], None] | None = None,
+) -> list[float]:
     """`steps` SGD steps on random batches of the pairs, k negatives each from `noise`, the learning rate falling
     linearly to 0 as in word2vec; the loss of each batch before its step. on_step(step, steps) after each."""
     step_fn = sgd_step if hand else autograd_step
@@ -133,4 +149,14 @@ def train(model: SkipGram, center: Tensor, context: Tensor, noise: Tensor, *, st
     return losses
 
 
-__all__ = ["SkipGram", "gradients", "table_gradients", "sgd_step", "autograd_step", "noise_distribution", "pairs", "train", "POWER"]
+__all__ = [
+    "SkipGram",
+    "gradients",
+    "table_gradients",
+    "sgd_step",
+    "autograd_step",
+    "noise_distribution",
+    "pairs",
+    "train",
+    "POWER",
+]

@@ -64,7 +64,9 @@ def attention(
         mask = with_causal(mask, q.shape[-2], k.shape[-2], q.device)
 
     d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / (math.sqrt(d_k) if scale else 1.0)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    scores = (
+        q @ k.transpose(-2, -1) / (math.sqrt(d_k) if scale else 1.0)
+    )  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
     if record is not None:
         record("scores", scores)
     if mask is not None:
@@ -84,7 +86,13 @@ def attention(
 
 
 def sdpa_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, causal: bool = False, dropout_p: float = 0.0,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    dropout_p: float = 0.0,
     scale: bool = True,
 ) -> Tensor:
     """The same computation through torch's fused kernel; no weights come back."""

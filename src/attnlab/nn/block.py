@@ -62,17 +62,39 @@ class Block(nn.Module):
         heads = 1 if "one-head" in off else n_heads
         kv_heads = None if "one-head" in off else n_kv_heads  # one head has one K/V head (None = heads)
         # A part switched off is absent (None, or the identity for a LayerNorm), so the module lists what runs.
-        self.attn = None if "ffn-only" in off else MultiHeadAttention(
-            d_model, heads, bias=bias, dropout=dropout, rope=rope and "no-positions" not in off,
-            scale="no-scale" not in off, n_kv_heads=kv_heads)
+        self.attn = (
+            None
+            if "ffn-only" in off
+            else MultiHeadAttention(
+                d_model,
+                heads,
+                bias=bias,
+                dropout=dropout,
+                rope=rope and "no-positions" not in off,
+                scale="no-scale" not in off,
+                n_kv_heads=kv_heads,
+            )
+        )
         self.ln_1 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
         if ffn not in ("dense", "moe"):
             raise ValueError(f"ffn must be 'dense' or 'moe', got {ffn!r}")
         # ffn="moe": the same FFN sublayer, as a top-k routed mixture of n_experts FeedForwards (attnlab.nn.moe)
-        self.ffn = None if "attention-only" in off else FeedForward(
-            d_model, d_ff, activation=activation, dropout=dropout, bias=bias) if ffn == "dense" else MoE(
-            d_model, d_ff, n_experts=n_experts, top_k=top_k, capacity_factor=capacity_factor,
-            activation=activation, dropout=dropout, bias=bias)
+        self.ffn = (
+            None
+            if "attention-only" in off
+            else FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias)
+            if ffn == "dense"
+            else MoE(
+                d_model,
+                d_ff,
+                n_experts=n_experts,
+                top_k=top_k,
+                capacity_factor=capacity_factor,
+                activation=activation,
+                dropout=dropout,
+                bias=bias,
+            )
+        )
         self.ln_2 = nn.Identity() if "no-layernorm" in off else LayerNorm(d_model, eps)
         self.drop_1 = nn.Dropout(dropout)
         self.drop_2 = nn.Dropout(dropout)
@@ -96,8 +118,14 @@ class Block(nn.Module):
         """x: (B, T, d_model) -> (B, T, d_model)."""
 
         def self_attention(h: Tensor) -> Tensor:
-            out, _ = self.attn(h, causal=causal, mask=mask, key_padding_mask=key_padding_mask,
-                               kv_cache=kv_cache, record=scoped(record, "attn"))
+            out, _ = self.attn(
+                h,
+                causal=causal,
+                mask=mask,
+                key_padding_mask=key_padding_mask,
+                kv_cache=kv_cache,
+                record=scoped(record, "attn"),
+            )
             return self.drop_1(out)
 
         def feed_forward(h: Tensor) -> Tensor:
@@ -152,14 +180,16 @@ class DecoderBlock(nn.Module):
         """x: (B, T_tgt, d_model) the target so far; memory: (B, T_src, d_model) the encoder's output."""
 
         def masked_self_attention(h: Tensor) -> Tensor:
-            out, _ = self.self_attn(h, causal=True, key_padding_mask=key_padding_mask,
-                                    kv_cache=kv_cache, record=scoped(record, "self_attn"))
+            out, _ = self.self_attn(
+                h, causal=True, key_padding_mask=key_padding_mask, kv_cache=kv_cache, record=scoped(record, "self_attn")
+            )
             return self.drops[0](out)
 
         def cross_attention(h: Tensor) -> Tensor:
             # Queries from the target, keys and values from the source sentence.
-            out, _ = self.cross_attn(h, memory, key_padding_mask=memory_key_padding_mask,
-                                     record=scoped(record, "cross_attn"))
+            out, _ = self.cross_attn(
+                h, memory, key_padding_mask=memory_key_padding_mask, record=scoped(record, "cross_attn")
+            )
             return self.drops[1](out)
 
         def feed_forward(h: Tensor) -> Tensor:

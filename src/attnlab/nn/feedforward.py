@@ -17,7 +17,9 @@ ACTIVATIONS = {
 class FeedForward(nn.Module):
     """Two linear maps with an activation between; hidden width 4 * d_model unless told otherwise."""
 
-    def __init__(self, d_model: int, d_ff: int | None = None, activation: str = "relu", dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self, d_model: int, d_ff: int | None = None, activation: str = "relu", dropout: float = 0.0, bias: bool = True
+    ):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")

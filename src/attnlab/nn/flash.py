@@ -53,7 +53,13 @@ def _rows_cols(mask: Tensor, i0: int, i1: int, j0: int, j1: int) -> Tensor:
 
 
 def flash_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, tile: int = 64, *, causal: bool = False,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    tile: int = 64,
+    *,
+    causal: bool = False,
     trace: Callable[[TileStep], None] | None = None,
 ) -> Tensor:
     """softmax(Q K^T / sqrt(d_k)) V by tiles with the online softmax; equals `attention(q, k, v, mask)[0]`.
@@ -107,17 +113,27 @@ def flash_attention(
             m = m_new
             if trace is not None:
                 safe = torch.where(l > 0, l, torch.ones_like(l))
-                trace(TileStep((i0, i1), (j0, j1), s.detach().clone(), rescale.detach().squeeze(-1).clone(),
-                               m.detach().squeeze(-1).clone(), l.detach().squeeze(-1).clone(), acc.detach().clone(),
-                               (acc / safe).detach().clone()))
+                trace(
+                    TileStep(
+                        (i0, i1),
+                        (j0, j1),
+                        s.detach().clone(),
+                        rescale.detach().squeeze(-1).clone(),
+                        m.detach().squeeze(-1).clone(),
+                        l.detach().squeeze(-1).clone(),
+                        acc.detach().clone(),
+                        (acc / safe).detach().clone(),
+                    )
+                )
             del s, p  # this tile's blocks go before the next tile's come: one (Br, Bc) block at a time
         # A row that read nothing has acc = 0 and l = 0: divide by 1 instead, its output stays 0.
         out[..., i0:i1, :] = acc / torch.where(l > 0, l, torch.ones_like(l))  # (..., Br, d_v)
     return out
 
 
-def flash_steps(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, tile: int = 64, *,
-                causal: bool = False) -> tuple[Tensor, list[TileStep]]:
+def flash_steps(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, tile: int = 64, *, causal: bool = False
+) -> tuple[Tensor, list[TileStep]]:
     """The output and every computed tile's running state, in the order the loop visits them."""
     steps: list[TileStep] = []
     out = flash_attention(q, k, v, mask, tile, causal=causal, trace=steps.append)

@@ -43,8 +43,18 @@ def balance_loss(tokens_per_expert: Tensor, probs: Tensor) -> Tensor:
 class MoE(nn.Module):
     """A top-k routed mixture of E FeedForward experts with a capacity limit; same shape in and out."""
 
-    def __init__(self, d_model: int, d_ff: int | None = None, *, n_experts: int = 4, top_k: int = 1,
-                 capacity_factor: float = 1.25, activation: str = "relu", dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int | None = None,
+        *,
+        n_experts: int = 4,
+        top_k: int = 1,
+        capacity_factor: float = 1.25,
+        activation: str = "relu",
+        dropout: float = 0.0,
+        bias: bool = True,
+    ):
         super().__init__()
         if not 1 <= top_k <= n_experts:
             raise ValueError(f"top_k must be in [1, n_experts={n_experts}], got {top_k}")
@@ -53,7 +63,8 @@ class MoE(nn.Module):
         self.n_experts, self.top_k, self.capacity_factor = n_experts, top_k, capacity_factor
         self.router = nn.Linear(d_model, n_experts, bias=False)  # W_r: (d_model -> E), no bias (Switch)
         self.experts = nn.ModuleList(
-            FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias) for _ in range(n_experts))
+            FeedForward(d_model, d_ff, activation=activation, dropout=dropout, bias=bias) for _ in range(n_experts)
+        )
         # what the last forward did (read by the training loop and the lessons)
         self.aux_loss: Tensor | None = None
         self.tokens_per_expert: Tensor | None = None

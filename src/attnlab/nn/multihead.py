@@ -84,8 +84,17 @@ class MultiHeadAttention(nn.Module):
     n_kv_heads: the key/value heads h_kv; None = n_heads (multi-head), 1 = MQA, between = GQA (it divides n_heads).
     """
 
-    def __init__(self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0, rope: bool = False,
-                 scale: bool = True, n_kv_heads: int | None = None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        rope: bool = False,
+        scale: bool = True,
+        n_kv_heads: int | None = None,
+    ):
         super().__init__()
         if n_heads <= 0 or d_model % n_heads != 0:
             raise ValueError(f"d_model must be divisible by n_heads: got d_model={d_model}, n_heads={n_heads}")
@@ -140,7 +149,9 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"expected x of shape (B, T, {self.d_model}), got {tuple(x.shape)}")
         source = x if context is None else context
         if source.dim() != 3 or source.shape[0] != x.shape[0] or source.shape[-1] != self.d_model:
-            raise ValueError(f"expected context of shape ({x.shape[0]}, T_k, {self.d_model}), got {tuple(source.shape)}")
+            raise ValueError(
+                f"expected context of shape ({x.shape[0]}, T_k, {self.d_model}), got {tuple(source.shape)}"
+            )
 
         q = self.split_heads(self.W_Q(x))  # (B, T_q, d_model) -> (B, H, T_q, d_k)
         k = self.split_heads(self.W_K(source))  # (B, T_k, h_kv·d_k) -> (B, H_kv, T_k, d_k)
@@ -158,7 +169,10 @@ class MultiHeadAttention(nn.Module):
 
         full_mask = self.build_mask(k.shape[-2], x.shape[0], mask, key_padding_mask)
         heads, weights = attention(
-            q, k, v, full_mask,
+            q,
+            k,
+            v,
+            full_mask,
             causal=causal,
             need_weights=need_weights,
             dropout_p=self.dropout if self.training else 0.0,
@@ -166,7 +180,9 @@ class MultiHeadAttention(nn.Module):
             scale=self.scale,
         )  # (B, H, T_q, d_k), (B, H, T_q, T_k) or None
         heads = hooked(record, "head_outputs", heads)  # (B, H, T_q, d_k): where a head can be ablated or patched
-        concat = heads.transpose(1, 2).reshape(x.shape[0], x.shape[1], self.d_model)  # (B, H, T_q, d_k) -> (B, T_q, d_model)
+        concat = heads.transpose(1, 2).reshape(
+            x.shape[0], x.shape[1], self.d_model
+        )  # (B, H, T_q, d_k) -> (B, T_q, d_model)
         out = hooked(record, "output", self.W_O(concat))  # (B, T_q, d_model): the sublayer's write to the residual
         return out, weights
 

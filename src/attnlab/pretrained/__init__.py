@@ -47,7 +47,9 @@ def locate(name_or_path: str | Path) -> Path:
         return Path(next(iter(spec.submodule_search_locations))) / "model"
     path = Path(name_or_path)
     if not path.is_dir():
-        raise ValueError(f"{name_or_path!r} is neither a checkpoint folder nor a known model name ({', '.join(MINILM_NAMES[:2])})")
+        raise ValueError(
+            f"{name_or_path!r} is neither a checkpoint folder nor a known model name ({', '.join(MINILM_NAMES[:2])})"
+        )
     return path
 
 
@@ -74,11 +76,15 @@ def load(name_or_path: str | Path = "minilm", *, device: str | torch.device = "c
     expected = set(model.state_dict())
     missing = sorted(expected - set(state))
     if missing:
-        raise ValueError(f"{folder / 'model.safetensors'} lacks {len(missing)} tensors attnlab needs, e.g. {missing[:5]}")
+        raise ValueError(
+            f"{folder / 'model.safetensors'} lacks {len(missing)} tensors attnlab needs, e.g. {missing[:5]}"
+        )
     for name, tensor in state.items():
         want = model.state_dict()[name].shape
         if tensor.shape != want:
-            raise ValueError(f"{name}: the checkpoint's tensor is {tuple(tensor.shape)}, the config implies {tuple(want)}")
+            raise ValueError(
+                f"{name}: the checkpoint's tensor is {tuple(tensor.shape)}, the config implies {tuple(want)}"
+            )
     model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
     model.unused = sorted(unused)
     model.source = str(folder)

@@ -58,11 +58,21 @@ def bert_config(hf: dict) -> EncoderConfig:
     if act not in ACTIVATION:
         raise ValueError(f"hidden_act must be one of {sorted(ACTIVATION)}, got {act!r}")
     return EncoderConfig(
-        vocab_size=hf["vocab_size"], context_length=hf.get("max_position_embeddings", 512),
-        d_model=hf["hidden_size"], n_heads=hf["num_attention_heads"], n_layers=hf["num_hidden_layers"],
-        d_ff=hf.get("intermediate_size"), dropout=0.0, norm_first=False, positions="learned",
-        activation=ACTIVATION[act], bias=True, ln_eps=float(hf.get("layer_norm_eps", 1e-12)),
-        type_vocab_size=hf.get("type_vocab_size", 2), embed_norm=True, task_heads=False,
+        vocab_size=hf["vocab_size"],
+        context_length=hf.get("max_position_embeddings", 512),
+        d_model=hf["hidden_size"],
+        n_heads=hf["num_attention_heads"],
+        n_layers=hf["num_hidden_layers"],
+        d_ff=hf.get("intermediate_size"),
+        dropout=0.0,
+        norm_first=False,
+        positions="learned",
+        activation=ACTIVATION[act],
+        bias=True,
+        ln_eps=float(hf.get("layer_norm_eps", 1e-12)),
+        type_vocab_size=hf.get("type_vocab_size", 2),
+        embed_norm=True,
+        task_heads=False,
     )
 
 

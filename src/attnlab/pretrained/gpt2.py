@@ -43,10 +43,19 @@ def gpt2_config(hf: dict) -> GPTConfig:
     if act not in ACTIVATION:
         raise ValueError(f"activation_function must be one of {sorted(ACTIVATION)}, got {act!r}")
     return GPTConfig(
-        vocab_size=hf["vocab_size"], context_length=hf.get("n_positions", 1024), d_model=hf["n_embd"],
-        n_heads=hf["n_head"], n_layers=hf["n_layer"], d_ff=hf.get("n_inner"), dropout=0.0, norm_first=True,
-        positions="learned", activation=ACTIVATION[act], bias=True,
-        ln_eps=float(hf.get("layer_norm_epsilon", 1e-5)), tie_weights=bool(hf.get("tie_word_embeddings", True)),
+        vocab_size=hf["vocab_size"],
+        context_length=hf.get("n_positions", 1024),
+        d_model=hf["n_embd"],
+        n_heads=hf["n_head"],
+        n_layers=hf["n_layer"],
+        d_ff=hf.get("n_inner"),
+        dropout=0.0,
+        norm_first=True,
+        positions="learned",
+        activation=ACTIVATION[act],
+        bias=True,
+        ln_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
+        tie_weights=bool(hf.get("tie_word_embeddings", True)),
     )
 
 
@@ -71,7 +80,9 @@ def gpt2_state_dict(weights: dict[str, Tensor], tied: bool = True) -> tuple[dict
             elif part == "attn.c_attn":
                 # (d, 3d) = [W_Q | W_K | W_V] side by side; a bias (3d,) likewise.
                 for ours, piece in zip(("W_Q", "W_K", "W_V"), torch.chunk(tensor, 3, dim=-1)):
-                    state[f"{prefix}.attn.{ours}.{kind}"] = piece.t().contiguous() if kind == "weight" else piece.contiguous()
+                    state[f"{prefix}.attn.{ours}.{kind}"] = (
+                        piece.t().contiguous() if kind == "weight" else piece.contiguous()
+                    )
             else:
                 state[f"{prefix}.{CONV[part]}.{kind}"] = tensor.t().contiguous() if kind == "weight" else tensor
         elif key == "lm_head.weight":

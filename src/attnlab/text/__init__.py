@@ -7,7 +7,19 @@ from attnlab.text.corpus import read_corpus, read_poems_json, strip_notes
 from attnlab.text.tokenizer import Tokenizer, load_tokenizer, save_tokenizer, tokenizer_from_dict, train_tokenizer
 
 __all__ = [
-    "BPETokenizer", "BUILTIN_TEXTS", "CharTokenizer", "EOT", "JINGYESI", "POEM", "Tokenizer", "builtin_text",
-    "load_tokenizer", "read_corpus", "read_poems_json", "save_tokenizer", "strip_notes", "tokenizer_from_dict",
+    "BPETokenizer",
+    "BUILTIN_TEXTS",
+    "CharTokenizer",
+    "EOT",
+    "JINGYESI",
+    "POEM",
+    "Tokenizer",
+    "builtin_text",
+    "load_tokenizer",
+    "read_corpus",
+    "read_poems_json",
+    "save_tokenizer",
+    "strip_notes",
+    "tokenizer_from_dict",
     "train_tokenizer",
 ]

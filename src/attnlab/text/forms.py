@@ -108,7 +108,7 @@ def longest_copied_span(poem: str, training_text: str) -> str:
     found at i..j is extended while it is still found, else its start moves on)."""
     best, i, j = "", 0, 0
     while j < len(poem):
-        if poem[i:j + 1] in training_text:
+        if poem[i : j + 1] in training_text:
             j += 1
             if j - i > len(best):
                 best = poem[i:j]

@@ -42,8 +42,10 @@ def poetry_files(spec: str, script: str = "simplified") -> list[Path]:
         raise ValueError(f"no .json files in {spec!r}")
     files = [p for p in found if _script_of(p) == script]
     if not files:
-        raise ValueError(f"none of the {len(found)} .json file(s) in {spec!r} is in {script} script "
-                         f"(simplified copies end in .simplified.json)")
+        raise ValueError(
+            f"none of the {len(found)} .json file(s) in {spec!r} is in {script} script "
+            f"(simplified copies end in .simplified.json)"
+        )
     if len(files) > MAX_FILES:
         raise ValueError(f"{spec!r} names {len(files)} files; at most {MAX_FILES}")
     return files

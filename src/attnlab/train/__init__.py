@@ -12,15 +12,32 @@ from attnlab.train.device import DEVICES, pick_device
 from attnlab.train.loop import Probe, TrainConfig, Trainer, TrainResult, lm_loss, make_optimizer
 from attnlab.train.run import Run, corpus_defaults, new_run, resume_run
 from attnlab.train.storage.checkpoint import (
-                                              Checkpoint,
-                                              CheckpointError,
-                                              load_checkpoint,
-                                              load_train_state,
-                                              save_checkpoint,
+    Checkpoint,
+    CheckpointError,
+    load_checkpoint,
+    load_train_state,
+    save_checkpoint,
 )
 
 __all__ = [
-    "Checkpoint", "CheckpointError", "DEVICES", "Probe", "Run", "TokenData", "TrainConfig", "TrainResult", "Trainer",
-    "corpus_defaults", "get_batch", "lm_loss", "load_checkpoint", "load_train_state", "make_optimizer", "new_run",
-    "pick_device", "resume_run", "save_checkpoint", "token_stream",
+    "Checkpoint",
+    "CheckpointError",
+    "DEVICES",
+    "Probe",
+    "Run",
+    "TokenData",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "corpus_defaults",
+    "get_batch",
+    "lm_loss",
+    "load_checkpoint",
+    "load_train_state",
+    "make_optimizer",
+    "new_run",
+    "pick_device",
+    "resume_run",
+    "save_checkpoint",
+    "token_stream",
 ]

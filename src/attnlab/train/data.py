@@ -42,8 +42,9 @@ class TokenData:
     val_starts: Tensor | None = None
 
     @classmethod
-    def from_texts(cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2, *,
-                   cache: bool = False) -> TokenData:
+    def from_texts(
+        cls, texts: list[str], tokenizer, val_fraction: float = 0.1, min_val_tokens: int = 2, *, cache: bool = False
+    ) -> TokenData:
         """cache=True: a large corpus (MIN_CACHED_CHARS or more) is tokenized once and its ids kept in a uint16
         file (attnlab.train.token_cache) that later runs read instead of tokenizing again."""
         if not 0.0 <= val_fraction < 1.0:
@@ -56,8 +57,9 @@ class TokenData:
         return cls(stream[:-n_val], stream[-n_val:])
 
     @classmethod
-    def from_split(cls, train_texts: list[str], val_texts: list[str], tokenizer, align: bool = False,
-                   context_length: int = 0) -> TokenData:
+    def from_split(
+        cls, train_texts: list[str], val_texts: list[str], tokenizer, align: bool = False, context_length: int = 0
+    ) -> TokenData:
         """Streams from texts already split (by poem: split_texts), so no text is cut in two. With align, each
         stream begins with the end-of-text mark and every window starts at one: a poem's first character is
         always at position 1, as when generation starts a poem (`start_of_text`), so learned positions line up
@@ -67,8 +69,12 @@ class TokenData:
         eot = torch.tensor([tokenizer.eot_id])
         train = torch.cat([eot, token_stream(train_texts, tokenizer)])
         val = torch.cat([eot, token_stream(val_texts, tokenizer)]) if val_texts else None
-        return cls(train, val, text_starts(train, tokenizer.eot_id, context_length),
-                   text_starts(val, tokenizer.eot_id, context_length) if val is not None else None)
+        return cls(
+            train,
+            val,
+            text_starts(train, tokenizer.eot_id, context_length),
+            text_starts(val, tokenizer.eot_id, context_length) if val is not None else None,
+        )
 
 
 def text_starts(stream: Tensor, eot_id: int, context_length: int) -> Tensor | None:
@@ -100,8 +106,16 @@ def split_texts(texts: list[str], val_fraction: float = 0.1, seed: int = 0) -> t
     return [t for i, t in enumerate(texts) if i not in held], [t for i, t in enumerate(texts) if i in held]
 
 
-def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: torch.Generator, *,
-              rank: int = 0, world_size: int = 1, allowed: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def get_batch(
+    stream: Tensor,
+    context_length: int,
+    batch_size: int,
+    generator: torch.Generator,
+    *,
+    rank: int = 0,
+    world_size: int = 1,
+    allowed: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
     """(x, y), each (B, T): random windows of the stream, y = x shifted one to the left.
 
     A stream that fits in one window (a poem memorized by heart) is always the one whole window, from
@@ -119,7 +133,7 @@ def get_batch(stream: Tensor, context_length: int, batch_size: int, generator: t
         starts = allowed[torch.randint(0, len(allowed), (world_size * batch_size,), generator=generator)]
     else:
         starts = torch.randint(0, len(stream) - context_length, (world_size * batch_size,), generator=generator)
-    starts = starts[rank * batch_size:(rank + 1) * batch_size]  # (W*B,) -> (B,) this rank's share
+    starts = starts[rank * batch_size : (rank + 1) * batch_size]  # (W*B,) -> (B,) this rank's share
     # The generator stays on the CPU (the same windows for a seed on every device, and a state any device can
     # resume); only the B start positions travel, and the windows are gathered where the stream lives.
     starts = starts.to(stream.device, non_blocking=True)
@@ -146,9 +160,11 @@ def check_corpus(corpus: str, max_corpus_mb: float | None = None, script: str | 
         files = [Path(corpus)]
     total = sum(_regular_size(path) for path in files)
     if total > limit:
-        raise ValueError(f"corpus {corpus} holds {total / MB:,.1f} MB, over the {_mb(limit)} limit; train on a "
-                         f"smaller corpus, or raise the limit with --max-corpus-mb if this machine has the memory "
-                         f"(reading and tokenizing it takes about {18 * total / 1e9:.1f} GB)")
+        raise ValueError(
+            f"corpus {corpus} holds {total / MB:,.1f} MB, over the {_mb(limit)} limit; train on a "
+            f"smaller corpus, or raise the limit with --max-corpus-mb if this machine has the memory "
+            f"(reading and tokenizing it takes about {18 * total / 1e9:.1f} GB)"
+        )
     return total
 
 
@@ -246,8 +262,10 @@ def read_bounded(path: Path, max_bytes: int) -> bytes:
             chunks.append(block)
             size += len(block)
             if size > max_bytes:
-                raise ValueError(f"corpus {path} grew past the {_mb(max_bytes)} limit while it was read; train on "
-                                 f"a copy that is not being written, or raise the limit with --max-corpus-mb")
+                raise ValueError(
+                    f"corpus {path} grew past the {_mb(max_bytes)} limit while it was read; train on "
+                    f"a copy that is not being written, or raise the limit with --max-corpus-mb"
+                )
     finally:
         os.close(fd)
     return b"".join(chunks)
@@ -261,9 +279,11 @@ def corpus_memory(corpus: str, max_corpus_mb: float | None = None) -> Iterator[N
     except (MemoryError, RuntimeError) as err:
         if isinstance(err, RuntimeError) and "allocate memory" not in str(err):
             raise
-        raise ValueError(f"corpus {corpus} is too big for this machine's memory once read and tokenized; train on "
-                         f"a smaller corpus, or lower --max-corpus-mb (now {_mb(corpus_limit(max_corpus_mb))}) so "
-                         f"that such a corpus is refused before it is read") from None
+        raise ValueError(
+            f"corpus {corpus} is too big for this machine's memory once read and tokenized; train on "
+            f"a smaller corpus, or lower --max-corpus-mb (now {_mb(corpus_limit(max_corpus_mb))}) so "
+            f"that such a corpus is refused before it is read"
+        ) from None
 
 
 def corpus_limit(max_corpus_mb: float | None) -> int:
@@ -292,23 +312,32 @@ def _regular_size(path: Path, allow_dir: bool = False) -> int:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ValueError(f"corpus {str(path)!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor an "
-                         f"existing file") from None
+        raise ValueError(
+            f"corpus {str(path)!r} is neither a built-in text {sorted(BUILTIN_TEXTS)} nor an existing file"
+        ) from None
     except OSError as err:
         raise ValueError(f"cannot read corpus {path}: {err.strerror or err}") from None
     if allow_dir and stat.S_ISDIR(st.st_mode):
         return 0
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"corpus {path} is not a regular file (it is {_kind(st.st_mode)}); give a .txt or "
-                         f".json file, or a folder of them")
+        raise ValueError(
+            f"corpus {path} is not a regular file (it is {_kind(st.st_mode)}); give a .txt or "
+            f".json file, or a folder of them"
+        )
     resolved = path.resolve()
     if os.name == "posix" and any(resolved.is_relative_to(folder) for folder in SYSTEM_FOLDERS):
-        raise ValueError(f"corpus {path} is a system file ({resolved}), not text to train on; give a .txt or "
-                         f".json file")
+        raise ValueError(
+            f"corpus {path} is a system file ({resolved}), not text to train on; give a .txt or .json file"
+        )
     return st.st_size
 
 
 def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO, a named pipe"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO, a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    )
     return next((name for test, name in kinds if test(mode)), "a special file")

@@ -23,4 +23,3 @@ def pick_device(name: str | torch.device = "auto") -> torch.device:
     if name == "mps" and not mps:
         raise ValueError("device 'mps' was asked for, but Apple's MPS backend is not available here")
     return torch.device(name)
-

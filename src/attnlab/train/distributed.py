@@ -33,9 +33,11 @@ def setup(device: str = "auto") -> torch.device:
         if not torch.cuda.is_available():
             raise ValueError("device 'cuda' was asked for, but this PyTorch sees no CUDA GPU (try --device cpu)")
         if local_rank >= torch.cuda.device_count():
-            raise ValueError(f"process {local_rank} on this machine has no GPU of its own: "
-                             f"{torch.cuda.device_count()} GPUs, so at most --nproc_per_node "
-                             f"{torch.cuda.device_count()}")
+            raise ValueError(
+                f"process {local_rank} on this machine has no GPU of its own: "
+                f"{torch.cuda.device_count()} GPUs, so at most --nproc_per_node "
+                f"{torch.cuda.device_count()}"
+            )
         here = torch.device("cuda", local_rank)
         torch.cuda.set_device(here)  # NCCL works on the current device
     else:

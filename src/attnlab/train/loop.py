@@ -148,9 +148,16 @@ def lm_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 class Trainer:
     """Holds a model, its optimizer and the batch generator; `run()` trains up to cfg.steps."""
 
-    def __init__(self, model: torch.nn.Module, data: TokenData, cfg: TrainConfig, *,
-                 device: torch.device | str = "cpu", probe: Probe | None = None,
-                 clock: Callable[[], float] = time.perf_counter):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        data: TokenData,
+        cfg: TrainConfig,
+        *,
+        device: torch.device | str = "cpu",
+        probe: Probe | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         self.model = model.to(device)
         self.data, self.cfg, self.device, self.probe = data, cfg, torch.device(device), probe
         self.context_length = model.config.context_length
@@ -202,8 +209,13 @@ class Trainer:
         g = torch.Generator().manual_seed(self.cfg.seed + 1)
         losses = []
         for i in range(self.cfg.eval_iters):
-            x, y = get_batch(self.val_tokens, self.context_length, self.cfg.batch_size, g,
-                             allowed=getattr(self.data, "val_starts", None))
+            x, y = get_batch(
+                self.val_tokens,
+                self.context_length,
+                self.cfg.batch_size,
+                g,
+                allowed=getattr(self.data, "val_starts", None),
+            )
             if i % self.world_size == self.rank:
                 with speed.autocast(self.precision, self.device):
                     losses.append(lm_loss(self.model, x, y))
@@ -219,15 +231,16 @@ class Trainer:
             return None
         was_training = self.model.training
         self.model.eval()
-        ids = self.probe.context_ids[-self.context_length:]
+        ids = self.probe.context_ids[-self.context_length :]
         logits = self.model(torch.tensor([ids], device=self.device))[0, -1]  # (V,)
         self.model.train(was_training)
         return float(torch.softmax(logits.float(), dim=-1)[self.probe.target_id])
 
     # -- the loop -------------------------------------------------------------------------------------
 
-    def run(self, callback: Callable[[dict], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> TrainResult:
+    def run(
+        self, callback: Callable[[dict], None] | None = None, should_stop: Callable[[], bool] | None = None
+    ) -> TrainResult:
         """Train from self.step up to cfg.steps. callback(event) gets a dict after every log_interval
         steps and at the end; should_stop() is asked after every step (True ends the run early)."""
         with threads_for(self.model):
@@ -259,10 +272,17 @@ class Trainer:
                 val_loss = self.estimate_val_loss() if evaluate else None
                 if val_loss is not None and self._note_val(val_loss) and not last and not stopped:
                     stopped, reason = True, "patience"  # the same on every rank: they share the estimate
-                event = {"type": "step", "step": self.step, "steps": cfg.steps, "loss": loss_value, "lr": lr,
-                         "p_probe": self.probe_prob(), "val_loss": val_loss,
-                         "best_val_loss": self.best["val_loss"] if self.best else None,
-                         "seconds": self.clock() - start}
+                event = {
+                    "type": "step",
+                    "step": self.step,
+                    "steps": cfg.steps,
+                    "loss": loss_value,
+                    "lr": lr,
+                    "p_probe": self.probe_prob(),
+                    "val_loss": val_loss,
+                    "best_val_loss": self.best["val_loss"] if self.best else None,
+                    "seconds": self.clock() - start,
+                }
                 self.history.append({k: event[k] for k in ("step", "loss", "val_loss", "p_probe")})
                 if callback is not None:
                     callback(event)
@@ -270,10 +290,19 @@ class Trainer:
                 break
 
         restored = self.restore_best() if cfg.keep_best else False
-        result = TrainResult(step=self.step, loss=loss_value, val_loss=val_loss, p_probe=self.probe_prob(),
-                             stopped=stopped, seconds=self.clock() - start, history=self.history,
-                             stop_reason=reason, best_val_loss=self.best["val_loss"] if self.best else None,
-                             best_step=self.best["step"] if self.best else None, restored_best=restored)
+        result = TrainResult(
+            step=self.step,
+            loss=loss_value,
+            val_loss=val_loss,
+            p_probe=self.probe_prob(),
+            stopped=stopped,
+            seconds=self.clock() - start,
+            history=self.history,
+            stop_reason=reason,
+            best_val_loss=self.best["val_loss"] if self.best else None,
+            best_step=self.best["step"] if self.best else None,
+            restored_best=restored,
+        )
         if callback is not None:
             callback({"type": "done", **{k: v for k, v in asdict(result).items() if k != "history"}})
         return result
@@ -286,9 +315,15 @@ class Trainer:
         lr = cfg.lr_at(self.step) if lr is None else lr
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        x, y = get_batch(self.train_tokens, self.context_length, cfg.batch_size, self.batch_generator,
-                         rank=self.rank, world_size=self.world_size,
-                         allowed=getattr(self.data, "train_starts", None))  # this rank's share of the batch
+        x, y = get_batch(
+            self.train_tokens,
+            self.context_length,
+            cfg.batch_size,
+            self.batch_generator,
+            rank=self.rank,
+            world_size=self.world_size,
+            allowed=getattr(self.data, "train_starts", None),
+        )  # this rank's share of the batch
         with speed.autocast(self.precision, self.device):
             loss = lm_loss(model, x, y)
         objective = loss + self.balance_term()  # a MoE model also pays for uneven routing; loss stays the LM's
@@ -316,8 +351,11 @@ class Trainer:
         """Record an estimate (a copy of the weights when it is the best so far, with keep_best); True when
         `patience` estimates in a row have not beaten the best."""
         if self.best is None or val_loss < self.best["val_loss"]:
-            self.best = {"val_loss": val_loss, "step": self.step,
-                         "weights": self._weights() if self.cfg.keep_best else None}
+            self.best = {
+                "val_loss": val_loss,
+                "step": self.step,
+                "weights": self._weights() if self.cfg.keep_best else None,
+            }
             self.evals_since_best = 0
             return False
         self.evals_since_best += 1
@@ -342,15 +380,21 @@ class Trainer:
     def state(self) -> tuple[dict, dict]:
         """(json-able scalars, tensors) that let a later run continue exactly where this one stopped."""
         opt = self.optimizer.state_dict()
-        tensors = {f"optimizer.{i}.{name}": t.detach().cpu().contiguous()
-                   for i, st in opt["state"].items() for name, t in st.items()}
+        tensors = {
+            f"optimizer.{i}.{name}": t.detach().cpu().contiguous()
+            for i, st in opt["state"].items()
+            for name, t in st.items()
+        }
         tensors["rng.batches"] = self.batch_generator.get_state()
         tensors["rng.torch"] = torch.get_rng_state()
         groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in opt["param_groups"]]
         scalars = {"step": self.step, "param_groups": groups, "history": self.history}
         if self.best is not None:
-            scalars["best"] = {"val_loss": self.best["val_loss"], "step": self.best["step"],
-                               "evals_since": self.evals_since_best}
+            scalars["best"] = {
+                "val_loss": self.best["val_loss"],
+                "step": self.best["step"],
+                "evals_since": self.evals_since_best,
+            }
         if self.last_weights is not None:  # the model holds the best weights: keep the last ones to resume
             tensors.update({f"last.{k}": v.contiguous() for k, v in self.last_weights.items()})
         return scalars, tensors
@@ -369,10 +413,13 @@ class Trainer:
         self.history = list(scalars.get("history", []))
         best = scalars.get("best")
         if isinstance(best, dict) and isinstance(best.get("val_loss"), (int, float)):
-            last = {k[len("last."):]: t for k, t in tensors.items() if k.startswith("last.")}
+            last = {k[len("last.") :]: t for k, t in tensors.items() if k.startswith("last.")}
             # the model was saved holding the best weights when `last.*` is there, else the last ones
-            self.best = {"val_loss": float(best["val_loss"]), "step": int(best.get("step", 0)),
-                         "weights": self._weights() if last or best.get("step") == self.step else None}
+            self.best = {
+                "val_loss": float(best["val_loss"]),
+                "step": int(best.get("step", 0)),
+                "weights": self._weights() if last or best.get("step") == self.step else None,
+            }
             self.evals_since_best = int(best.get("evals_since", 0))
             if last:
                 self.last_weights = {k: t.to(self.device) for k, t in last.items()}

@@ -33,13 +33,27 @@ DEFAULTS: dict[str, tuple[str, dict]] = {
 }
 # Any corpus file: nanoGPT's Tiny Shakespeare CPU recipe.
 # Progress every 10 steps: reading the loss waits for the device, and a probe is one more forward pass.
-FILE_DEFAULTS = ("shakespeare-cpu", dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250,
-                                         log_interval=10))
+FILE_DEFAULTS = (
+    "shakespeare-cpu",
+    dict(steps=2000, lr=1e-3, batch_size=12, warmup_steps=100, eval_interval=250, log_interval=10),
+)
 # A folder or glob of chinese-poetry JSON (全唐诗): a model that holds a whole 七律 (67 characters) in its
 # context, trained for a time budget with the best validation weights kept; measured in
 # benchmarks/bench_poems.py (README: "Tang poems").
-POETRY_DEFAULTS = ("poems-small", dict(steps=100_000, minutes=10.0, lr=2e-3, batch_size=16, warmup_steps=100,
-                                       eval_interval=100, eval_iters=10, patience=5, keep_best=True))
+POETRY_DEFAULTS = (
+    "poems-small",
+    dict(
+        steps=100_000,
+        minutes=10.0,
+        lr=2e-3,
+        batch_size=16,
+        warmup_steps=100,
+        eval_interval=100,
+        eval_iters=10,
+        patience=5,
+        keep_best=True,
+    ),
+)
 POETRY_FORMS = "regular"  # a collection's default slice: the four regular forms (attnlab.text.forms)
 POETRY_ALIGN = True  # a collection's windows start at a poem's beginning (TokenData.from_split, align)
 
@@ -74,8 +88,13 @@ class Corpus:
         return split_texts(self.texts, 0.1, seed)
 
 
-def load_corpus(corpus: str, script: str | None = None, form: str | None = None, align: bool | None = None,
-                max_corpus_mb: float | None = None) -> Corpus:
+def load_corpus(
+    corpus: str,
+    script: str | None = None,
+    form: str | None = None,
+    align: bool | None = None,
+    max_corpus_mb: float | None = None,
+) -> Corpus:
     """A built-in name, a .txt/.json file, or a folder/glob of chinese-poetry JSON (one script, some forms),
     of at most max_corpus_mb (default attnlab.train.data.MAX_CORPUS_MB) in all."""
     check_corpus(corpus, max_corpus_mb, script)  # before anything is opened: no FIFO, device or huge file is read
@@ -85,12 +104,14 @@ def load_corpus(corpus: str, script: str | None = None, form: str | None = None,
         pc = read_poetry(corpus, script, forms)
         name = corpus if any(ch in corpus for ch in "*?[") else str(Path(corpus).expanduser())
         name = str(Path(name).expanduser().absolute())
-        options = {"script": script, "form": ",".join(forms) if forms else "all",
-                   "align": POETRY_ALIGN if align is None else bool(align)}
+        options = {
+            "script": script,
+            "form": ",".join(forms) if forms else "all",
+            "align": POETRY_ALIGN if align is None else bool(align),
+        }
         return Corpus(name, pc.poems, pc.sha256(), options, by_text=True)
     if script is not None or form is not None:
-        raise ValueError("--script and --form slice a folder or glob of chinese-poetry JSON files, not "
-                         f"{corpus!r}")
+        raise ValueError(f"--script and --form slice a folder or glob of chinese-poetry JSON files, not {corpus!r}")
     if corpus in BUILTIN_TEXTS:
         return Corpus(corpus, read_corpus(corpus), None)
     texts, checksum = read_corpus_file(corpus, max_corpus_mb)
@@ -144,9 +165,17 @@ class Run:
             "val_loss": next((h["val_loss"] for h in reversed(t.history) if h.get("val_loss") is not None), None),
             "probe": dataclasses.asdict(t.probe) if t.probe else None,
             **({"corpus_options": self.corpus_options} if self.corpus_options else {}),
-            **({"best": {"val_loss": t.best["val_loss"], "step": t.best["step"],
-                         "weights": "best" if t.last_weights is not None or t.best["step"] == t.step else "last"}}
-               if t.best is not None and self.config.keep_best else {}),
+            **(
+                {
+                    "best": {
+                        "val_loss": t.best["val_loss"],
+                        "step": t.best["step"],
+                        "weights": "best" if t.last_weights is not None or t.best["step"] == t.step else "last",
+                    }
+                }
+                if t.best is not None and self.config.keep_best
+                else {}
+            ),
         }
 
     def save(self, out: str | Path) -> Path:
@@ -180,8 +209,13 @@ def new_run(
         source = load_corpus(corpus, script, form, align, max_corpus_mb)
         texts = source.texts
         tok = train_tokenizer(tokenizer, texts, vocab_size=bpe_vocab_size)
-    overrides = {k: v for k, v in dict(n_layers=layers, n_heads=heads, d_model=d_model, context_length=context,
-                                       dropout=dropout).items() if v is not None}
+    overrides = {
+        k: v
+        for k, v in dict(
+            n_layers=layers, n_heads=heads, d_model=d_model, context_length=context, dropout=dropout
+        ).items()
+        if v is not None
+    }
     if ablations:
         overrides["ablations"] = tuple(ablations)  # parts switched off (attnlab.nn.ablations), kept in config.json
     model_cfg = model_preset(preset or preset_name, vocab_size=tok.vocab_size, **overrides)
@@ -191,9 +225,20 @@ def new_run(
         data = source.token_data(tok, model_cfg.context_length)
     torch.manual_seed(cfg.seed)  # the model's initial weights come from the seed
     model = GPT(model_cfg)
-    trainer = Trainer(model, data, cfg, device=dev, probe=make_probe(tok, data, texts), **({"clock": clock} if clock else {}))
-    return Run(source.name, texts, tok, model, data, trainer, source.sha256, corpus_options=source.options,
-               held_out=source.split()[1] if source.by_text else [])
+    trainer = Trainer(
+        model, data, cfg, device=dev, probe=make_probe(tok, data, texts), **({"clock": clock} if clock else {})
+    )
+    return Run(
+        source.name,
+        texts,
+        tok,
+        model,
+        data,
+        trainer,
+        source.sha256,
+        corpus_options=source.options,
+        held_out=source.split()[1] if source.by_text else [],
+    )
 
 
 def _resume_corpus(checkpoint, meta: dict, max_corpus_mb: float | None = None) -> str:
@@ -210,34 +255,51 @@ def _resume_corpus(checkpoint, meta: dict, max_corpus_mb: float | None = None) -
         try:
             now = load_corpus(recorded, opts.get("script"), opts.get("form"), max_corpus_mb=max_corpus_mb).sha256
         except ValueError as e:
-            raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, cannot be read any more "
-                                  f"({e}); pass --corpus to say what to resume on") from None
+            raise CheckpointError(
+                f"the corpus {checkpoint} was trained on, {recorded!r}, cannot be read any more "
+                f"({e}); pass --corpus to say what to resume on"
+            ) from None
         if expected is None or now != expected:
-            raise CheckpointError(f"the poems in {recorded!r} are not the ones {checkpoint} was trained on (their "
-                                  f"sha256 differs from the one in config.json); pass --corpus to resume on them")
+            raise CheckpointError(
+                f"the poems in {recorded!r} are not the ones {checkpoint} was trained on (their "
+                f"sha256 differs from the one in config.json); pass --corpus to resume on them"
+            )
         return recorded
     if expected is None:
-        raise CheckpointError(f"{checkpoint}/config.json names the corpus file {recorded!r} without its sha256 "
-                              f"(an older attnlab, or an edited checkpoint), so it is not read unasked; "
-                              f"pass --corpus FILE to say what to resume on")
+        raise CheckpointError(
+            f"{checkpoint}/config.json names the corpus file {recorded!r} without its sha256 "
+            f"(an older attnlab, or an edited checkpoint), so it is not read unasked; "
+            f"pass --corpus FILE to say what to resume on"
+        )
     path = Path(recorded)
     if not path.is_file():
-        raise CheckpointError(f"the corpus {checkpoint} was trained on, {recorded!r}, is not a file any more; "
-                              f"pass --corpus FILE to say what to resume on")
+        raise CheckpointError(
+            f"the corpus {checkpoint} was trained on, {recorded!r}, is not a file any more; "
+            f"pass --corpus FILE to say what to resume on"
+        )
     try:
         check_corpus(recorded, max_corpus_mb)  # a path an edited config.json names could be a FIFO or /proc/kmsg
     except ValueError as e:
-        raise CheckpointError(f"the corpus {checkpoint} was trained on cannot be read: {e}; pass --corpus FILE to "
-                              f"say what to resume on") from None
+        raise CheckpointError(
+            f"the corpus {checkpoint} was trained on cannot be read: {e}; pass --corpus FILE to say what to resume on"
+        ) from None
     if sha256_file(path) != expected:
-        raise CheckpointError(f"the corpus {recorded!r} is not the one {checkpoint} was trained on (its sha256 "
-                              f"differs from the one in config.json); pass --corpus {recorded} to resume on it as it "
-                              f"is now")
+        raise CheckpointError(
+            f"the corpus {recorded!r} is not the one {checkpoint} was trained on (its sha256 "
+            f"differs from the one in config.json); pass --corpus {recorded} to resume on it as it "
+            f"is now"
+        )
     return recorded
 
 
-def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str = "auto",
-               max_corpus_mb: float | None = None, **train_settings) -> Run:
+def resume_run(
+    checkpoint: str | Path,
+    *,
+    corpus: str | None = None,
+    device: str = "auto",
+    max_corpus_mb: float | None = None,
+    **train_settings,
+) -> Run:
     """Continue a saved run: same model, tokenizer, optimizer and random state; settings passed override."""
     ckpt = load_checkpoint(checkpoint)
     scalars, tensors = load_train_state(checkpoint)
@@ -253,8 +315,11 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     opts = meta.get("corpus_options") if isinstance(meta.get("corpus_options"), dict) else {}
     with corpus_memory(corpus, max_corpus_mb):
-        source = (load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False)),
-                              max_corpus_mb) if opts else load_corpus(corpus, max_corpus_mb=max_corpus_mb))
+        source = (
+            load_corpus(corpus, opts.get("script"), opts.get("form"), bool(opts.get("align", False)), max_corpus_mb)
+            if opts
+            else load_corpus(corpus, max_corpus_mb=max_corpus_mb)
+        )
         texts = source.texts
         data = source.token_data(ckpt.tokenizer, ckpt.model.config.context_length)
     dev = pick_device(device)
@@ -265,5 +330,15 @@ def resume_run(checkpoint: str | Path, *, corpus: str | None = None, device: str
     except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         raise CheckpointError(f"the training state in {checkpoint} does not fit its model: {first}") from None
-    return Run(source.name, texts, ckpt.tokenizer, ckpt.model, data, trainer, source.sha256, ckpt.warnings,
-               corpus_options=source.options, held_out=source.split()[1] if source.by_text else [])
+    return Run(
+        source.name,
+        texts,
+        ckpt.tokenizer,
+        ckpt.model,
+        data,
+        trainer,
+        source.sha256,
+        ckpt.warnings,
+        corpus_options=source.options,
+        held_out=source.split()[1] if source.by_text else [],
+    )

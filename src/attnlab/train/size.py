@@ -54,7 +54,9 @@ def estimate_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
 def _activations(c, batch_size: int) -> int:
     t, d, d_ff = c.context_length, c.d_model, c.d_ff or 4 * c.d_model
     # per block and window: q, k, v, attention scores and weights (H·T²), FFN hidden, residual and norms
-    return batch_size * c.n_layers * (2 * c.n_heads * t * t + t * (8 * d + 2 * d_ff)) + batch_size * t * 2 * c.vocab_size
+    return (
+        batch_size * c.n_layers * (2 * c.n_heads * t * t + t * (8 * d + 2 * d_ff)) + batch_size * t * 2 * c.vocab_size
+    )
 
 
 def parameter_floor(c) -> int:
@@ -81,7 +83,8 @@ def check_size(model_cfg, batch_size: int = 12) -> SizeEstimate:
             f"this model is too big to train here: {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
             f"context {model_cfg.context_length}, vocabulary {model_cfg.vocab_size} make {size.parameters:,} "
             f"parameters and need about {_gib(size.train_bytes)} to train (batch {batch_size}); "
-            f"the limit is {_gib(MAX_TRAIN_BYTES)}. Use smaller --layers/--d-model/--context/--batch-size")
+            f"the limit is {_gib(MAX_TRAIN_BYTES)}. Use smaller --layers/--d-model/--context/--batch-size"
+        )
     return size
 
 
@@ -98,7 +101,9 @@ def check_loadable(model_cfg) -> int:
     floor = parameter_floor(c)
     need = 4 * (4 * floor + _activations(c, batch_size=1))
     if need > MAX_TRAIN_BYTES:
-        raise ValueError(f"{c.n_layers} layers, d_model {c.d_model}, context {c.context_length}, vocabulary "
-                         f"{c.vocab_size} make at least {floor:,} parameters, more than attnlab trains (it would "
-                         f"need about {_gib(need)}; the limit is {_gib(MAX_TRAIN_BYTES)})")
+        raise ValueError(
+            f"{c.n_layers} layers, d_model {c.d_model}, context {c.context_length}, vocabulary "
+            f"{c.vocab_size} make at least {floor:,} parameters, more than attnlab trains (it would "
+            f"need about {_gib(need)}; the limit is {_gib(MAX_TRAIN_BYTES)})"
+        )
     return floor

@@ -18,10 +18,17 @@ import torch
 from attnlab.train.loop import TrainConfig, lm_loss, make_optimizer
 
 
-def train_small(model: torch.nn.Module, cfg: TrainConfig, batch: Callable[[torch.Generator], tuple], loss=lm_loss,
-                *, steps: int | None = None, optimizer: torch.optim.Optimizer | None = None,
-                penalty: Callable[[torch.nn.Module], torch.Tensor | None] | None = None,
-                on_step: Callable[[int], None] | None = None) -> list[float]:
+def train_small(
+    model: torch.nn.Module,
+    cfg: TrainConfig,
+    batch: Callable[[torch.Generator], tuple],
+    loss=lm_loss,
+    *,
+    steps: int | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    penalty: Callable[[torch.nn.Module], torch.Tensor | None] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> list[float]:
     """Train `model` for `steps` updates (default cfg.steps; 0 is allowed, where a TrainConfig's steps is not) and
     return each step's loss L, read before its update.
 

@@ -67,8 +67,11 @@ CSP = (
 
 # same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the lab's own form
 # posts, which the cross-site check (attnlab.web.limits) cannot tell from another site's.
-SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                    "Referrer-Policy": "same-origin"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 
 class SecurityHeaders:
@@ -97,8 +100,12 @@ def lesson_statics() -> list[tuple[str, str]]:
     return [(f"attnlab.lessons.{d.parent.name}", "static") for d in sorted(LESSONS_DIR.glob("*/static")) if d.is_dir()]
 
 
-def create_app(allowed_hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
-               runs_dir: str | Path | None = None, data_dir: str | Path | None = None) -> FastAPI:
+def create_app(
+    allowed_hosts: Iterable[str] | None = None,
+    max_body: int = MAX_BODY,
+    runs_dir: str | Path | None = None,
+    data_dir: str | Path | None = None,
+) -> FastAPI:
     """The lab: pages, JSON API (OpenAPI at /openapi.json), static files; no request leaves the server.
 
     `allowed_hosts`: the Host names it answers to besides localhost, 127.0.0.1 and ::1 (a server passes the

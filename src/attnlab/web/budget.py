@@ -79,7 +79,9 @@ class Busy(Exception):
     """The lane is full; try again in `retry_after` seconds."""
 
     def __init__(self, retry_after: int = RETRY_AFTER_S, lane: str = "heavy"):
-        super().__init__(f"the lab is computing as many {lane} lessons as it runs at once; try again in {retry_after} s")
+        super().__init__(
+            f"the lab is computing as many {lane} lessons as it runs at once; try again in {retry_after} s"
+        )
         self.retry_after = retry_after
 
 
@@ -87,8 +89,10 @@ class Foreign(Exception):
     """Another website asked for heavy work (403)."""
 
     def __init__(self, why: str):
-        super().__init__(f"refused: another website asked this lab to start a heavy computation ({why}); open the "
-                         "lab's own page and ask there")
+        super().__init__(
+            f"refused: another website asked this lab to start a heavy computation ({why}); open the "
+            "lab's own page and ask there"
+        )
         self.why = why
 
 
@@ -96,8 +100,10 @@ class TooLarge(ValueError):
     """One computation would need more memory than the lab gives one request (422)."""
 
     def __init__(self, mb: float):
-        super().__init__(f"these settings would need about {mb:,.0f} MiB, more than the lab gives one computation "
-                         f"({MAX_MB:,.0f} MiB); choose smaller sizes")
+        super().__init__(
+            f"these settings would need about {mb:,.0f} MiB, more than the lab gives one computation "
+            f"({MAX_MB:,.0f} MiB); choose smaller sizes"
+        )
         self.mb = mb
 
 

@@ -119,12 +119,14 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        return error_response(request, exc.status_code, str(exc.detail), getattr(exc, "headers", None),
-                              detail=exc.detail)
+        return error_response(
+            request, exc.status_code, str(exc.detail), getattr(exc, "headers", None), detail=exc.detail
+        )
 
 
-def error_response(request: Request, status: int, message: str, headers: dict | None = None, *, key: str = "",
-                   detail=None):
+def error_response(
+    request: Request, status: int, message: str, headers: dict | None = None, *, key: str = "", detail=None
+):
     """JSON {"message", "detail"} on the API; elsewhere the error page, saying `key` (default web.error.STATUS)
     from the catalog in the page's language when it is there, else `message`."""
     if _wants_json(request):

@@ -169,8 +169,12 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
             if future is not None:
                 _waiters[key] = _waiters.get(key, 0) + 1
         if mine:
-            threading.Thread(target=_work, args=(topic, raw, lang, key, lane, cost.mb, future), daemon=True,
-                             name=f"attnlab-lesson-{topic.name}").start()
+            threading.Thread(
+                target=_work,
+                args=(topic, raw, lang, key, lane, cost.mb, future),
+                daemon=True,
+                name=f"attnlab-lesson-{topic.name}",
+            ).start()
         if future is not None:  # ours, or the same lesson being computed for someone else: share it
             if progress_after is None:
                 return await budget.wait_for(future, request, on_gone=lambda: _leave(key))
@@ -216,8 +220,15 @@ def progress_of(topic, raw: dict, lang: str) -> dict:
     return {"status": "idle", "models": []}
 
 
-def remembered(name: str, settings: dict, compute: Callable, *, lang: str | None = None, source: str | None = None,
-               min_s: float | None = None):
+def remembered(
+    name: str,
+    settings: dict,
+    compute: Callable,
+    *,
+    lang: str | None = None,
+    source: str | None = None,
+    min_s: float | None = None,
+):
     """compute()'s result for a page's computation that is not a concept lesson (/real's sentence, its
     coreference and embeddings), kept like a lesson's: in memory, and on disk when it took CACHE_MIN_S or more
     (written on another thread, so the page does not wait for it). `settings` (plain values) and `lang` must

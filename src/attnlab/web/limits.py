@@ -117,9 +117,15 @@ class RequestLimits:
         host = headers.get("host")
         if host is not None and not self.hosts.allows(host):
             shown = host[:100].encode("ascii", "backslashreplace").decode()
-            await _answer(scope, receive, send, 400,
-                          f"this lab does not answer to the host name {shown!r}; open it at http://127.0.0.1:PORT/ "
-                          "(or the address `attnlab serve` printed)", "web.error.host")
+            await _answer(
+                scope,
+                receive,
+                send,
+                400,
+                f"this lab does not answer to the host name {shown!r}; open it at http://127.0.0.1:PORT/ "
+                "(or the address `attnlab serve` printed)",
+                "web.error.host",
+            )
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -130,9 +136,15 @@ class RequestLimits:
         if scope["method"] in UNSAFE_METHODS:
             why = cross_site(headers, scope.get("scheme", "http"))
             if why:
-                await _answer(scope, receive, send, 403,
-                              f"refused: this request comes from another site ({why}); the lab only accepts "
-                              "changes sent from its own pages", "web.error.cross_site")
+                await _answer(
+                    scope,
+                    receive,
+                    send,
+                    403,
+                    f"refused: this request comes from another site ({why}); the lab only accepts "
+                    "changes sent from its own pages",
+                    "web.error.cross_site",
+                )
                 return
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:

@@ -30,5 +30,3 @@ def trim(collect: bool = True) -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to do
         pass
-
-

@@ -25,8 +25,9 @@ def _arrow(x1: float, y1: float, x2: float, y2: float, head: float = 9.0) -> dic
     return {"x1": x1, "y1": y1, "x2": bx, "y2": by, "head": pts, "zero": False}
 
 
-def vector_sum(values: list[list[float]], weights: list[float], output: list[float], labels: list[str],
-               size: int = 260) -> dict:
+def vector_sum(
+    values: list[list[float]], weights: list[float], output: list[float], labels: list[str], size: int = 260
+) -> dict:
     """2-d values v_j (thin, from the origin), the terms a_j v_j laid tip to tail, and o = sum_j a_j v_j (bold)."""
     pts = [(0.0, 0.0), tuple(output), *[tuple(v) for v in values]]
     sx = sy = 0.0
@@ -47,16 +48,28 @@ def vector_sum(values: list[list[float]], weights: list[float], output: list[flo
     grid = []
     if span <= 12:  # unit grid lines while they stay readable
         for gx in range(math.ceil(x0), math.floor(x1) + 1):
-            grid.append({"x1": px(gx, y0)[0], "y1": px(gx, y0)[1], "x2": px(gx, y1)[0], "y2": px(gx, y1)[1], "axis": gx == 0})
+            grid.append(
+                {"x1": px(gx, y0)[0], "y1": px(gx, y0)[1], "x2": px(gx, y1)[0], "y2": px(gx, y1)[1], "axis": gx == 0}
+            )
         for gy in range(math.ceil(y0), math.floor(y1) + 1):
-            grid.append({"x1": px(x0, gy)[0], "y1": px(x0, gy)[1], "x2": px(x1, gy)[0], "y2": px(x1, gy)[1], "axis": gy == 0})
+            grid.append(
+                {"x1": px(x0, gy)[0], "y1": px(x0, gy)[1], "x2": px(x1, gy)[0], "y2": px(x1, gy)[1], "axis": gy == 0}
+            )
 
     tips: dict[tuple[float, float], list[int]] = {}  # values that coincide share one arrow and one label
     for j, v in enumerate(values):
         if math.hypot(*v) > 1e-12:
             tips.setdefault((round(v[0], 9), round(v[1], 9)), []).append(j)
-    vals = [{**_arrow(ox, oy, *px(*tip)), "j": js[0], "label": " = ".join(labels[j] for j in js),
-             "lx": px(*tip)[0], "ly": px(*tip)[1]} for tip, js in tips.items()]
+    vals = [
+        {
+            **_arrow(ox, oy, *px(*tip)),
+            "j": js[0],
+            "label": " = ".join(labels[j] for j in js),
+            "lx": px(*tip)[0],
+            "ly": px(*tip)[1],
+        }
+        for tip, js in tips.items()
+    ]
     terms, sx, sy = [], 0.0, 0.0
     for j, ((vx, vy), a) in enumerate(zip(values, weights)):
         nx, ny = sx + a * vx, sy + a * vy
@@ -67,5 +80,12 @@ def vector_sum(values: list[list[float]], weights: list[float], output: list[flo
     for v in vals:  # a label starts 5px right of its tip; widen the picture until it fits
         pad_right = max(pad_right, v["lx"] + 5 + _label_width(v["label"]) + 4 - (PAD + (x1 - x0) * scale))
     width = (x1 - x0) * scale + PAD + pad_right
-    return {"width": round(width, 1), "height": round(height, 1), "origin": (ox, oy), "grid": grid,
-            "vals": vals, "terms": terms, "out": out}
+    return {
+        "width": round(width, 1),
+        "height": round(height, 1),
+        "origin": (ox, oy),
+        "grid": grid,
+        "vals": vals,
+        "terms": terms,
+        "out": out,
+    }

@@ -21,8 +21,14 @@ from attnlab.web.render import lang_of, render
 def _page_or_json(request: Request, status: int, message: str, key: str, headers: dict | None = None, **fields):
     if _wants_json(request):
         return error_response(request, status, message, headers)
-    page = render(request, "error.html", status_code=status, code=status,
-                  message=t(key, lang_of(request), **fields), **({"again_url": fields["again"]} if "again" in fields else {}))
+    page = render(
+        request,
+        "error.html",
+        status_code=status,
+        code=status,
+        message=t(key, lang_of(request), **fields),
+        **({"again_url": fields["again"]} if "again" in fields else {}),
+    )
     page.headers.update(headers or {})
     return page
 
@@ -39,8 +45,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy):
-        return _page_or_json(request, 503, str(exc), "web.error.busy", {"Retry-After": str(exc.retry_after)},
-                             seconds=exc.retry_after)
+        return _page_or_json(
+            request, 503, str(exc), "web.error.busy", {"Retry-After": str(exc.retry_after)}, seconds=exc.retry_after
+        )
 
     @app.exception_handler(Cancelled)
     async def stopped(request: Request, exc: Cancelled):

@@ -101,9 +101,14 @@ def helpers(request: Request) -> dict:
         "lang_url": here(lang=other),
         "static": lambda name: f"/static/{name}?v={__version__}",
         "nav": [
-            {"slug": l.slug, "path": l.path, "title_key": l.title_key, "summary_key": l.summary_key,
-             "source_key": l.source_key,
-             "active": path == l.path or path.startswith(l.path + "/")}
+            {
+                "slug": l.slug,
+                "path": l.path,
+                "title_key": l.title_key,
+                "summary_key": l.summary_key,
+                "source_key": l.source_key,
+                "active": path == l.path or path.startswith(l.path + "/"),
+            }
             for l in LESSONS
         ],
     }

@@ -26,7 +26,7 @@ WHY = {
     409: "the run is still training",
     429: "too many runs are training; stop one first",
     503: "the server is busy with as many of these computations as it runs at once; "
-         "the Retry-After header says when to try again",
+    "the Retry-After header says when to try again",
 }
 
 
@@ -43,7 +43,7 @@ def answers(*codes: int) -> dict[int | str, dict[str, Any]]:
 # A stream of events, not one JSON document: text/event-stream only (no application/json). The example is a
 # real two-step run's stream (tests/test_openapi_exact.py checks its events against a run's).
 SSE_EXAMPLE = (
-    'retry: 1000\n\n'
+    "retry: 1000\n\n"
     'id: 0\nevent: step\ndata: {"type": "step", "step": 1, "steps": 2, "loss": 1.7913, "lr": 0.01, "p_probe": 0.1637, '
     '"val_loss": null, "best_val_loss": null, "seconds": 0.0594}\n\n'
     'id: 1\nevent: step\ndata: {"type": "step", "step": 2, "steps": 2, "loss": 1.6369, "lr": 0.001, "p_probe": 0.1694, '
@@ -52,9 +52,13 @@ SSE_EXAMPLE = (
     '"stopped": false, "seconds": 0.0887, "stop_reason": null, "best_val_loss": null, "best_step": null, '
     '"restored_best": false}\n\n'
 )
-SSE = {200: {"description": "server-sent events: each has an `id:` (0, 1, 2 ...), an `event:` (step, done or failed) "
-                            "and one JSON `data:` line; a `: still training` comment keeps an idle stream open",
-             "content": {"text/event-stream": {"schema": {"type": "string"}, "example": SSE_EXAMPLE}}}}
+SSE = {
+    200: {
+        "description": "server-sent events: each has an `id:` (0, 1, 2 ...), an `event:` (step, done or failed) "
+        "and one JSON `data:` line; a `: still training` comment keeps an idle stream open",
+        "content": {"text/event-stream": {"schema": {"type": "string"}, "example": SSE_EXAMPLE}},
+    }
+}
 
 
 def form_lang(value: str) -> str:

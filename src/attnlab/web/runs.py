@@ -51,14 +51,21 @@ async def start_run(req: BaseModel) -> BackgroundRun:
 def build_run(req: BaseModel, slot: Slot) -> BackgroundRun:
     with slot:  # given back if building fails
         try:
-            run = new_run(req.corpus, layers=req.layers, heads=req.heads, d_model=req.d_model, steps=req.steps,
-                          lr=req.lr, seed=req.seed, device="auto")
+            run = new_run(
+                req.corpus,
+                layers=req.layers,
+                heads=req.heads,
+                d_model=req.d_model,
+                steps=req.steps,
+                lr=req.lr,
+                seed=req.seed,
+                device="auto",
+            )
         except ValueError as err:
             field = "heads" if "divisible" in str(err) else "corpus"
             raise unprocessable(("body", field), err, getattr(req, field)) from None
         before = next_step(run.model, run.tokenizer)  # p(光 | 床前明月) before any training
-        bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before,
-                           pace=req.pace_ms / 1000)
+        bg = BackgroundRun(id=RUNS.new_id(), run=run, settings=req.model_dump(), before=before, pace=req.pace_ms / 1000)
         return RUNS.add(bg, slot=slot)
 
 
@@ -71,8 +78,16 @@ def run_or_404(run_id: str) -> BackgroundRun:
 
 def status_of(bg: BackgroundRun) -> RunStatus:
     t = bg.run.trainer
-    return RunStatus(id=bg.id, status=bg.status, step=t.step, steps=t.cfg.steps, settings=bg.settings,
-                     history=list(t.history), before=bg.before, error=bg.error)
+    return RunStatus(
+        id=bg.id,
+        status=bg.status,
+        step=t.step,
+        steps=t.cfg.steps,
+        settings=bg.settings,
+        history=list(t.history),
+        before=bg.before,
+        error=bg.error,
+    )
 
 
 def resume_index(last_event_id: str | None) -> int:

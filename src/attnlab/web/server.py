@@ -55,8 +55,9 @@ class LabServer(uvicorn.Server):
 
 
 def _config(app, log_level: str = "warning", grace: float | None = GRACE_S) -> uvicorn.Config:
-    return uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=grace,
-                          http=LabH11Protocol)
+    return uvicorn.Config(
+        app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=grace, http=LabH11Protocol
+    )
 
 
 STOP_S = 4.5  # `attnlab serve` is gone this long after SIGTERM or Ctrl+C, done or not (5 s promised; a margin)
@@ -109,8 +110,14 @@ class Foreground(LabServer):
         return GRACE_S if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
 
-def serve(sock: socket.socket, log_level: str = "warning", hosts: tuple[str, ...] = (), runs_dir=None,
-          warm: bool = False, data_dir=None) -> None:
+def serve(
+    sock: socket.socket,
+    log_level: str = "warning",
+    hosts: tuple[str, ...] = (),
+    runs_dir=None,
+    warm: bool = False,
+    data_dir=None,
+) -> None:
     """Serve the lab on an already bound socket until SIGTERM or Ctrl+C; then streams end, runs stop, and the
     process leaves (exit 0 or 130; this function does not return).
     It answers to the socket's address, the localhost names, and `hosts` (the name it was asked to listen on,

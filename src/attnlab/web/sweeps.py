@@ -47,8 +47,9 @@ def corpora(data_dir: Path | None) -> list[str]:
     """The corpora in the data folder by name: its folders (of chinese-poetry JSON) and its .txt / .json files."""
     if data_dir is None or not data_dir.is_dir():
         return []
-    return sorted(p.name for p in data_dir.iterdir() if not p.name.startswith(".")
-                  and (p.is_dir() or p.suffix in CORPUS_SUFFIXES))
+    return sorted(
+        p.name for p in data_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.suffix in CORPUS_SUFFIXES)
+    )
 
 
 def corpus_path(data_dir: Path | None, name: str) -> Path:
@@ -70,8 +71,16 @@ def finished(runs_dir: Path | None) -> list[dict]:
         if not isinstance(data, dict) or "runs" not in data:
             continue
         fit = data.get("fit") or {}
-        out.append({"name": folder.name, "corpus": data.get("corpus"), "runs": len(data["runs"]),
-                    "command": data.get("command"), "shown": bool(fit.get("shown")), "reason": fit.get("reason")})
+        out.append(
+            {
+                "name": folder.name,
+                "corpus": data.get("corpus"),
+                "runs": len(data["runs"]),
+                "command": data.get("command"),
+                "shown": bool(fit.get("shown")),
+                "reason": fit.get("reason"),
+            }
+        )
     return out
 
 
@@ -101,11 +110,11 @@ def start(runs_dir: Path | None, data_dir: Path | None, corpus: str, minutes: fl
             raise Busy("a sweep is running already; wait for it to finish", retry_after=30)
         slot = RUNS.reserve()  # Busy when the lab's training slots are taken: a sweep is training too
         # the first free name: a folder of the runs folder, or a sweep of this server whose folder is not made yet
-        name = next(n for i in itertools.count(1) if not (runs_dir / (n := f"scale-{corpus}-{i}")).exists()
-                    and n not in JOBS)
+        name = next(
+            n for i in itertools.count(1) if not (runs_dir / (n := f"scale-{corpus}-{i}")).exists() and n not in JOBS
+        )
         out = runs_dir / name
-        command = (f"attnlab scale --corpus {shlex.quote(str(path))} --out {shlex.quote(str(out))} "
-                   f"--minutes {minutes:g}")
+        command = f"attnlab scale --corpus {shlex.quote(str(path))} --out {shlex.quote(str(out))} --minutes {minutes:g}"
         job = JOBS[name] = Job(name, corpus, minutes, command)
     threading.Thread(target=_run, args=(job, path, out, slot), name=f"sweep-{name}", daemon=True).start()
     return job
@@ -122,8 +131,13 @@ def _run(job: Job, path: Path, out: Path, slot) -> None:
         source = load_corpus(str(path), form="all" if is_poetry_collection(str(path)) else None)
         tokenizer = train_tokenizer("char", source.texts)
         data = source.token_data(tokenizer, CONTEXT)
-        run_sweep((source.name, source.sha256, tokenizer, data), out, minutes=job.minutes,
-                  progress=lambda event: setattr(job, "event", event), command=job.command)
+        run_sweep(
+            (source.name, source.sha256, tokenizer, data),
+            out,
+            minutes=job.minutes,
+            progress=lambda event: setattr(job, "event", event),
+            command=job.command,
+        )
         job.status = "done"
     except Exception as err:  # a corpus that cannot be read, a sweep that does not fit: the page says why
         job.status, job.error = "failed", f"{type(err).__name__}: {err}"

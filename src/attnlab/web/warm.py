@@ -31,18 +31,31 @@ def default_paths(langs: Iterable[str] = LANGS) -> list[str]:
     for lang in langs:
         paths += [make_url(p, lang) for p in ("/", "/toy", "/explain", "/pipeline", "/ledger", "/runs", "/real")]
         for topic in TOPICS:
-            paths += [make_url(f"/api/explain/{topic}", lang), make_url(f"/explain/{topic}", lang),
-                      make_url(f"/explain/{topic}/figure.png", lang)]
+            paths += [
+                make_url(f"/api/explain/{topic}", lang),
+                make_url(f"/explain/{topic}", lang),
+                make_url(f"/explain/{topic}/figure.png", lang),
+            ]
     return paths
 
 
 async def visit(app, path: str) -> int:
     """GET `path` from the app in this process (no socket), as the warm-up: its status (0 if none came)."""
     url, _, query = path.partition("?")
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-             "method": "GET", "scheme": "http", "path": url, "raw_path": url.encode(), "root_path": "",
-             "query_string": query.encode(), "headers": [(b"host", b"localhost"), (b"accept", b"text/html")],
-             "client": ("127.0.0.1", 0), "server": ("localhost", 80)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": url,
+        "raw_path": url.encode(),
+        "root_path": "",
+        "query_string": query.encode(),
+        "headers": [(b"host", b"localhost"), (b"accept", b"text/html")],
+        "client": ("127.0.0.1", 0),
+        "server": ("localhost", 80),
+    }
     answered, status, asked = asyncio.Event(), [], [False]
 
     async def receive():

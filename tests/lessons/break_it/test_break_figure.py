@@ -21,18 +21,25 @@ STEPS = [0, 20, 40, 60, 80]
 # Per seed (train, causal) curves shaped like the default run's (no-causal-mask on 静夜思, 80 steps): the intact
 # model ends at ~0.032 on both, the unmasked one at ~0.008 train and ~0.15 causal. Built from the lesson's own
 # classes and its own table function, without training (the figure draws numbers; it does not care where from).
-CURVES_OF = {"intact": [([3.0, 1.0, 0.07, 0.04, 0.032 + d], [3.0, 1.0, 0.07, 0.04, 0.032 + d]) for d in (0, 1e-3, -1e-3)],
-             "ablated": [([3.0, 0.9, 0.03, 0.01, 0.008 + d / 3], [3.0, 1.0, 0.15, 0.15, 0.152 + 30 * d])
-                         for d in (0, 1e-3, -1e-3)]}
+CURVES_OF = {
+    "intact": [([3.0, 1.0, 0.07, 0.04, 0.032 + d], [3.0, 1.0, 0.07, 0.04, 0.032 + d]) for d in (0, 1e-3, -1e-3)],
+    "ablated": [
+        ([3.0, 0.9, 0.03, 0.01, 0.008 + d / 3], [3.0, 1.0, 0.15, 0.15, 0.152 + 30 * d]) for d in (0, 1e-3, -1e-3)
+    ],
+}
 
 
 @pytest.fixture(scope="module")
 def result():
-    runs = [RunOut(seed, model, model, train, causal, train[-1], causal[-1], "", 0.0, [])
-            for model, curves in CURVES_OF.items() for seed, (train, causal) in enumerate(curves)]
+    runs = [
+        RunOut(seed, model, model, train, causal, train[-1], causal[-1], "", 0.0, [])
+        for model, curves in CURVES_OF.items()
+        for seed, (train, causal) in enumerate(curves)
+    ]
     table = [_row(m, [r for r in runs if r.model == m], "en") for m in ("intact", "ablated")]
-    return SimpleNamespace(runs=runs, table=table, steps_at=STEPS, seeds=[0, 1, 2], ablation="no-causal-mask",
-                           corpus="jingyesi")
+    return SimpleNamespace(
+        runs=runs, table=table, steps_at=STEPS, seeds=[0, 1, 2], ablation="no-causal-mask", corpus="jingyesi"
+    )
 
 
 def drawn(r, lang: str):

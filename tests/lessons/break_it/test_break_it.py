@@ -76,9 +76,13 @@ def test_no_scale_scores_are_qk_transposed_undivided_on_both_paths():
     scaled, _ = attention(q, k, v, causal=True)
     torch.testing.assert_close(scaled, F.scaled_dot_product_attention(q, k, v, is_causal=True))
     rec = recorded(gpt("no-scale"), IDX)
-    torch.testing.assert_close(rec["layers.0.attn.scores"], rec["layers.0.attn.q"] @ rec["layers.0.attn.k"].transpose(-2, -1))
+    torch.testing.assert_close(
+        rec["layers.0.attn.scores"], rec["layers.0.attn.q"] @ rec["layers.0.attn.k"].transpose(-2, -1)
+    )
     rec = recorded(gpt(), IDX)
-    torch.testing.assert_close(rec["layers.0.attn.scores"] * math.sqrt(4), rec["layers.0.attn.q"] @ rec["layers.0.attn.k"].transpose(-2, -1))
+    torch.testing.assert_close(
+        rec["layers.0.attn.scores"] * math.sqrt(4), rec["layers.0.attn.q"] @ rec["layers.0.attn.k"].transpose(-2, -1)
+    )
 
 
 def _attn(block, h):
@@ -124,7 +128,9 @@ def test_the_structure_says_what_is_off():
 
     assert count(gpt(), "LayerNorm") == 4 and count(gpt("no-layernorm"), "LayerNorm") == 0
     assert count(gpt("no-layernorm", norm_first=True), "LayerNorm") == 0  # the final ln_f too
-    assert all(b.ffn is None for b in gpt("attention-only").blocks) and all(b.attn is None for b in gpt("ffn-only").blocks)
+    assert all(b.ffn is None for b in gpt("attention-only").blocks) and all(
+        b.attn is None for b in gpt("ffn-only").blocks
+    )
     one, many = gpt("one-head"), gpt()
     assert [b.attn.n_heads for b in one.blocks] == [1, 1] and one.blocks[0].attn.d_k == 8
     assert [b.attn.n_heads for b in many.blocks] == [2, 2]
@@ -155,8 +161,9 @@ def test_train_ablate_is_saved_generate_says_so_and_an_old_checkpoint_loads(tmp_
 
     runner = CliRunner()
     out = tmp_path / "ck"
-    res = runner.invoke(app, ["train", "--out", str(out), "--steps", "3", "--ablate", "no-causal-mask",
-                              "--ablate", "one-head"])
+    res = runner.invoke(
+        app, ["train", "--out", str(out), "--steps", "3", "--ablate", "no-causal-mask", "--ablate", "one-head"]
+    )
     assert res.exit_code == 0, res.output
     meta = json.loads((out / "config.json").read_text())
     assert meta["model"]["ablations"] == ["no-causal-mask", "one-head"]
@@ -193,7 +200,9 @@ def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
         assert len(run.train_loss) == len(run.causal_loss) == len(r.steps_at) and r.steps_at[-1] == TEST_STEPS
         assert len(run.greedy) <= len(r.reference)
     # the ablation's own consequence, where the experiment sizes one (no-scale at d_k 64, no-layernorm's speed)
-    assert {"no-scale": "saturates", "no-layernorm": "slower", "ffn-first": "costs"}.get(ablation, "same_start") in {c.id for c in r.claims}
+    assert {"no-scale": "saturates", "no-layernorm": "slower", "ffn-first": "costs"}.get(ablation, "same_start") in {
+        c.id for c in r.claims
+    }
     # ffn-first's cost is asked on text neither model trained on: the lesson's essay, its last tenth held out
     assert (r.corpus, r.causal_on) == (("essay", "held_out") if ablation == "ffn-first" else ("jingyesi", "same_text"))
     T = r.setup["context_length"]
@@ -201,7 +210,11 @@ def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
     for run in r.runs:
         unmasked = ablation == "no-causal-mask" and run.model == "ablated"
         uniform = 1 / T if unmasked else sum(1 / t for t in range(2, T + 1)) / (T - 1)
-        assert run.attn_peak == [] if (ablation, run.model) == ("ffn-only", "ablated") else len(run.attn_peak) == len(r.steps_at)
+        assert (
+            run.attn_peak == []
+            if (ablation, run.model) == ("ffn-only", "ablated")
+            else len(run.attn_peak) == len(r.steps_at)
+        )
         assert all(uniform - 1e-6 <= p <= 1 + 1e-6 for p in run.attn_peak)
     intact = [x for x in r.runs if x.model == "intact"]
     assert intact[0].causal_loss[0] == pytest.approx(math.log(r.setup["vocab_size"]), abs=0.3)  # starts near uniform

@@ -33,17 +33,31 @@ def test_run_one_ablation_from_the_page_and_see_both_curves(open_page, api, lang
     # both models' curves, train and causal, on the one chart: the lesson's own points
     lines = page.eval_on_selector_all("#break-chart polyline", "ls => ls.map(l => [l.id, l.getAttribute('points')])")
     assert lines == [[f"line-{x['name']}", x["points"]] for x in data["chart"]["lines"]]
-    assert {x["name"] for x in data["chart"]["lines"]} == {"intact_train", "intact_causal", "ablated_train", "ablated_causal"}
+    assert {x["name"] for x in data["chart"]["lines"]} == {
+        "intact_train",
+        "intact_causal",
+        "ablated_train",
+        "ablated_causal",
+    }
     assert all(len(points.split()) == len(data["steps_at"]) for _, points in lines)
     box = page.locator("#break-chart").bounding_box()
     assert box["width"] > 200 and box["height"] > 80  # drawn, not collapsed
     # the numbers over the seeds, the sentence, the claims
-    rows = page.eval_on_selector_all("#break-table tbody tr", "rs => rs.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))")
-    assert rows == [[r["train_mean"], r["train_std"], r["causal_mean"], r["causal_std"], r["causal_min"], r["causal_max"]]
-                    for r in data["table"]]
+    rows = page.eval_on_selector_all(
+        "#break-table tbody tr",
+        "rs => rs.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))",
+    )
+    assert rows == [
+        [r["train_mean"], r["train_std"], r["causal_mean"], r["causal_std"], r["causal_min"], r["causal_max"]]
+        for r in data["table"]
+    ]
     assert page.locator("#break-finding").inner_text() == data["finding"]
     claims = page.eval_on_selector_all("#claims li", "lis => lis.map(li => [li.dataset.id, li.dataset.holds])")
-    assert claims == [[c["id"], str(c["holds"]).lower()] for c in data["claims"]] and all(c["holds"] for c in data["claims"])
-    greedy = page.eval_on_selector_all("#break-greedy tbody tr", "rs => rs.map(r => r.querySelector('[data-bind=greedy]').innerText)")
+    assert claims == [[c["id"], str(c["holds"]).lower()] for c in data["claims"]] and all(
+        c["holds"] for c in data["claims"]
+    )
+    greedy = page.eval_on_selector_all(
+        "#break-greedy tbody tr", "rs => rs.map(r => r.querySelector('[data-bind=greedy]').innerText)"
+    )
     assert greedy == [r["greedy"] for r in data["runs"]]
     assert page.locator("#p-ablate option:checked").inner_text() == t("explain.choice.ablate.no-causal-mask", lang)

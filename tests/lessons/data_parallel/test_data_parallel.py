@@ -58,6 +58,7 @@ def claim(r, id):
 
 # --- the run: two ranks against one process --------------------------------------------------------------------
 
+
 def test_two_ranks_take_the_step_one_process_takes_on_both_halves(result):
     run = result.run
     assert run.world == 2 and run.b == 2 and run.steps == 2 and run.optimizer == "sgd"
@@ -113,7 +114,9 @@ def test_without_the_allreduce_the_same_claims_are_not_shown(result):
     assert run.alone_diff > 10 * TOL and run.grad_diff_alone > 10 * TOL and run.alone_ranks_diff > 0
     one = "one process"
     assert same_gradient(run.grad_diff_alone, run.grad_max, "en", control=one).status == CONTRADICTED
-    assert same_update(run.alone_diff, run.alone_where, run.steps, run.optimizer, "en", control=one).status == CONTRADICTED
+    assert (
+        same_update(run.alone_diff, run.alone_where, run.steps, run.optimizer, "en", control=one).status == CONTRADICTED
+    )
     assert min(p.alone for p in run.params) >= 0 and max(p.alone for p in run.params) == run.alone_diff
 
 
@@ -130,6 +133,7 @@ def test_the_control_claim_is_not_shown_when_both_halves_are_the_same(monkeypatc
 
 
 # --- the bytes ---------------------------------------------------------------------------------------------------
+
 
 def test_ddp_reduces_one_fp32_gradient_per_parameter(result):
     run = result.run
@@ -152,6 +156,7 @@ def test_the_ring_allreduce_formula():
 
 
 # --- what does not fit on one card ---------------------------------------------------------------------------------
+
 
 def test_zero_stages_divide_the_training_state():
     for precision in ("mixed", "fp32"):
@@ -210,7 +215,7 @@ def test_megatron_split_sums_to_the_whole_layer():
     torch.testing.assert_close(sum(partial), whole, atol=1e-5, rtol=0)
     W1, W2 = torch.randn(d, 4 * d), torch.randn(4 * d, d)
     f = 4 * d // t
-    ffn = sum(F.gelu(x @ W1[:, i * f:(i + 1) * f]) @ W2[i * f:(i + 1) * f] for i in range(t))
+    ffn = sum(F.gelu(x @ W1[:, i * f : (i + 1) * f]) @ W2[i * f : (i + 1) * f] for i in range(t))
     torch.testing.assert_close(ffn, F.gelu(x @ W1) @ W2, atol=1e-4, rtol=1e-5)
 
 
@@ -225,8 +230,11 @@ def test_the_bubble_is_the_idle_share_of_a_gpipe_schedule(p, m):
 
 # --- launching, failing, stopping, keeping ------------------------------------------------------------------------
 
+
 def test_a_run_that_cannot_start_says_so(monkeypatch, tmp_path):
-    monkeypatch.setattr(launch, "command", lambda *a: [sys.executable, "-c", "print('no gloo here'); raise SystemExit(3)"])
+    monkeypatch.setattr(
+        launch, "command", lambda *a: [sys.executable, "-c", "print('no gloo here'); raise SystemExit(3)"]
+    )
     with pytest.raises(launch.NoRanks) as err:
         launch.run_both(1, 1, 0, "sgd")
     assert "status 3" in str(err.value) and "no gloo here" in str(err.value)
@@ -267,7 +275,13 @@ def test_the_run_is_kept_so_other_k_and_models_never_start_it_again(result, monk
 def test_the_ranks_module_is_what_torchrun_runs():
     cmd = launch.command(launch.Path("/tmp/x"), 2, 3, 4, "adamw")
     assert cmd[:3] == [sys.executable, "-m", "torch.distributed.run"] and "--standalone" in cmd
-    assert cmd[cmd.index("-m", 3) + 1] == "attnlab.lessons.data_parallel.ranks" and cmd[-5:] == ["/tmp/x", "2", "3", "4", "adamw"]
+    assert cmd[cmd.index("-m", 3) + 1] == "attnlab.lessons.data_parallel.ranks" and cmd[-5:] == [
+        "/tmp/x",
+        "2",
+        "3",
+        "4",
+        "adamw",
+    ]
     assert str(launch.PACKAGE_ROOT) in launch._env()["PYTHONPATH"].split(os.pathsep)  # the ranks import this attnlab
     assert math.isfinite(launch.LIMIT_S) and launch.LIMIT_S >= 600  # no short fixed timeout
 

@@ -27,8 +27,16 @@ SMALL = dict(layers=2, d_model=32, train_steps=60, top=10, knock=5, shown=6, see
 
 
 def model(layers=2, ablations=(), seed=1, vocab=20) -> GPT:
-    config = GPTConfig(vocab_size=vocab, context_length=8, d_model=16, n_heads=2, n_layers=layers, norm_first=True,
-                       activation="relu", ablations=ablations)
+    config = GPTConfig(
+        vocab_size=vocab,
+        context_length=8,
+        d_model=16,
+        n_heads=2,
+        n_layers=layers,
+        norm_first=True,
+        activation="relu",
+        ablations=ablations,
+    )
     return redraw(GPT(config), seed).eval()
 
 
@@ -42,6 +50,7 @@ def result():
 
 
 # --- the intervention and the value, against real forward passes ------------------------------------------------
+
 
 def test_knocking_out_no_neuron_changes_nothing_exactly():
     m, x = model(), ids()
@@ -94,10 +103,14 @@ def test_value_through_the_final_layernorm_is_exact_up_to_the_terms_left_out():
     ln, W_U = m.ln_f, m.lm_head.weight.double()
 
     def logits_at(eps):
-        return torch.nn.functional.layer_norm(resid + eps * v, (len(v),), ln.gamma.double(), ln.beta.double(),
-                                              ln.eps) @ W_U.T  # (B, V)
+        return (
+            torch.nn.functional.layer_norm(resid + eps * v, (len(v),), ln.gamma.double(), ln.beta.double(), ln.eps)
+            @ W_U.T
+        )  # (B, V)
 
-    _, J = torch.autograd.functional.jvp(logits_at, torch.zeros((), dtype=torch.float64), torch.ones((), dtype=torch.float64))
+    _, J = torch.autograd.functional.jvp(
+        logits_at, torch.zeros((), dtype=torch.float64), torch.ones((), dtype=torch.float64)
+    )
     mu = resid.mean(-1, keepdim=True)
     sigma = torch.sqrt(resid.var(-1, unbiased=False, keepdim=True) + ln.eps)  # (B, 1)
     xhat = (resid - mu) / sigma  # (B, d)
@@ -126,6 +139,7 @@ def test_batched_knockouts_equal_knock_out_one_neuron_at_a_time():
 
 # --- chance levels against exhaustive counts ---------------------------------------------------------------------
 
+
 def test_shared_by_chance_matches_every_k_subset():
     y = torch.tensor([0, 1, 1, 2, 2, 2, 3, 0, 1])
     K = 3
@@ -136,14 +150,27 @@ def test_shared_by_chance_matches_every_k_subset():
 
 def test_readable_by_chance_is_the_rate_over_every_pair_of_different_neurons():
     g = torch.Generator().manual_seed(0)
-    found = [memory.Neuron(0, i, [0, 1], [1.0, 1.0], int(torch.randint(0, 4, (), generator=g)), 2,
-                           [int(torch.randint(0, 4, (), generator=g))], [1.0]) for i in range(12)]
+    found = [
+        memory.Neuron(
+            0,
+            i,
+            [0, 1],
+            [1.0, 1.0],
+            int(torch.randint(0, 4, (), generator=g)),
+            2,
+            [int(torch.randint(0, 4, (), generator=g))],
+            [1.0],
+        )
+        for i in range(12)
+    ]
     pairs = [(a, b) for a in found for b in found if a is not b]
-    assert memory.readable_by_chance(found) == pytest.approx(sum(a.value_top[0] == b.key_next for a, b in pairs)
-                                                             / len(pairs))
+    assert memory.readable_by_chance(found) == pytest.approx(
+        sum(a.value_top[0] == b.key_next for a, b in pairs) / len(pairs)
+    )
 
 
 # --- the lesson ---------------------------------------------------------------------------------------------------
+
 
 def test_json_shape_and_rows_read_from_the_text(result):
     r = result
@@ -156,6 +183,7 @@ def test_json_shape_and_rows_read_from_the_text(result):
     hurts = [row.hurt_fire for row in r.rows]
     assert hurts == sorted(hurts, reverse=True)
     from attnlab.text.builtin import JINGYESI
+
     for row in r.rows:
         assert len(row.windows) == SMALL["top"] and row.readable == (row.value_top == row.key_next)
         acts = [w.act for w in row.windows]
@@ -191,12 +219,31 @@ def test_on_a_real_corpus_keys_share_next_tokens_and_shuffled_activations_do_not
     # the null of keys_share_next: the same model, every neuron's activations shuffled over the read positions
     d = texts.corpus_data(str(path))
     x, at, y = texts.contexts(d.val, 16)
-    m = redraw(GPT(GPTConfig(vocab_size=d.vocab_size, context_length=16, d_model=32, n_heads=2, n_layers=1,
-                             norm_first=True, activation="relu")), 0).eval()
+    m = redraw(
+        GPT(
+            GPTConfig(
+                vocab_size=d.vocab_size,
+                context_length=16,
+                d_model=32,
+                n_heads=2,
+                n_layers=1,
+                norm_first=True,
+                activation="relu",
+            )
+        ),
+        0,
+    ).eval()
     acts = memory.read(m, x, at, y)[0]  # (1, P, d_ff)
     g = torch.Generator().manual_seed(1)
     shuffled = torch.stack([acts[0, torch.randperm(len(y), generator=g), j] for j in range(acts.shape[-1])], -1)
     found = memory.neurons(m, shuffled[None], y, 10)
-    claim = beats_chance("null", "", "en", k=sum(n.shared for n in found), n=len(found),
-                         p=memory.shared_by_chance(y, 10, 0), control="shuffled")
+    claim = beats_chance(
+        "null",
+        "",
+        "en",
+        k=sum(n.shared for n in found),
+        n=len(found),
+        p=memory.shared_by_chance(y, 10, 0),
+        control="shuffled",
+    )
     assert claim.status != "shown"

@@ -40,9 +40,17 @@ def check(page, data) -> None:
     keys = ("layer", "neurons", "alive", "shared", "readable", "hurt_fire", "hurt_quiet", "hurt_top", "hurt_random")
     assert page.evaluate(LAYERS) == [[x[k] for k in keys] for x in data["layers"]]
     shown = page.evaluate(NEURONS)
-    assert shown == [{"layer": n["layer"], "neuron": n["neuron"], "value": n["value"], "hurt": n["hurt_fire"],
-                      "example": n["example"], "windows": [[w["before"], w["fire"], w["next"]] for w in n["windows"]]}
-                     for n in data["rows"]]
+    assert shown == [
+        {
+            "layer": n["layer"],
+            "neuron": n["neuron"],
+            "value": n["value"],
+            "hurt": n["hurt_fire"],
+            "example": n["example"],
+            "windows": [[w["before"], w["fire"], w["next"]] for w in n["windows"]],
+        }
+        for n in data["rows"]
+    ]
     assert len(shown) >= 1 and len(shown[0]["windows"]) == int(SMALL["top"])
     texts = page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)")
     assert texts == [c["text"] for c in data["claims"]]

@@ -32,8 +32,17 @@ def status(claims, id_: str) -> str:
 
 def claims_with(r, **changed):
     """The lesson's claims redone from its numbers with some of them replaced."""
-    args = dict(p=r.params, hand=r.hand, memory=r.memory, plain_growth=r.plain_growth, tiled_growth=r.tiled_growth,
-                io=r.traffic, masks=r.masks, reach=r.reach, lang="en")
+    args = dict(
+        p=r.params,
+        hand=r.hand,
+        memory=r.memory,
+        plain_growth=r.plain_growth,
+        tiled_growth=r.tiled_growth,
+        io=r.traffic,
+        masks=r.masks,
+        reach=r.reach,
+        lang="en",
+    )
     return make_claims(**{**args, **changed})
 
 
@@ -51,13 +60,17 @@ def test_the_hand_table_is_the_online_softmax_recomputed_in_float64(small):
     assert np.allclose(scores, h.scores, atol=1e-6)
     m, l, acc = -np.inf, 0.0, np.zeros(2)
     for s in h.steps:
-        part = scores[s.first - 1: s.last]
+        part = scores[s.first - 1 : s.last]
         new = max(m, part.max())
         rescale = math.exp(m - new) if m > -np.inf else 0.0
         l = rescale * l + np.exp(part - new).sum()
-        acc = rescale * acc + np.exp(part - new) @ v[s.first - 1: s.last]
+        acc = rescale * acc + np.exp(part - new) @ v[s.first - 1 : s.last]
         assert s.m_old == (None if m == -np.inf else pytest.approx(m, abs=1e-6))
-        assert (s.m, s.rescale, s.l) == (pytest.approx(new, abs=1e-6), pytest.approx(rescale, abs=1e-6), pytest.approx(l, rel=1e-6))
+        assert (s.m, s.rescale, s.l) == (
+            pytest.approx(new, abs=1e-6),
+            pytest.approx(rescale, abs=1e-6),
+            pytest.approx(l, rel=1e-6),
+        )
         assert np.allclose(s.out, acc / l, atol=1e-6)
         m = new
     weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
@@ -67,7 +80,9 @@ def test_the_hand_table_is_the_online_softmax_recomputed_in_float64(small):
 
 def test_the_default_example_rescales_in_later_tiles():
     steps = FL.hand_example(8, 2, 3).steps
-    assert sum(s.rescale < 1 for s in steps[1:]) >= 2  # the max grows twice after the first tile: exp(m_old - m_new) < 1
+    assert (
+        sum(s.rescale < 1 for s in steps[1:]) >= 2
+    )  # the max grows twice after the first tile: exp(m_old - m_new) < 1
 
 
 def test_a_loop_without_the_rescale_is_not_softmax_v(small):
@@ -76,12 +91,14 @@ def test_a_loop_without_the_rescale_is_not_softmax_v(small):
     scores, v = torch.tensor(h.scores), torch.tensor(h.v)
     acc, l = torch.zeros(2, dtype=torch.float64), 0.0
     for s in h.steps:
-        part = scores[s.first - 1: s.last]
+        part = scores[s.first - 1 : s.last]
         e = torch.exp(part - part.max())  # the tile's own max, never reconciled
-        acc, l = acc + e @ v[s.first - 1: s.last], l + float(e.sum())
+        acc, l = acc + e @ v[s.first - 1 : s.last], l + float(e.sum())
     wrong = (acc / l).tolist()
     diff = max(abs(a - b) for a, b in zip(wrong, h.attention_out))
-    assert status(claims_with(small, hand=replace(h, flash_out=wrong, max_abs_diff=diff)), "hand_equal") == "contradicted"
+    assert (
+        status(claims_with(small, hand=replace(h, flash_out=wrong, max_abs_diff=diff)), "hand_equal") == "contradicted"
+    )
 
 
 def test_an_approximation_that_drops_small_weights_is_not_equal(small):
@@ -164,11 +181,19 @@ def test_io_fewer_is_not_shown_when_sram_is_small_against_d_squared(small):
 # ------------------------------------------------------------------------------------------------- masks
 @pytest.mark.parametrize("n, b, w", [(64, 8, 5), (70, 8, 13), (50, 16, 1), (40, 8, 100), (33, 4, 4)])
 def test_tile_formula_equals_the_loop_and_a_brute_force_count(n, b, w):
-    masks = {"dense": torch.ones(n, n, dtype=torch.bool), "causal": causal_mask(n),
-             "sliding": sliding_window_mask(n, w), "block_sparse": block_sparse_mask(n, b)}
+    masks = {
+        "dense": torch.ones(n, n, dtype=torch.bool),
+        "causal": causal_mask(n),
+        "sliding": sliding_window_mask(n, w),
+        "block_sparse": block_sparse_mask(n, b),
+    }
     for name, mask in masks.items():
-        brute = sum(mask[i0:i0 + b, j0:j0 + b].numel() for i0 in range(0, n, b) for j0 in range(0, n, b)
-                    if mask[i0:i0 + b, j0:j0 + b].any())
+        brute = sum(
+            mask[i0 : i0 + b, j0 : j0 + b].numel()
+            for i0 in range(0, n, b)
+            for j0 in range(0, n, b)
+            if mask[i0 : i0 + b, j0 : j0 + b].any()
+        )
         assert FL.tile_closed_form(name, n, b, w) == brute == computed_scores(n, n, mask, b), name
 
 
@@ -193,7 +218,9 @@ def test_reach_against_boolean_matrix_powers():
 def test_sliding_reach_fails_for_a_block_sparse_mask(small):
     """Null of sliding_reach: a mask that is no sliding window does not reach L (w - 1) back."""
     n, p = small.params["n_max"], small.params
-    reach = FL.reach_table(block_sparse_mask(n, p["block"]), block_sparse_mask(n, p["block"]), p["window"], p["block"], p["layers"])
+    reach = FL.reach_table(
+        block_sparse_mask(n, p["block"]), block_sparse_mask(n, p["block"]), p["window"], p["block"], p["layers"]
+    )
     assert status(claims_with(small, reach=reach), "sliding_reach") == "contradicted"
 
 

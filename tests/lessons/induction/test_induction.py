@@ -77,7 +77,11 @@ def test_first_crossing_is_strict_and_none_without_one():
     pm = [[[0.1, 0.2]], [[0.4, 0.3]], [[0.41, 0.0]]]
     assert runs.first_crossing([0, 5, 10], pm, 0.4) == 10
     assert runs.first_crossing([0, 5, 10], pm, 0.5) is None
-    assert runs.log_steps(0) == [0] and runs.log_steps(1000)[-1] == 1000 and len(runs.log_steps(1000)) <= runs.LOG_POINTS + 1
+    assert (
+        runs.log_steps(0) == [0]
+        and runs.log_steps(1000)[-1] == 1000
+        and len(runs.log_steps(1000)) <= runs.LOG_POINTS + 1
+    )
 
 
 def test_bad_settings_are_refused_by_name():
@@ -126,9 +130,15 @@ def test_untrained_models_show_no_claim():
 
 
 def fake(two_pm, one_pm, two_icl, one_icl, prev, chance=0.04, chance_prev=0.13):
-    return SimpleNamespace(prefix_matching=[two_pm], previous_token=[prev], icl_score=[two_icl], steps=[100],
-                           chance_prefix=chance, chance_previous=chance_prev,
-                           one_layer=SimpleNamespace(prefix_matching=[one_pm], icl_score=[one_icl]))
+    return SimpleNamespace(
+        prefix_matching=[two_pm],
+        previous_token=[prev],
+        icl_score=[two_icl],
+        steps=[100],
+        chance_prefix=chance,
+        chance_previous=chance_prev,
+        one_layer=SimpleNamespace(prefix_matching=[one_pm], icl_score=[one_icl]),
+    )
 
 
 def test_claims_are_comparisons_that_can_fail_and_tie_on_identical_curves():

@@ -57,5 +57,7 @@ def test_the_induction_page_shows_the_api_numbers_and_follows_a_new_seed(open_pa
     data = api("/api/explain/induction?" + urlencode({**SMALL, "seed": "2", "lang": lang}))
     check(page, data)
     if js:  # the new figure is drawn too (and nothing is left computing when the server stops)
-        page.wait_for_function("() => { const img = document.getElementById('explain-figure'); "
-                               "return img.complete && img.naturalWidth > 0 && img.src.includes('seed=2'); }")
+        page.wait_for_function(
+            "() => { const img = document.getElementById('explain-figure'); "
+            "return img.complete && img.naturalWidth > 0 && img.src.includes('seed=2'); }"
+        )

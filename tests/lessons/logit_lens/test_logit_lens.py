@@ -82,7 +82,7 @@ def test_the_claims_show_at_the_defaults_and_redo_from_their_numbers():
         assert c.control and c.margin > 0
     early = r.claims[0]
     assert early.measured == r.trained.spare == r.n_layers - r.trained.settled
-    assert r.trained.ranks[r.trained.settled:] == [1] * (r.n_layers + 1 - r.trained.settled)
+    assert r.trained.ranks[r.trained.settled :] == [1] * (r.n_layers + 1 - r.trained.settled)
 
 
 def test_null_an_untrained_model_shows_neither_claim():

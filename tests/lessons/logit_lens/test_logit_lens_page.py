@@ -70,7 +70,9 @@ def test_a_prompt_outside_the_vocabulary_is_said_on_the_page(chromium, lab_url, 
     watch = new_watch()
     context.route("**/*", watch.route)
     page = context.new_page()
-    page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None)
+    page.on(
+        "console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None
+    )
     page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
     try:
         page.goto("/explain/logit-lens?" + urlencode({**SMALL, "lang": "en"}))
@@ -78,7 +80,10 @@ def test_a_prompt_outside_the_vocabulary_is_said_on_the_page(chromium, lab_url, 
         page.wait_for_selector("#explain-error:not([hidden])")
         with pytest.raises(ParamError) as refused:  # the Python call's message, in the page's language
             explain("logit-lens", **{**SMALL, "prompt": "床前你好"})
-        assert page.locator("#explain-error").inner_text() == f"{t('explain.ui.problem', 'en')} {refused.value.localized('en')}"
+        assert (
+            page.locator("#explain-error").inner_text()
+            == f"{t('explain.ui.problem', 'en')} {refused.value.localized('en')}"
+        )
         assert "你好" in refused.value.localized("en") and "静夜思" in refused.value.localized("en")
         assert watch.problems() == []
     finally:

@@ -56,11 +56,20 @@ def test_the_contract_of_explain_memory_json():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["per_param_bytes"]["fp32"]["total"] == data["per_param_bytes"]["mixed"]["total"] == 16
-    assert data["per_param_bytes"]["mixed"] == {"weights": 2, "gradients": 2, "master_weights": 4, "adam_m": 4,
-                                                "adam_v": 4, "total": 16}
+    assert data["per_param_bytes"]["mixed"] == {
+        "weights": 2,
+        "gradients": 2,
+        "master_weights": 4,
+        "adam_m": 4,
+        "adam_v": 4,
+        "total": 16,
+    }
     assert data["kv_cache_bytes"] == data["chosen"]["kv_cache_bytes"] == LLAMA_7B_KV_2048  # the default: Llama-2-7B
-    assert set(data["measured"]) == set(data["formula"]) >= {"weights", "gradients", "adamw", "activations",
-                                                              "kv_cache_mha", "kv_cache_gqa", "peak"}
+    assert (
+        set(data["measured"])
+        == set(data["formula"])
+        >= {"weights", "gradients", "adamw", "activations", "kv_cache_mha", "kv_cache_gqa", "peak"}
+    )
     assert [e["name"] for e in data["published"]] == [m.name for m in PUBLISHED]
     for e, m in zip(data["published"], PUBLISHED):
         assert e["params"] == count_params(m.architecture)
@@ -95,8 +104,15 @@ def test_sequences_that_fit_a_card():
     assert sequences_that_fit(24 * GB, published("GPT-3 175B").architecture, 2048) == 0  # the weights do not fit
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(tie_weights=True, norm_first=True, activation="gelu"),
-                                dict(n_kv_heads=2, positions="rope"), dict(n_kv_heads=1, positions="sinusoidal")])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(tie_weights=True, norm_first=True, activation="gelu"),
+        dict(n_kv_heads=2, positions="rope"),
+        dict(n_kv_heads=1, positions="sinusoidal"),
+    ],
+)
 def test_weights_gradients_and_adamw_state_are_the_formula_to_the_byte(kw):
     config = tiny(**kw)
     step = train_step(config, batch=2)
@@ -116,9 +132,15 @@ def test_weights_gradients_and_adamw_state_are_the_formula_to_the_byte(kw):
 
 
 # every value of each factor, each with post-LN and pre-LN (all 54 combinations passed when this was written; these 7 run)
-GRID = [(False, "relu", "learned", None), (True, "gelu_tanh", "learned", 2), (False, "gelu_tanh", "sinusoidal", 1),
-        (True, "relu", "sinusoidal", None), (False, "relu", "rope", 2), (True, "gelu", "rope", None),
-        (False, "gelu", "rope", 1)]
+GRID = [
+    (False, "relu", "learned", None),
+    (True, "gelu_tanh", "learned", 2),
+    (False, "gelu_tanh", "sinusoidal", 1),
+    (True, "relu", "sinusoidal", None),
+    (False, "relu", "rope", 2),
+    (True, "gelu", "rope", None),
+    (False, "gelu", "rope", 1),
+]
 
 
 @pytest.mark.parametrize("norm_first, activation, positions, kv_heads", GRID)
@@ -130,8 +152,9 @@ def test_lab_activation_bytes_equal_what_autograd_saves(norm_first, activation, 
         idx = torch.randint(0, config.vocab_size, (batch, seq))
         targets = idx.roll(-1, dims=1)  # a tensor of its own: the ids and the targets are two int64 buffers
         for explicit in (False, True):
-            assert saved_activation_bytes(model, idx, targets, explicit=explicit) == \
-                lab_activation_bytes(config, batch, seq, explicit=explicit), (batch, seq, explicit)
+            assert saved_activation_bytes(model, idx, targets, explicit=explicit) == lab_activation_bytes(
+                config, batch, seq, explicit=explicit
+            ), (batch, seq, explicit)
 
 
 def test_lab_activation_bytes_refuses_what_it_does_not_count():
@@ -162,8 +185,14 @@ def test_live_bytes_counts_allocations_once_and_frees_them():
 
 def test_the_default_claims_are_shown(default):
     assert [(c.id, c.status) for c in default.claims] == [
-        ("state_exact", "shown"), ("kv_exact", "shown"), ("activations_exact", "shown"), ("peak", "shown"),
-        ("gqa_smaller", "shown"), ("mixed_state", "shown"), ("llama_kv", "shown")]
+        ("state_exact", "shown"),
+        ("kv_exact", "shown"),
+        ("activations_exact", "shown"),
+        ("peak", "shown"),
+        ("gqa_smaller", "shown"),
+        ("mixed_state", "shown"),
+        ("llama_kv", "shown"),
+    ]
     assert default.lab.gqa_kv_heads == 2 and default.measured["kv_cache_mha"] == 2 * default.measured["kv_cache_gqa"]
     assert default.difference == {part: default.measured[part] - default.formula[part] for part in default.measured}
     assert default.moments["peak"] == default.measured["peak"]
@@ -188,8 +217,10 @@ def test_the_exact_claims_fail_on_measurements_the_formulas_do_not_describe(defa
     repeated = kv_cache_bytes_after(GPT(config), L.LAB_BATCH, config.context_length)  # an MHA cache where GQA's is due
     assert null_claims(default, kv_cache_gqa=repeated)["kv_exact"].status == "contradicted"
     # the written-out path's bytes (the T×T maps saved) where the fused kernel's are due
-    assert null_claims(default, activations=default.measured["activations_explicit"])["activations_exact"].status \
+    assert (
+        null_claims(default, activations=default.measured["activations_explicit"])["activations_exact"].status
         == "contradicted"
+    )
 
 
 def test_the_peak_claim_fails_when_the_activations_are_left_out(default):
@@ -199,22 +230,41 @@ def test_the_peak_claim_fails_when_the_activations_are_left_out(default):
 
 
 def test_the_mixed_claim_fails_for_a_recipe_without_fp32_master_weights(default):
-    pure_bf16 = {**default.per_param_bytes, "mixed": {"weights": 2, "gradients": 2, "adam_m": 2, "adam_v": 2, "total": 8}}
+    pure_bf16 = {
+        **default.per_param_bytes,
+        "mixed": {"weights": 2, "gradients": 2, "adam_m": 2, "adam_v": 2, "total": 8},
+    }
     claims = {c.id: c for c in L.claims_for(default.measured, default.formula, default.lab, pure_bf16, "en")}
     assert claims["mixed_state"].status == "contradicted"
 
 
 def test_the_quoted_figure_claim_fails_for_a_gqa_llama(monkeypatch, default):
     llama = L.MODELS["llama-2-7b"]
-    monkeypatch.setitem(L.MODELS, "llama-2-7b",
-                        dataclasses.replace(llama, architecture=dataclasses.replace(llama.architecture, kv_heads=8)))
-    claims = {c.id: c for c in L.claims_for(default.measured, default.formula, default.lab, default.per_param_bytes, "en")}
+    monkeypatch.setitem(
+        L.MODELS,
+        "llama-2-7b",
+        dataclasses.replace(llama, architecture=dataclasses.replace(llama.architecture, kv_heads=8)),
+    )
+    claims = {
+        c.id: c for c in L.claims_for(default.measured, default.formula, default.lab, default.per_param_bytes, "en")
+    }
     assert claims["llama_kv"].status == "contradicted" and claims["llama_kv"].values["bytes"] == LLAMA_7B_KV_2048 // 4
 
 
 def test_a_typed_configuration_is_sized_like_the_published_one():
-    r = result("memory", layers=32, d_model=4096, heads=32, d_ff=11008, vocab=32000, gated=True, context=2048,
-                batch=4, dtype="fp16", lang="en")
+    r = result(
+        "memory",
+        layers=32,
+        d_model=4096,
+        heads=32,
+        d_ff=11008,
+        vocab=32000,
+        gated=True,
+        context=2048,
+        batch=4,
+        dtype="fp16",
+        lang="en",
+    )
     assert r.chosen.name == "your configuration" and r.kv_cache_bytes == 4 * LLAMA_7B_KV_2048
     assert r.chosen.kv_cache_per_sequence == LLAMA_7B_KV_2048
     mqa = result("memory", layers=32, d_model=4096, heads=32, kv_heads=1, vocab=32000, context=2048, lang="en")
@@ -223,9 +273,14 @@ def test_a_typed_configuration_is_sized_like_the_published_one():
     assert gpt2.chosen.name == "GPT-2 small" and gpt2.chosen.context == 1024  # capped at the model's own context
 
 
-@pytest.mark.parametrize("bad, name", [(dict(layers=2, d_model=64), "heads"),
-                                       (dict(layers=2, d_model=64, heads=5, vocab=10), "heads"),
-                                       (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10), "kv_heads")])
+@pytest.mark.parametrize(
+    "bad, name",
+    [
+        (dict(layers=2, d_model=64), "heads"),
+        (dict(layers=2, d_model=64, heads=5, vocab=10), "heads"),
+        (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10), "kv_heads"),
+    ],
+)
 def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name):
     with pytest.raises(ParamError) as err:
         result("memory", lang="en", **bad)
@@ -234,5 +289,7 @@ def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name)
 
 def test_every_published_model_has_a_choice_and_a_typed_one_is_an_architecture():
     assert set(L.MODELS) == {L.slug(m.name) for m in PUBLISHED}
-    assert isinstance(L.typed({**{p.name: p.default for p in L.PARAMS}, "layers": 2, "d_model": 8, "heads": 2,
-                               "vocab": 5}), Architecture)
+    assert isinstance(
+        L.typed({**{p.name: p.default for p in L.PARAMS}, "layers": 2, "d_model": 8, "heads": 2, "vocab": 5}),
+        Architecture,
+    )

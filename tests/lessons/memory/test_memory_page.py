@@ -31,12 +31,25 @@ def check(page, data) -> None:
         assert (value == str(expected).lower()) if isinstance(expected, (bool, str)) else float(value) == expected, path
     rows = page.evaluate(ROWS, "inference-table")
     assert [r[0] for r in rows] == [e["name"] for e in data["published"]]
-    assert [r[1:] for r in rows] == [[e["params"], e["context"], e["kv_heads"], e["heads"], e["gb"]["weights"],
-                                      e["gb"]["kv_cache_per_sequence"], e["gb"]["kv_cache_mha"], e["gb"]["inference"],
-                                      *[e["fits"][str(gb)] for gb in data["cards_gb"]]] for e in data["published"]]
+    assert [r[1:] for r in rows] == [
+        [
+            e["params"],
+            e["context"],
+            e["kv_heads"],
+            e["heads"],
+            e["gb"]["weights"],
+            e["gb"]["kv_cache_per_sequence"],
+            e["gb"]["kv_cache_mha"],
+            e["gb"]["inference"],
+            *[e["fits"][str(gb)] for gb in data["cards_gb"]],
+        ]
+        for e in data["published"]
+    ]
     rows = page.evaluate(ROWS, "training-table")
-    assert [r[1:] for r in rows] == [[e["gb"][k] for k in ("state", "activations", "activations_recomputed",
-                                                           "training_fp32", "training_mixed")] for e in data["published"]]
+    assert [r[1:] for r in rows] == [
+        [e["gb"][k] for k in ("state", "activations", "activations_recomputed", "training_fp32", "training_mixed")]
+        for e in data["published"]
+    ]
     texts = page.eval_on_selector_all("#claims li .text", "els => els.map(e => e.textContent)")
     assert texts == [c["text"] for c in data["claims"]]
 

@@ -52,7 +52,7 @@ def test_held_out_texts_are_whole_and_never_in_a_training_window():
     train, test = M.split(texts)
     assert len(train) + len(test) == len(texts) and len(test) == len(texts) // 5
     assert not set(train) & set(test)
-    assert test == texts[M.HOLD_EVERY - 1::M.HOLD_EVERY]
+    assert test == texts[M.HOLD_EVERY - 1 :: M.HOLD_EVERY]
 
 
 def test_verse_parity_counts_the_first_and_second_verse_of_each_couplet():
@@ -81,10 +81,10 @@ def test_the_causal_model_cannot_see_the_right_side():
     x = torch.randint(19, (1, 12))
     y = x.clone()
     i = 5
-    y[0, i + 1:] = (x[0, i + 1:] + 1) % 19
+    y[0, i + 1 :] = (x[0, i + 1 :] + 1) % 19
     with torch.no_grad():
-        assert torch.equal(gpt(x)[0, :i + 1], gpt(y)[0, :i + 1])  # bitwise: the mask, not a small number
-        assert not torch.allclose(enc.token_logits(x)[0, :i + 1], enc.token_logits(y)[0, :i + 1])
+        assert torch.equal(gpt(x)[0, : i + 1], gpt(y)[0, : i + 1])  # bitwise: the mask, not a small number
+        assert not torch.allclose(enc.token_logits(x)[0, : i + 1], enc.token_logits(y)[0, : i + 1])
     r = result("mlm", **SMALL)
     blind = next(c for c in r.claims if c.id == "causal_blind")
     assert r.causal_right_change == 0.0 and r.encoder_right_change > 0.0 and blind.holds
@@ -177,17 +177,34 @@ def test_api_cli_and_python_give_the_same_numbers():
     out = CliRunner().invoke(app, ["explain", "mlm", "--steps", "20", "--d-model", "8", "--json", "--lang", "en"])
     assert out.exit_code == 0, out.output
     cli = json.loads(out.stdout)
-    for key in ("accuracy", "correct", "n_masked", "by_verse", "held_out_loss", "final_loss", "causal_right_change",
-                "encoder_right_change", "fill", "claims"):
+    for key in (
+        "accuracy",
+        "correct",
+        "n_masked",
+        "by_verse",
+        "held_out_loss",
+        "final_loss",
+        "causal_right_change",
+        "encoder_right_change",
+        "fill",
+        "claims",
+    ):
         assert py[key] == api[key] == cli[key], key
 
 
 def test_a_txt_corpus_is_split_by_poem(tmp_path):
-    lines = ["床前明月光，疑是地上霜。举头望明月，低头思故乡。", "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
-             "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。", "千山鸟飞绝，万径人踪灭。孤舟蓑笠翁，独钓寒江雪。",
-             "红豆生南国，春来发几枝。愿君多采撷，此物最相思。", "空山不见人，但闻人语响。返景入深林，复照青苔上。",
-             "锄禾日当午，汗滴禾下土。谁知盘中餐，粒粒皆辛苦。", "鹅鹅鹅，曲项向天歌。白毛浮绿水，红掌拨清波。",
-             "众鸟高飞尽，孤云独去闲。相看两不厌，只有敬亭山。", "松下问童子，言师采药去。只在此山中，云深不知处。"]
+    lines = [
+        "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
+        "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。",
+        "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。",
+        "千山鸟飞绝，万径人踪灭。孤舟蓑笠翁，独钓寒江雪。",
+        "红豆生南国，春来发几枝。愿君多采撷，此物最相思。",
+        "空山不见人，但闻人语响。返景入深林，复照青苔上。",
+        "锄禾日当午，汗滴禾下土。谁知盘中餐，粒粒皆辛苦。",
+        "鹅鹅鹅，曲项向天歌。白毛浮绿水，红掌拨清波。",
+        "众鸟高飞尽，孤云独去闲。相看两不厌，只有敬亭山。",
+        "松下问童子，言师采药去。只在此山中，云深不知处。",
+    ]
     txt = tmp_path / "poems.txt"
     txt.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = M.mlm(corpus=str(txt), **SMALL)
@@ -211,7 +228,12 @@ def test_real_poems_from_the_shared_data():
     train, test = M.split(poems)
     assert not set(train) & set(test) and r.n_poems == len(poems) == len(set(poems)) > 300 and len(raw) >= len(poems)
     assert r.n_test_poems == r.n_poems // 5 and r.context == 32
-    assert r.n_by_verse["first"] + r.n_by_verse["second"] == r.n_masked == sum(M.maskable(c) for p in test for c in p) > 1000
+    assert (
+        r.n_by_verse["first"] + r.n_by_verse["second"]
+        == r.n_masked
+        == sum(M.maskable(c) for p in test for c in p)
+        > 1000
+    )
     status = {c.id: c.status for c in r.claims}
     # 30 steps: the encoder leads on -ln p but trails on accuracy, so no comparison is a verdict; the mask is exact
     assert status["causal_blind"] == "shown" and status["accuracy"] == "not_shown"
@@ -235,7 +257,7 @@ def test_the_held_out_loss_is_the_cross_entropy_of_each_guess():
     losses = []
     with torch.no_grad():
         for j in MM.targets(test):
-            logits = tr.models["causal"](stream[max(0, j - r.context):j][None])[0, -1]  # (V,)
+            logits = tr.models["causal"](stream[max(0, j - r.context) : j][None])[0, -1]  # (V,)
             losses.append(float(F.cross_entropy((logits + off)[None], stream[j][None])))
     assert len(losses) == r.n_masked
     assert r.held_out_loss["causal"] == pytest.approx(sum(losses) / len(losses), rel=1e-5)

@@ -72,9 +72,12 @@ def fake(run, **changes):
 
 def test_identical_runs_show_no_loss_claim(result):
     b = by_name(result)
-    same = {"moe": b["moe"], "moe_free": fake(b["moe"], name="moe_free", balance=0.0),
-            "dense_active": fake(b["dense_active"], loss=b["moe"].loss),
-            "dense_total": fake(b["dense_total"], loss=b["moe"].loss)}
+    same = {
+        "moe": b["moe"],
+        "moe_free": fake(b["moe"], name="moe_free", balance=0.0),
+        "dense_active": fake(b["dense_active"], loss=b["moe"].loss),
+        "dense_total": fake(b["dense_total"], loss=b["moe"].loss),
+    }
     status = {c.id: c.status for c in moe_lesson.claims_of(same, "en")}
     assert status["moe_beats_active"] == status["total_beats_moe"] == "not_shown"
     assert status["balance_evens"] == status["dead_without"] == "not_shown"
@@ -87,8 +90,11 @@ def test_a_uniform_router_has_no_dead_expert_and_a_collapsed_one_shows_the_claim
     collapsed = [[1.0, 0.0, 0.0, 0.0], [0.97, 0.01, 0.01, 0.01]]
     assert moe_lesson.dead_experts(collapsed) == 6
     routing = lambda share: dataclasses.replace(b["moe"].routing, share=share)  # noqa: E731
-    runs_even = {**b, "moe": fake(b["moe"], dead=0, busiest=0.25, routing=routing(even)),
-                 "moe_free": fake(b["moe_free"], dead=0, busiest=0.25, routing=routing(even))}
+    runs_even = {
+        **b,
+        "moe": fake(b["moe"], dead=0, busiest=0.25, routing=routing(even)),
+        "moe_free": fake(b["moe_free"], dead=0, busiest=0.25, routing=routing(even)),
+    }
     status = {c.id: c.status for c in moe_lesson.claims_of(runs_even, "en")}
     assert status["dead_without"] == status["balance_evens"] == "not_shown"
     runs_collapsed = {**runs_even, "moe_free": fake(b["moe_free"], dead=6, busiest=1.0, routing=routing(collapsed))}
@@ -98,16 +104,23 @@ def test_a_uniform_router_has_no_dead_expert_and_a_collapsed_one_shows_the_claim
 
 def test_the_loss_claims_can_go_either_way(result):
     b = by_name(result)
-    better = {**b, "moe": fake(b["moe"], loss=1.0), "dense_active": fake(b["dense_active"], loss=1.2),
-              "dense_total": fake(b["dense_total"], loss=1.3)}
+    better = {
+        **b,
+        "moe": fake(b["moe"], loss=1.0),
+        "dense_active": fake(b["dense_active"], loss=1.2),
+        "dense_total": fake(b["dense_total"], loss=1.3),
+    }
     status = {c.id: c.status for c in moe_lesson.claims_of(better, "en")}
     assert status["moe_beats_active"] == "shown" and status["total_beats_moe"] == "contradicted"
 
 
 def test_a_twin_of_the_wrong_size_contradicts_the_fairness_identities(result):
     b = by_name(result)
-    wrong = {**b, "dense_active": fake(b["dense_active"], total_params=b["dense_active"].total_params + 1),
-             "dense_total": fake(b["dense_total"], total_params=b["dense_total"].total_params - 32)}
+    wrong = {
+        **b,
+        "dense_active": fake(b["dense_active"], total_params=b["dense_active"].total_params + 1),
+        "dense_total": fake(b["dense_total"], total_params=b["dense_total"].total_params - 32),
+    }
     status = {c.id: c.status for c in moe_lesson.claims_of(wrong, "en")}
     assert status["equal_active"] == status["equal_total"] == "contradicted"
 

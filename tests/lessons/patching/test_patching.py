@@ -31,8 +31,9 @@ def r():
 
 
 # a reading with nothing in it, for the claims that only read the correlations
-BLANK = L.Reading(0, 0, 0, *[[[0.0] * 4] * 2] * 3, None, None, None, [[0.0] * 4] * 2, [[0.0] * 4] * 2, [0.0], [0.0],
-                  [None], 0.0, 0.0)
+BLANK = L.Reading(
+    0, 0, 0, *[[[0.0] * 4] * 2] * 3, None, None, None, [[0.0] * 4] * 2, [[0.0] * 4] * 2, [0.0], [0.0], [None], 0.0, 0.0
+)
 
 
 def claims(result) -> dict:
@@ -44,8 +45,15 @@ def test_json_has_every_reading_with_its_shape(r):
     L_, H, T = 2, 4, 4
     for name in ("trained", "untrained"):
         x = d[name]
-        for key in ("drop_zero", "drop_mean", "drop_resample", "restore_heads", "restored_nats", "weight_key",
-                    "weight_prev"):
+        for key in (
+            "drop_zero",
+            "drop_mean",
+            "drop_resample",
+            "restore_heads",
+            "restored_nats",
+            "weight_key",
+            "weight_prev",
+        ):
             assert np.shape(x[key]) == (L_, H), key
         assert np.shape(x["restore_resid"]) == (L_ + 1, T)
         assert len(x["rollout"]) == len(x["attention"]) == len(x["importance"]) == T
@@ -68,7 +76,7 @@ def test_zero_ablation_is_the_heads_columns_of_W_O_zeroed(r):
         for layer in range(2):
             for head in range(4):
                 edited = copy.deepcopy(model)
-                edited.blocks[layer].attn.W_O.weight[:, head * 8:(head + 1) * 8] = 0  # d_k = 32 / 4
+                edited.blocks[layer].attn.W_O.weight[:, head * 8 : (head + 1) * 8] = 0  # d_k = 32 / 4
                 lost = (base - log_prob(edited(clean), answer, -1)).item()
                 assert r.trained.drop_zero[layer][head] == pytest.approx(lost, abs=1e-5)
     # the lesson's own finding: the first layer's first head matters, and zero ablation is not mean ablation
@@ -80,14 +88,26 @@ def test_patching_numbers_are_the_patched_runs_log_p(r):
     tok = runs.corpus_data("").tokenizer
     clean, corrupt, answer = torch.tensor(tok.encode("床前明月")), torch.tensor(tok.encode("床望明月")), 4
     with torch.no_grad():
-        lp_clean, lp_corrupt = log_prob(model(clean[None]), answer, -1).item(), log_prob(model(corrupt[None]), answer, -1).item()
-    assert (r.trained.lp_clean, r.trained.lp_corrupt) == (pytest.approx(lp_clean, abs=1e-5), pytest.approx(lp_corrupt, abs=1e-5))
+        lp_clean, lp_corrupt = (
+            log_prob(model(clean[None]), answer, -1).item(),
+            log_prob(model(corrupt[None]), answer, -1).item(),
+        )
+    assert (r.trained.lp_clean, r.trained.lp_corrupt) == (
+        pytest.approx(lp_clean, abs=1e-5),
+        pytest.approx(lp_corrupt, abs=1e-5),
+    )
     for layer, head in [(0, 0), (0, 1), (1, 3)]:
-        patched = log_prob(patch(model, clean, corrupt, Site(f"layers.{layer}.attn.head_outputs", head=head)), answer, -1)
+        patched = log_prob(
+            patch(model, clean, corrupt, Site(f"layers.{layer}.attn.head_outputs", head=head)), answer, -1
+        )
         assert r.trained.restored_nats[layer][head] == pytest.approx(patched.item() - lp_corrupt, abs=1e-4)
     resid = np.array(r.trained.restore_resid)
-    assert resid[-1, -1] == pytest.approx(1, abs=1e-5) and resid[0, 1] == pytest.approx(1, abs=1e-5)  # the answer; the change
-    assert np.abs(resid[:, 0]).max() < 1e-6 and np.abs(resid[-1, :-1]).max() < 1e-6  # before the change; nothing reads them
+    assert resid[-1, -1] == pytest.approx(1, abs=1e-5) and resid[0, 1] == pytest.approx(
+        1, abs=1e-5
+    )  # the answer; the change
+    assert (
+        np.abs(resid[:, 0]).max() < 1e-6 and np.abs(resid[-1, :-1]).max() < 1e-6
+    )  # before the change; nothing reads them
 
 
 def test_token_importance_is_plain_forward_passes_over_the_replaced_inputs(r):
@@ -96,7 +116,7 @@ def test_token_importance_is_plain_forward_passes_over_the_replaced_inputs(r):
     with torch.no_grad():
         lp = torch.log_softmax(model(clean[None])[0, -1], -1)[4]
         for c in range(3):
-            rows = [torch.cat([clean[:c], torch.tensor([v]), clean[c + 1:]]) for v in range(V) if v != clean[c]]
+            rows = [torch.cat([clean[:c], torch.tensor([v]), clean[c + 1 :]]) for v in range(V) if v != clean[c]]
             out = torch.log_softmax(model(torch.stack(rows))[:, -1], -1)[:, 4]  # (V - 1,)
             assert r.trained.importance[c] == pytest.approx((out - lp).mean().abs().item(), abs=1e-5)
     assert r.trained.importance[-1] is None
@@ -106,7 +126,7 @@ def test_spearman_is_the_closed_form_and_the_shuffled_level_is_chance():
     g = np.random.default_rng(0)
     a, b = g.normal(size=50), g.normal(size=50)
     d = measure.ranks(a) - measure.ranks(b)
-    assert measure.spearman(a, b) == pytest.approx(1 - 6 * (d ** 2).sum() / (50 * (50 ** 2 - 1)), abs=1e-12)
+    assert measure.spearman(a, b) == pytest.approx(1 - 6 * (d**2).sum() / (50 * (50**2 - 1)), abs=1e-12)
     assert measure.spearman(a, np.exp(3 * a)) == pytest.approx(1.0)  # ranks only: any increasing map is ρ = 1
     assert measure.spearman(a, -a) == pytest.approx(-1.0) and measure.spearman(a, np.ones(50)) is None
     assert list(measure.ranks(np.array([3.0, 1.0, 3.0, 2.0]))) == [2.5, 0, 2.5, 1]  # ties share their mean rank
@@ -170,13 +190,16 @@ def test_null_shuffled_pairing_and_a_perfect_reading():
     assert c["head_weight_tracks"].status == "shown" and c["weights_not_importance"].status == "not_shown"
 
 
-@pytest.mark.parametrize("kw, field, words", [
-    (dict(corrupt="床前明月光"), "corrupt", "as many characters as prompt"),
-    (dict(prompt="床", corrupt="前"), "prompt", "at least 2 characters"),
-    (dict(corrupt="床前明X"), "corrupt", "not in it: X"),
-    (dict(target="X"), "target", "not in it: X"),
-    (dict(n_heads=3), "n_heads", "must divide"),
-])
+@pytest.mark.parametrize(
+    "kw, field, words",
+    [
+        (dict(corrupt="床前明月光"), "corrupt", "as many characters as prompt"),
+        (dict(prompt="床", corrupt="前"), "prompt", "at least 2 characters"),
+        (dict(corrupt="床前明X"), "corrupt", "not in it: X"),
+        (dict(target="X"), "target", "not in it: X"),
+        (dict(n_heads=3), "n_heads", "must divide"),
+    ],
+)
 def test_bad_input_is_named(kw, field, words):
     with pytest.raises(ParamError, match=words) as err:
         result("patching", **kw)

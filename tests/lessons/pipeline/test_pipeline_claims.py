@@ -77,8 +77,9 @@ def test_seed_counts_agree_with_one_run_per_seed():
     assert {c.id: c.status for c in r.claims}["plain_over_seeds"] == "not_shown"
 
 
-@pytest.mark.parametrize("settings", [dict(lr=1.0), dict(lr=1e-12), dict(d_model=2, heads=1, layers=1),
-                                      dict(corpus="jingyesi", lr=1.0)])
+@pytest.mark.parametrize(
+    "settings", [dict(lr=1.0), dict(lr=1e-12), dict(d_model=2, heads=1, layers=1), dict(corpus="jingyesi", lr=1.0)]
+)
 def test_claims_hold_at_the_edges_of_the_form(settings):
     settings = dict(settings)
     corpus = settings.pop("corpus", "poem")
@@ -113,8 +114,13 @@ def test_focus_reads_the_attention_rows_of_every_head():
     assert f.expected_top == 0 and max(h.weights[2] for h in f.heads) <= 0.253
     status = {c.id: c.status for c in f.claims}
     # layer 2's heads look at 床 by a clear lead; layer 1's are within 5 points of their next largest
-    assert status == {"top_1_1": "not_shown", "top_1_2": "not_shown", "top_2_1": "shown", "top_2_2": "shown",
-                      "expected_heads": "not_shown"}
+    assert status == {
+        "top_1_1": "not_shown",
+        "top_1_2": "not_shown",
+        "top_2_1": "shown",
+        "top_2_2": "shown",
+        "expected_heads": "not_shown",
+    }
     assert_consistent(f.claims)
 
 

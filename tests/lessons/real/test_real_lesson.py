@@ -13,9 +13,7 @@ from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_sco
 
 
 def test_pattern_scores_equal_the_hand_values():
-    A = torch.tensor([[0.5, 0.25, 0.25],
-                      [0.6, 0.3, 0.1],
-                      [0.2, 0.2, 0.6]])
+    A = torch.tensor([[0.5, 0.25, 0.25], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
     s = {k: float(v) for k, v in pattern_scores(A, [False, False, True]).items()}
     assert s["previous"] == pytest.approx((0.6 + 0.2) / 2)  # A[1,0], A[2,1]
     assert s["next"] == pytest.approx((0.25 + 0.1) / 2)  # A[0,1], A[1,2]
@@ -41,11 +39,20 @@ def test_pattern_extremes():
 
 
 def test_sep_and_punctuation_marks():
-    assert [is_sep_or_punct(x) for x in ["[SEP]", "[CLS]", ".", "'", "##,", "it", "?!", "5"]] == \
-        [True, False, True, True, True, False, True, False]
+    assert [is_sep_or_punct(x) for x in ["[SEP]", "[CLS]", ".", "'", "##,", "it", "?!", "5"]] == [
+        True,
+        False,
+        True,
+        True,
+        True,
+        False,
+        True,
+        False,
+    ]
 
 
 # ---- on the model (loaded once for the module) ----------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def real():
@@ -122,7 +129,10 @@ def test_coreference_counts_are_the_unrounded_per_head_weights(real):
         assert mean == pytest.approx(case.mean_weight, abs=1e-3)
     by = {c.id: c for c in co.claims}
     tired = co.cases[0]
-    assert by["majority_tired"].values["k"] == tired.n_prefer_implied and by["majority_tired"].values["n"] == 72 - tired.n_ties
+    assert (
+        by["majority_tired"].values["k"] == tired.n_prefer_implied
+        and by["majority_tired"].values["n"] == 72 - tired.n_ties
+    )
     for p in co.pairs:
         assert p.switched_with + p.switched_against + p.kept_first + p.kept_second == p.untied
         assert p.first_a - p.first_b == p.switched_with - p.switched_against

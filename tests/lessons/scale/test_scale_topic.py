@@ -50,17 +50,33 @@ def test_a_typed_configuration_is_counted_as_the_published_one(default):
     assert data["yours"]["flops_per_token"] == data["flops_per_token"]["GPT-2 small"]
     # Llama-2-70B typed with its GQA and SwiGLU: the same count as the table's
     llama = published("Llama-2-70B").architecture
-    r = result("scale", layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, vocab=32000, context=4096,
-                gated=True, tied=False, lang="en")
+    r = result(
+        "scale",
+        layers=80,
+        d_model=8192,
+        heads=64,
+        kv_heads=8,
+        d_ff=28672,
+        vocab=32000,
+        context=4096,
+        gated=True,
+        tied=False,
+        lang="en",
+    )
     # the table's Llama has no biases, RMSNorm and RoPE: the typed one (GPT-2's defaults) differs by exactly those
     biases = 80 * (2 * 8192 + 2 * 1024 + 2 * 28672 + 8192)
     norms = (2 * 80 + 1) * 8192  # LayerNorm's bias besides RMSNorm's gain
     assert r.yours.counted == count_params(llama) + llama.context * 8192 + biases + norms
 
 
-@pytest.mark.parametrize("bad, name", [(dict(layers=2, d_model=64), "heads"),
-                                       (dict(layers=2, d_model=64, heads=5, vocab=10, context=8), "heads"),
-                                       (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10, context=8), "kv_heads")])
+@pytest.mark.parametrize(
+    "bad, name",
+    [
+        (dict(layers=2, d_model=64), "heads"),
+        (dict(layers=2, d_model=64, heads=5, vocab=10, context=8), "heads"),
+        (dict(layers=2, d_model=64, heads=4, kv_heads=3, vocab=10, context=8), "kv_heads"),
+    ],
+)
 def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name):
     with pytest.raises(ParamError) as err:
         result("scale", lang="en", **bad)
@@ -83,16 +99,23 @@ def test_the_count_claim_fails_when_a_count_misses_its_figure(monkeypatch):
 
 def test_the_compute_claim_fails_when_the_tokens_are_wrong(monkeypatch):
     gpt3 = published("GPT-3 175B")
-    monkeypatch.setattr(L, "PUBLISHED", tuple(dataclasses.replace(m, tokens=2 * m.tokens) if m is gpt3 else m
-                                              for m in PUBLISHED))
+    monkeypatch.setattr(
+        L, "PUBLISHED", tuple(dataclasses.replace(m, tokens=2 * m.tokens) if m is gpt3 else m for m in PUBLISHED)
+    )
     claims = {c.id: c for c in L.scale(lang="en").claims}
     assert claims["compute"].status == "contradicted"
 
 
 def test_a_finished_sweep_is_read_with_its_emergence_table(tmp_path):
-    scale_json = {"corpus": "全唐诗", "runs": [{"n_params": 1000, "tokens": 10, "flops": 1e9, "val_loss": 5.0}],
-                  "fit": None, "optimum": [], "mlp_baseline": [],
-                  "emergence": {"rows": [], "shapes": {}, "jump_share": 0.6}, "command": "attnlab scale ..."}
+    scale_json = {
+        "corpus": "全唐诗",
+        "runs": [{"n_params": 1000, "tokens": 10, "flops": 1e9, "val_loss": 5.0}],
+        "fit": None,
+        "optimum": [],
+        "mlp_baseline": [],
+        "emergence": {"rows": [], "shapes": {}, "jump_share": 0.6},
+        "command": "attnlab scale ...",
+    }
     (tmp_path / "scale.json").write_text(json.dumps(scale_json, ensure_ascii=False), encoding="utf-8")
     r = result("scale", sweep=str(tmp_path), lang="zh")
     assert r.sweep["corpus"] == "全唐诗" and r.sweep["folder"] == str(tmp_path)

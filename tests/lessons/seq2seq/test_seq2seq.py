@@ -17,7 +17,12 @@ from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.lesson import LENGTHS, TRAIN_LENGTHS, trained, trained_models, typed_example
 from attnlab.lessons.seq2seq.models import build
 
-SMALL = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}  # the other explain tests use the same: one training, cached
+SMALL = {
+    "train_steps": 100,
+    "n_test": 5,
+    "n_seeds": 1,
+    "text": "2026",
+}  # the other explain tests use the same: one training, cached
 CLAIMS = ["bottleneck", "bottleneck_cross", "falls", "final_only", "alpha", "alignment", "alignment_cross"]
 
 
@@ -79,8 +84,15 @@ def test_the_bahdanau_decoder_reads_every_encoder_state():
     assert (grad.abs().sum(-1) > 0).all()  # every h_j reaches the output
 
 
-@pytest.mark.parametrize("name, text, expected", [("digits", "2026", "二〇二六"), ("reverse", "2026", "六二〇二"),
-                                                  ("pairs", "2026", "〇二六二"), ("pairs", "12345", "二一四三五")])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("digits", "2026", "二〇二六"),
+        ("reverse", "2026", "六二〇二"),
+        ("pairs", "2026", "〇二六二"),
+        ("pairs", "12345", "二一四三五"),
+    ],
+)
 def test_the_task_translates_along_its_alignment(name, text, expected):
     assert task_.translate(name, text) == expected
     for n in range(1, 13):
@@ -116,7 +128,9 @@ def test_the_claims_carry_their_comparison_over_seeds(seed):
     for c in r.claims:
         assert c.status == status_of(c.direction, c.measured, c.baseline, c.margin) and c.holds == (c.status == "shown")
         assert c.control and c.versus and c.values
-    assert r.claims[0].values["gap"] == pytest.approx(r.claims[0].values["attention"] - r.claims[0].values["no_attention"])
+    assert r.claims[0].values["gap"] == pytest.approx(
+        r.claims[0].values["attention"] - r.claims[0].values["no_attention"]
+    )
     assert r.claims[0].margin >= 0.2 and r.claims[5].margin == pytest.approx((1 - r.chance_alignment) / 2)
     ex = r.example
     assert ex.source == "2026" and ex.target == "二〇二六" and ex.truth == task_.align("digits", 4)
@@ -147,8 +161,24 @@ def test_api_equals_cli_equals_python():
 
     python = json.loads(json.dumps(as_dict(result("seq2seq", lang="en", **SMALL))))
     api = TestClient(create_app()).get("/api/explain/seq2seq", params={**SMALL, "lang": "en"}).json()
-    out = CliRunner().invoke(app, ["explain", "seq2seq", "--train-steps", "100", "--n-test", "5", "--n-seeds", "1",
-                                   "--text", "2026", "--json", "--lang", "en"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "explain",
+            "seq2seq",
+            "--train-steps",
+            "100",
+            "--n-test",
+            "5",
+            "--n-seeds",
+            "1",
+            "--text",
+            "2026",
+            "--json",
+            "--lang",
+            "en",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert api == python == json.loads(out.stdout)
 

@@ -117,7 +117,11 @@ def test_an_attention_that_is_not_the_formula_contradicts_alpha(defaults, monkey
 
 def test_a_tie_over_seeds_is_not_the_bottleneck(defaults):
     none = defaults.accuracy_by_seed["no_attention"]
-    tied = {**defaults.accuracy_by_seed, "bahdanau": none, "transformer": [[min(1.0, a + 0.1) for a in run] for run in none]}
+    tied = {
+        **defaults.accuracy_by_seed,
+        "bahdanau": none,
+        "transformer": [[min(1.0, a + 0.1) for a in run] for run in none],
+    }
     r = dataclasses.replace(defaults, accuracy_by_seed=tied)
     claims = {c.id: c for c in claims_of(r, "en")}
     assert claims["bottleneck"].status == "not_shown" and claims["bottleneck"].values["gap"] == 0

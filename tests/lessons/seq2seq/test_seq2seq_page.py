@@ -10,7 +10,12 @@ from browser_support import explain_update
 
 from attnlab.i18n import t
 
-SMALL = {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"}  # as the other explain tests: one training, cached
+SMALL = {
+    "train_steps": "100",
+    "n_test": "5",
+    "n_seeds": "1",
+    "text": "2026",
+}  # as the other explain tests: one training, cached
 
 CELLS = """(id) => [...document.querySelectorAll(`#${id} tbody tr`)].map(tr =>
   [...tr.querySelectorAll('td')].map(td => [Number(td.dataset.value), td.classList.contains('truth')]))"""
@@ -27,7 +32,10 @@ def check_maps(page, data) -> None:
     assert heads.count() == len(data["heads"])
     assert page.locator("#head-maps td.truth").count() == len(data["heads"]) * len(ex["truth"])
     for name in ("no_attention", "bahdanau", "transformer"):
-        assert page.locator(f'#prediction-{name} [data-bind="example.prediction.{name}"]').inner_text() == ex["prediction"][name]
+        assert (
+            page.locator(f'#prediction-{name} [data-bind="example.prediction.{name}"]').inner_text()
+            == ex["prediction"][name]
+        )
     assert page.locator('[data-bind="example.source"]').inner_text() == ex["source"]
 
 
@@ -38,9 +46,14 @@ def test_chart_heatmaps_and_a_typed_alignment(open_page, api, lang, js):
     data = api("/api/explain/seq2seq?" + urlencode({**SMALL, "lang": lang}))
     assert page.locator("#align-h").inner_text() == t("explain.seq2seq.h.alignment", lang)
     assert page.evaluate("() => document.getElementById('explain-figure').naturalWidth") > 0
-    rows = page.eval_on_selector_all("#accuracy-table tbody tr", "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))")
+    rows = page.eval_on_selector_all(
+        "#accuracy-table tbody tr",
+        "rows => rows.map(r => [...r.querySelectorAll('[data-value]')].map(c => Number(c.dataset.value)))",
+    )
     assert [r[0] for r in rows] == data["lengths"]
-    assert [r[1] for r in rows] == data["accuracy"]["no_attention"] and [r[3] for r in rows] == data["accuracy"]["transformer"]
+    assert [r[1] for r in rows] == data["accuracy"]["no_attention"] and [r[3] for r in rows] == data["accuracy"][
+        "transformer"
+    ]
     check_maps(page, data)
     assert page.locator('#suggestions [data-bind="suggestions"]').inner_text() == " · ".join(data["suggestions"])
 

@@ -120,6 +120,7 @@ def test_predictions_are_settled_by_the_lab():
 
 # ---- the hand calculation ------------------------------------------------------------------------
 
+
 def test_textbook_hand_calculation_is_exact():
     hc = hand_calc()
     assert hc.now.exact.exp_scores == ["1", "3"]
@@ -198,10 +199,19 @@ def test_exact_results_stop_at_readable_sizes():
 
 def test_lesson_refusals_carry_a_catalog_key():
     """Every refusal a page shows has the same sentence in both languages (the page picks one)."""
-    cases = [lambda: parse_query("zz"), lambda: check_prediction("nope", "1"), lambda: check_prediction("keys", "9"),
-             lambda: soft_lookup("它", 9), lambda: shape_ledger(-5, 4, 2), lambda: shape_ledger(4, 4, 3),
-             lambda: shape_ledger("9" * 5000, 4, 2), lambda: mix([], []), lambda: hand_calc([0], [[1, 2]]),
-             lambda: parse_score("ln -2"), lambda: parse_number("1e9")]
+    cases = [
+        lambda: parse_query("zz"),
+        lambda: check_prediction("nope", "1"),
+        lambda: check_prediction("keys", "9"),
+        lambda: soft_lookup("它", 9),
+        lambda: shape_ledger(-5, 4, 2),
+        lambda: shape_ledger(4, 4, 3),
+        lambda: shape_ledger("9" * 5000, 4, 2),
+        lambda: mix([], []),
+        lambda: hand_calc([0], [[1, 2]]),
+        lambda: parse_score("ln -2"),
+        lambda: parse_number("1e9"),
+    ]
     for case in cases:
         with pytest.raises(BadInput) as caught:
             case()
@@ -224,9 +234,14 @@ finite = st.floats(min_value=-30, max_value=30, allow_nan=False, allow_infinity=
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
-    st.lists(finite, min_size=n, max_size=n),
-    st.lists(st.lists(finite, min_size=2, max_size=2), min_size=n, max_size=n))))
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            st.lists(finite, min_size=n, max_size=n),
+            st.lists(st.lists(finite, min_size=2, max_size=2), min_size=n, max_size=n),
+        )
+    )
+)
 def test_mix_equals_numpy_softmax(case):
     scores, values = case
     m = mix(scores, values)
@@ -259,6 +274,7 @@ def test_exact_fractions_agree_with_floats_and_delta_rule(exps, values):
 
 # ---- soft lookup and weights vs contributions ---------------------------------------------------
 
+
 @pytest.mark.parametrize("head", [1, 2])
 @pytest.mark.parametrize("query", QUERIES)
 def test_soft_and_hard_lookup(query, head):
@@ -286,6 +302,7 @@ def test_weights_are_not_importance():
 
 
 # ---- the shape ledger ---------------------------------------------------------------------------
+
 
 def test_ledger_shapes_for_the_toy():
     led = shape_ledger(4, 4, 2)
@@ -333,6 +350,7 @@ def test_ledger_crossover_and_errors():
 
 
 # ---- the terminal view ---------------------------------------------------------------------------
+
 
 def test_cli_toy_prints_the_lesson():
     import json

@@ -43,7 +43,8 @@ def test_closed_form_gradient_equals_autograd_per_pair():
     u_o = torch.randn(4, 6, dtype=torch.float64, generator=g, requires_grad=True)  # (B, d)
     u_k = torch.randn(4, 3, 6, dtype=torch.float64, generator=g, requires_grad=True)  # (B, K, d)
     loss = -torch.nn.functional.logsigmoid((u_o * v).sum(-1)) - torch.nn.functional.logsigmoid(
-        -torch.einsum("bkd,bd->bk", u_k, v)).sum(-1)  # (B,): the pairs are independent, so sum() separates them
+        -torch.einsum("bkd,bd->bk", u_k, v)
+    ).sum(-1)  # (B,): the pairs are independent, so sum() separates them
     loss.sum().backward()
     d_v, d_uo, d_uk = gradients(v.detach(), u_o.detach(), u_k.detach())
     for mine, torchs in ((d_v, v.grad), (d_uo, u_o.grad), (d_uk, u_k.grad)):
@@ -81,8 +82,12 @@ def test_noise_distribution_is_count_to_the_three_quarters():
     assert torch.allclose(p, expected / expected.sum(), rtol=0, atol=1e-15) and p[0] == 0
     # what torch.multinomial then draws: each share within 5 standard errors of the closed form
     n = 200_000
-    drawn = torch.bincount(torch.multinomial(p, n, replacement=True, generator=torch.Generator().manual_seed(0)),
-                           minlength=5).double() / n
+    drawn = (
+        torch.bincount(
+            torch.multinomial(p, n, replacement=True, generator=torch.Generator().manual_seed(0)), minlength=5
+        ).double()
+        / n
+    )
     assert torch.all((drawn - p).abs() <= 5 * torch.sqrt(p * (1 - p) / n) + 1e-12)
     # 3/4 flattens: the rarest seen character gets more than its share, the most frequent less
     share = counts.double() / counts.sum()
@@ -93,8 +98,12 @@ def test_pairs_are_every_neighbour_within_the_window_but_none_across_texts():
     ids = torch.tensor([0, 1, 2, 9, 3, 1])  # 9: the end-of-text mark
     c, o = pairs(ids, 2, skip=9)
     got = sorted(zip(c.tolist(), o.tolist()))
-    brute = sorted((int(ids[i]), int(ids[j])) for i in range(len(ids)) for j in range(len(ids))
-                   if i != j and abs(i - j) <= 2 and 9 not in (int(ids[i]), int(ids[j])))
+    brute = sorted(
+        (int(ids[i]), int(ids[j]))
+        for i in range(len(ids))
+        for j in range(len(ids))
+        if i != j and abs(i - j) <= 2 and 9 not in (int(ids[i]), int(ids[j]))
+    )
     assert got == brute
     counts = ms.context_counts(ids.numpy(), 10, [1, 3], 2, 9)  # the same pairs, counted per centre
     assert counts[0].sum() == sum(a == 1 for a, _ in got) and counts[1, 1] == sum(p == (3, 1) for p in got)
@@ -119,7 +128,11 @@ def test_lesson_json_shape_and_claims_at_the_defaults():
     assert d["n_pairs"] == 90  # 24 characters, window 2, no pair across the end-of-text mark: 2·(23 + 22)
     assert d["loss_first"] == pytest.approx(6 * math.log(2)) and d["loss_last"] < d["loss_first"]  # W_out starts at 0
     assert [q["char"] for q in d["queries"]] == list("月头思") and all(len(q["neighbours"]) == 5 for q in d["queries"])
-    assert d["skipped"] == ["冬-夏+春=秋", "后-前+下=上", "北-南+西=东", "地-天+日=月"] and len(d["analogies"]) == 2 and len(d["pca"]) == d["n_compared"]
+    assert (
+        d["skipped"] == ["冬-夏+春=秋", "后-前+下=上", "北-南+西=东", "地-天+日=月"]
+        and len(d["analogies"]) == 2
+        and len(d["pca"]) == d["n_compared"]
+    )
     a = d["analogies"][0]
     assert a["chance_rank"] == (a["n_candidates"] + 1) / 2 and 1 <= a["rank"] <= a["n_candidates"]
     assert sum(x["noise"] for x in d["noise"]) <= 1
@@ -132,8 +145,12 @@ def test_lesson_json_shape_and_claims_at_the_defaults():
 
 def test_nulls_zero_steps_untrained_gpt_and_a_shuffled_corpus_show_nothing():
     zero = result("word2vec", train_steps=0, gpt_steps=0)
-    assert {c.id: c.status for c in zero.claims} == {"hand_gradient": "shown", "neighbours_share_contexts": "not_shown",
-                                                      "distributional": "not_shown", "agrees_with_gpt": "not_shown"}
+    assert {c.id: c.status for c in zero.claims} == {
+        "hand_gradient": "shown",
+        "neighbours_share_contexts": "not_shown",
+        "distributional": "not_shown",
+        "agrees_with_gpt": "not_shown",
+    }
     assert zero.context_corr == zero.context_corr_init and zero.neighbour_score == zero.neighbour_score_init  # a tie
     for seed in (0, 1):
         shuffled = result("word2vec", shuffle=True, seed=seed, **FAST)

@@ -74,8 +74,13 @@ def _check(ablation: str, data) -> dict:
             above = torch.ones(idx.shape[1], idx.shape[1], dtype=torch.double).triu(1)  # (T, T)
             later = [(_recorded(m, idx)["layers.0.attn.weights"] * above).sum(-1)[..., :-1] for m in (ablated, intact)]
             ok = float(later[0].min()) > 0 and float(later[1].abs().max()) == 0.0
-            return {"error": 0.0 if float(later[0].min()) > 0 else 1.0, "above_diagonal": float(later[0].mean()),
-                    "intact": float(later[1].abs().max()), "kind": "above_diagonal", "holds": ok}
+            return {
+                "error": 0.0 if float(later[0].min()) > 0 else 1.0,
+                "above_diagonal": float(later[0].mean()),
+                "intact": float(later[1].abs().max()),
+                "kind": "above_diagonal",
+                "holds": ok,
+            }
         if ablation == "no-positions":
             # no position vectors and no mask: the first layer sees a bag of tokens, so permuting the tokens
             # permutes its output (the causal mask is what is left to tell positions apart)
@@ -94,14 +99,26 @@ def _check(ablation: str, data) -> dict:
                 errs.append(float((rec["layers.0.attn.scores"] - q @ k.transpose(-2, -1)).abs().max()))  # QK^T
                 stds.append(float(rec["layers.0.attn.scores"].std()))
             d_k = ablated.blocks[0].attn.d_k
-            return {"error": errs[0], "intact": errs[1], "d_k": d_k, "std_ratio": stds[0] / stds[1],
-                    "sqrt_d_k": math.sqrt(d_k), "kind": "scores"}
+            return {
+                "error": errs[0],
+                "intact": errs[1],
+                "d_k": d_k,
+                "std_ratio": stds[0] / stds[1],
+                "sqrt_d_k": math.sqrt(d_k),
+                "kind": "scores",
+            }
         if ablation == "one-head":
             a, i = ablated.blocks[0].attn, intact.blocks[0].attn
             w = _recorded(ablated, idx)["layers.0.attn.weights"]  # (1, H, T, T)
-            return {"error": float(abs(a.n_heads - 1) + abs(w.shape[1] - 1) + abs(a.d_k - a.d_model)),
-                    "intact": float(i.n_heads - 1), "n_heads": a.n_heads, "d_k": a.d_k,
-                    "intact_n_heads": i.n_heads, "intact_d_k": i.d_k, "kind": "heads"}
+            return {
+                "error": float(abs(a.n_heads - 1) + abs(w.shape[1] - 1) + abs(a.d_k - a.d_model)),
+                "intact": float(i.n_heads - 1),
+                "n_heads": a.n_heads,
+                "d_k": a.d_k,
+                "intact_n_heads": i.n_heads,
+                "intact_d_k": i.d_k,
+                "kind": "heads",
+            }
         # the block-level ablations: the first block against its hand-written formula
         errs = []
         for m in (ablated, intact):
@@ -111,8 +128,13 @@ def _check(ablation: str, data) -> dict:
             errs.append(float((rec["layers.0.output"] - hand_block(m.blocks[0], x, ablation)).abs().max()))
         n_ln = sum(type(mod).__name__ == "LayerNorm" for mod in ablated.modules())
         n_ln_intact = sum(type(mod).__name__ == "LayerNorm" for mod in intact.modules())
-        out = {"error": errs[0], "intact": errs[1], "kind": "formula", "layernorms": n_ln,
-               "intact_layernorms": n_ln_intact}
+        out = {
+            "error": errs[0],
+            "intact": errs[1],
+            "kind": "formula",
+            "layernorms": n_ln,
+            "intact_layernorms": n_ln_intact,
+        }
         if ablation == "ffn-only":
             # no attention: changing the first token changes no other position's output
             other = idx.clone()

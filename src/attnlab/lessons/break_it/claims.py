@@ -78,17 +78,45 @@ def compare(r, get, *, floor: float = FLOOR) -> dict:
     a = {x.seed: get(x) for x in r.runs if x.model == "ablated"}
     i = {x.seed: get(x) for x in r.runs if x.model == "intact"}
     d = [a[s] - i[s] for s in r.seeds]
-    return {"a": mean(list(a.values())), "i": mean(list(i.values())), "d": mean(d), "margin": noise_margin(d, floor),
-            "up": sum(x > 0 for x in d), "n": len(d), "diffs": d}
+    return {
+        "a": mean(list(a.values())),
+        "i": mean(list(i.values())),
+        "d": mean(d),
+        "margin": noise_margin(d, floor),
+        "up": sum(x > 0 for x in d),
+        "n": len(d),
+        "diffs": d,
+    }
 
 
-def _lead(id_: str, key: str, r, cmp: dict, lang: str, control: str, lower: bool = False, hint: str | None = None,
-          **fields) -> Claim:
+def _lead(
+    id_: str, key: str, r, cmp: dict, lang: str, control: str, lower: bool = False, hint: str | None = None, **fields
+) -> Claim:
     values = {"ablated": cmp["a"], "intact": cmp["i"], "difference": cmp["d"], "per_seed": cmp["diffs"]}
-    text = _s(key, lang, a=cmp["a"], i=cmp["i"], d=abs(cmp["d"]), m=cmp["margin"], up=cmp["up"],
-              down=cmp["n"] - cmp["up"], n=cmp["n"], **fields)
-    return lead(id_, text, lang, measured=cmp["a"], baseline=cmp["i"], margin=cmp["margin"], lower=lower,
-                control=control, values=values, hint=hint)
+    text = _s(
+        key,
+        lang,
+        a=cmp["a"],
+        i=cmp["i"],
+        d=abs(cmp["d"]),
+        m=cmp["margin"],
+        up=cmp["up"],
+        down=cmp["n"] - cmp["up"],
+        n=cmp["n"],
+        **fields,
+    )
+    return lead(
+        id_,
+        text,
+        lang,
+        measured=cmp["a"],
+        baseline=cmp["i"],
+        margin=cmp["margin"],
+        lower=lower,
+        control=control,
+        values=values,
+        hint=hint,
+    )
 
 
 def claims(r, lang: str) -> list[Claim]:
@@ -102,10 +130,26 @@ def claims(r, lang: str) -> list[Claim]:
     # a check that the intact model passes too proves nothing: counted as a miss (values keep the real error)
     error = ck["error"] if ck["holds"] or ck["error"] >= TINY else 1.0
     out = [
-        within("same_start", _s("same_start", lang, n=n, diff=same), lang, measured=same, expected=0.0, tol=0.0,
-               control=c("same_start"), values={"largest_difference": same}),
-        within("does_what_it_says", _s(f"check.{ck['kind']}", lang, **ck), lang, measured=error, expected=0.0, tol=TINY,
-               control=c("formula"), values={"error": ck["error"], "intact": ck["intact"]}),
+        within(
+            "same_start",
+            _s("same_start", lang, n=n, diff=same),
+            lang,
+            measured=same,
+            expected=0.0,
+            tol=0.0,
+            control=c("same_start"),
+            values={"largest_difference": same},
+        ),
+        within(
+            "does_what_it_says",
+            _s(f"check.{ck['kind']}", lang, **ck),
+            lang,
+            measured=error,
+            expected=0.0,
+            tol=TINY,
+            control=c("formula"),
+            values={"error": ck["error"], "intact": ck["intact"]},
+        ),
     ]
     final_causal = compare(r, lambda x: x.final_causal)
     if a == "no-causal-mask":
@@ -119,9 +163,18 @@ def claims(r, lang: str) -> list[Claim]:
             bound = bigram_entropy(runs_.corpus_data(r.corpus))
             low = min(x.final_causal for x in r.runs if x.model == "ablated")
             below = max(0.0, bound - low)  # how far its best run went under the bound: 0 if none did
-            out.append(within("bigram_bound", _s("bigram_bound", lang, low=low, bound=bound, below=below), lang,
-                              measured=below, expected=0.0, tol=BOUND_TOL, control=c("bigram_bound"),
-                              values={"lowest": low, "bound": bound}))
+            out.append(
+                within(
+                    "bigram_bound",
+                    _s("bigram_bound", lang, low=low, bound=bound, below=below),
+                    lang,
+                    measured=below,
+                    expected=0.0,
+                    tol=BOUND_TOL,
+                    control=c("bigram_bound"),
+                    values={"lowest": low, "bound": bound},
+                )
+            )
     else:
         out.append(_still_learns(r, lang, c("untrained")))
         m = measured(r)
@@ -129,19 +182,41 @@ def claims(r, lang: str) -> list[Claim]:
             # per seed, the smaller of the two leads (at the start, at the end): both must be there
             ablated = {x.seed: x for x in r.runs if x.model == "ablated"}
             intact = {x.seed: x for x in r.runs if x.model == "intact"}
-            d = [min(ablated[s].attn_peak[0] - intact[s].attn_peak[0], ablated[s].attn_peak[-1] - intact[s].attn_peak[-1])
-                 for s in r.seeds]
+            d = [
+                min(
+                    ablated[s].attn_peak[0] - intact[s].attn_peak[0], ablated[s].attn_peak[-1] - intact[s].attn_peak[-1]
+                )
+                for s in r.seeds
+            ]
             margin = noise_margin(d, PEAK_FLOOR)
-            out.append(lead("saturates", _s("saturates", lang, lead=mean(d), margin=margin, **m), lang,
-                            measured=mean(d), baseline=0.0, margin=margin, control=c("scaled_peak"),
-                            values={"smaller_lead": mean(d), "per_seed": d, **m}))
+            out.append(
+                lead(
+                    "saturates",
+                    _s("saturates", lang, lead=mean(d), margin=margin, **m),
+                    lang,
+                    measured=mean(d),
+                    baseline=0.0,
+                    margin=margin,
+                    control=c("scaled_peak"),
+                    values={"smaller_lead": mean(d), "per_seed": d, **m},
+                )
+            )
         if a == "no-layernorm":  # the consequence: slower, its whole curve higher
             out.append(_lead("slower", "slower", r, compare(r, lambda x: mean(x.causal_loss)), lang, c("intact_area")))
         if a == "ffn-first":
             out.append(_shifted(r, lang, c("regrouped")))
             if r.causal_on == "held_out":  # on a text it trained on, a model can remember: the cost is not asked there
-                out.append(_lead("costs", "costs", r, final_causal, lang, c("intact_held_out"),
-                                 hint=t("explain.break_it.hint.costs", lang)))
+                out.append(
+                    _lead(
+                        "costs",
+                        "costs",
+                        r,
+                        final_causal,
+                        lang,
+                        c("intact_held_out"),
+                        hint=t("explain.break_it.hint.costs", lang),
+                    )
+                )
     return out
 
 
@@ -155,8 +230,17 @@ def _still_learns(r, lang: str, control: str) -> Claim:
     drops = [x.causal_loss[0] - x.final_causal for x in ablated]
     margin = max(LEARNS * (i0 - i1), noise_margin(drops))
     text = _s("still_learns", lang, share=LEARNS, a0=a0, a=a1, i0=i0, i=i1, m=margin, n=len(ablated))
-    return lead("still_learns", text, lang, measured=a1, baseline=a0, margin=margin, lower=True, control=control,
-                values={"ablated_start": a0, "ablated_end": a1, "intact_start": i0, "intact_end": i1})
+    return lead(
+        "still_learns",
+        text,
+        lang,
+        measured=a1,
+        baseline=a0,
+        margin=margin,
+        lower=True,
+        control=control,
+        values={"ablated_start": a0, "ablated_end": a1, "intact_start": i0, "intact_end": i1},
+    )
 
 
 def _shifted(r, lang: str, control: str) -> Claim:
@@ -165,16 +249,20 @@ def _shifted(r, lang: str, control: str) -> Claim:
 
     s = checks.shifted(corpus_data(r.corpus))
     error = s["error"] if s["intact"] > DIFFERS else max(s["error"], 1.0)
-    return within("shifted", _s("shifted", lang, **s), lang, measured=error, expected=0.0, tol=TINY,
-                  control=control, values=s)
+    return within(
+        "shifted", _s("shifted", lang, **s), lang, measured=error, expected=0.0, tol=TINY, control=control, values=s
+    )
 
 
 def measured(r) -> dict:
     """The numbers the ablation-specific sentences show, as means over the seeds: the causal loss averaged over
     the run (the area under its curve, per step measured) and the largest attention weight at the start and end."""
-    out = {"uniform": mean([1 / t for t in range(2, r.setup["context_length"] + 1)]),
-           "d_k": r.setup["d_model"] // r.setup["n_heads"], "n_layers": r.setup["n_layers"],
-           "middle": r.setup["n_layers"] - 1}
+    out = {
+        "uniform": mean([1 / t for t in range(2, r.setup["context_length"] + 1)]),
+        "d_k": r.setup["d_model"] // r.setup["n_heads"],
+        "n_layers": r.setup["n_layers"],
+        "middle": r.setup["n_layers"] - 1,
+    }
     for model, key in (("intact", "i"), ("ablated", "a")):
         rs = [x for x in r.runs if x.model == model]
         out[f"{key}_area"] = mean([mean(x.causal_loss) for x in rs])

@@ -10,8 +10,12 @@ from __future__ import annotations
 from attnlab.display.fmt import num
 from attnlab.lessons.common.figure import BLUE, RED, Labels
 
-CURVES = (("intact", "train", BLUE, "-"), ("intact", "causal", BLUE, "--"),
-          ("ablated", "train", RED, "-"), ("ablated", "causal", RED, "--"))
+CURVES = (
+    ("intact", "train", BLUE, "-"),
+    ("intact", "causal", BLUE, "--"),
+    ("ablated", "train", RED, "-"),
+    ("ablated", "causal", RED, "--"),
+)
 SIZE = (7.5, 9.0)  # inches: about 825 px wide as a PNG, so a phone shrinks it by half, not by three quarters
 FONT = 13
 
@@ -48,12 +52,27 @@ def _finals(r, ax, tr: Labels) -> None:
     bars = []
     for model, kind, color, _ in CURVES:
         row = rows[model]
-        bars.append((tr(f"break.{model}_{kind}"), getattr(row, f"{kind}_mean"), getattr(row, f"{kind}_std"), color,
-                     kind == "causal"))
+        bars.append(
+            (
+                tr(f"break.{model}_{kind}"),
+                getattr(row, f"{kind}_mean"),
+                getattr(row, f"{kind}_std"),
+                color,
+                kind == "causal",
+            )
+        )
     ys = list(range(len(bars)))[::-1]  # the first curve on top, as in the legend
     for y, (label, mean, sd, color, hatched) in zip(ys, bars):
-        ax.barh(y, mean, color=color, alpha=0.85, hatch="//" if hatched else None, edgecolor="white",
-                label=label, gid="final")
+        ax.barh(
+            y,
+            mean,
+            color=color,
+            alpha=0.85,
+            hatch="//" if hatched else None,
+            edgecolor="white",
+            label=label,
+            gid="final",
+        )
         ax.text(mean, y, f"  {num(mean)} ± {num(sd)}", va="center", ha="left", fontsize=FONT - 1)
     ax.set_yticks(ys, [b[0] for b in bars], fontsize=FONT - 2)
     ax.set_xlim(0, max(b[1] for b in bars) * 1.55)  # room for the values written after the longest bar

@@ -33,10 +33,18 @@ from attnlab.nn.ablations import ABLATIONS
 PARAMS = (
     Param("ablate", "choice", "no-causal-mask", choices=tuple(ABLATIONS), help="the part to switch off"),
     Param("seeds", "int", 3, 3, 5, step=1, help="seeds 0..N-1: one intact and one ablated run each"),
-    Param("train_steps", "int", runs_.STEPS, runs_.MIN_STEPS, runs_.MAX_STEPS, step=10, help="training steps of each run"),
-    Param("corpus", "str", "", max_len=400, cli_only=True,
-          help="empty: the ablation's own text (jingyesi; for ffn-first the lesson's English essay, its last tenth "
-               "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)"),
+    Param(
+        "train_steps", "int", runs_.STEPS, runs_.MIN_STEPS, runs_.MAX_STEPS, step=10, help="training steps of each run"
+    ),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=400,
+        cli_only=True,
+        help="empty: the ablation's own text (jingyesi; for ffn-first the lesson's English essay, its last tenth "
+        "held out); or jingyesi, poem, essay, or a .txt / .json corpus file (a slice of it; CLI and Python only)",
+    ),
 )
 QUICK = {"train_steps": 40}
 HEAVY = True
@@ -109,8 +117,14 @@ def cost(p: dict) -> Cost:
 
 
 @lesson
-def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = runs_.STEPS, corpus: str = "", *,
-             lang: str = "zh") -> BreakResult:
+def break_it(
+    ablate: str = "no-causal-mask",
+    seeds: int = 3,
+    train_steps: int = runs_.STEPS,
+    corpus: str = "",
+    *,
+    lang: str = "zh",
+) -> BreakResult:
     """Train the intact and the ablated model over `seeds` seeds and measure the difference."""
     p = check(PARAMS, dict(ablate=ablate, seeds=seeds, train_steps=train_steps, corpus=corpus))
     try:
@@ -120,14 +134,32 @@ def break_it(ablate: str = "no-causal-mask", seeds: int = 3, train_steps: int = 
     with _lock:  # one training at a time: two visits with the same settings share the cached runs
         pairs = runs_.pairs(p["ablate"], data.name, p["train_steps"], p["seeds"])
     check_ = checks.check(p["ablate"], data)
-    runs = [RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
-            for pr in pairs for which in ("intact", "ablated")]
+    runs = [
+        RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
+        for pr in pairs
+        for which in ("intact", "ablated")
+    ]
     table = [_row(m, [r for r in runs if r.model == m], lang) for m in ("intact", "ablated")]
     result = BreakResult(
-        "break", p, p["ablate"], t(f"explain.break_it.what.{p['ablate']}", lang), runs_.setup_of(p["ablate"], data),
-        data.name, "held_out" if data.held_out else "same_text", len(data.train), list(range(p["seeds"])),
-        list(pairs[0].intact.steps_at), runs, table, data.prompt, data.reference, check_,
-        _chart(runs, pairs[0].intact.steps_at, lang), "", sum(r.seconds for r in runs), [],
+        "break",
+        p,
+        p["ablate"],
+        t(f"explain.break_it.what.{p['ablate']}", lang),
+        runs_.setup_of(p["ablate"], data),
+        data.name,
+        "held_out" if data.held_out else "same_text",
+        len(data.train),
+        list(range(p["seeds"])),
+        list(pairs[0].intact.steps_at),
+        runs,
+        table,
+        data.prompt,
+        data.reference,
+        check_,
+        _chart(runs, pairs[0].intact.steps_at, lang),
+        "",
+        sum(r.seconds for r in runs),
+        [],
     )
     result.claims = claims_of(result, lang)
     result.finding = _finding(result, lang)
@@ -141,8 +173,16 @@ def _numbers(h) -> tuple:
 def _row(model: str, rs: list[RunOut], lang: str) -> Row:
     train = [r.final_train for r in rs]
     causal = [r.final_causal for r in rs]
-    return Row(model, t(f"explain.break_it.{model}", lang), statistics.fmean(train), statistics.pstdev(train),
-               statistics.fmean(causal), statistics.pstdev(causal), min(causal), max(causal))
+    return Row(
+        model,
+        t(f"explain.break_it.{model}", lang),
+        statistics.fmean(train),
+        statistics.pstdev(train),
+        statistics.fmean(causal),
+        statistics.pstdev(causal),
+        min(causal),
+        max(causal),
+    )
 
 
 def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
@@ -167,13 +207,27 @@ def _chart(runs: list[RunOut], steps_at: list[int], lang: str) -> dict:
     def point(step: int, loss: float) -> str:
         return f"{PAD + (CHART_W - 2 * PAD) * step / x_max:.1f},{y_of(loss):.1f}"
 
-    lines = [Line(name, t(f"explain.break_it.line.{name}", lang), " ".join(point(s, v) for s, v in zip(steps_at, c)))
-             for name, c in curves.items()]
+    lines = [
+        Line(name, t(f"explain.break_it.line.{name}", lang), " ".join(point(s, v) for s, v in zip(steps_at, c)))
+        for name, c in curves.items()
+    ]
     ticks = [{"y": round(y_of(v), 1), "label": num(v)} for v in _ticks(y_min, y_max)]
     ends = [{"name": n, "y": round(y_of(c[-1]), 1), "label": num(c[-1])} for n, c in curves.items()]
-    return {"width": CHART_W, "height": CHART_H, "pad": PAD, "y_max": y_max, "y_min": y_min, "x_max": x_max,
-            "lines": lines, "y_ticks": ticks, "ends": ends, "y_top": PAD, "y_bottom": CHART_H - PAD, "x_left": PAD,
-            "x_right": CHART_W - PAD}
+    return {
+        "width": CHART_W,
+        "height": CHART_H,
+        "pad": PAD,
+        "y_max": y_max,
+        "y_min": y_min,
+        "x_max": x_max,
+        "lines": lines,
+        "y_ticks": ticks,
+        "ends": ends,
+        "y_top": PAD,
+        "y_bottom": CHART_H - PAD,
+        "x_left": PAD,
+        "x_right": CHART_W - PAD,
+    }
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -181,7 +235,7 @@ def _ticks(lo: float, hi: float) -> list[float]:
     steps = (1, 2, 5) if math.log10(hi / lo) <= 3 else (1,)
     out = []
     for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        out += [m * 10.0 ** e for m in steps if lo <= m * 10.0 ** e <= hi]
+        out += [m * 10.0**e for m in steps if lo <= m * 10.0**e <= hi]
     return out
 
 
@@ -203,10 +257,23 @@ def _finding(r: BreakResult, lang: str) -> str:
 
     intact, ablated = r.table
     cmp = compare(r, lambda x: x.final_causal)
-    way = {"shown": "higher", "contradicted": "lower", "not_shown": "tie"}[status_of("above", cmp["a"], cmp["i"], cmp["margin"])]
-    out = t(f"explain.break_it.finding.{way}", lang, ablation=r.ablation, n=len(r.seeds), a=ablated.causal_mean,
-            a_sd=ablated.causal_std, i=intact.causal_mean, i_sd=intact.causal_std, a_train=ablated.train_mean,
-            i_train=intact.train_mean, d=abs(cmp["d"]), m=cmp["margin"])
+    way = {"shown": "higher", "contradicted": "lower", "not_shown": "tie"}[
+        status_of("above", cmp["a"], cmp["i"], cmp["margin"])
+    ]
+    out = t(
+        f"explain.break_it.finding.{way}",
+        lang,
+        ablation=r.ablation,
+        n=len(r.seeds),
+        a=ablated.causal_mean,
+        a_sd=ablated.causal_std,
+        i=intact.causal_mean,
+        i_sd=intact.causal_std,
+        a_train=ablated.train_mean,
+        i_train=intact.train_mean,
+        d=abs(cmp["d"]),
+        m=cmp["margin"],
+    )
     if r.ablation in NOTED:
         out += (" " if lang == "en" else "") + t(f"explain.break_it.note.{r.ablation}", lang, **measured(r))
     if r.ablation == "ffn-first" and r.causal_on == "same_text":

@@ -160,8 +160,9 @@ def train(model, data: Data, steps: int, seed: int, name: str) -> History:
     from attnlab.train.small import train_small
 
     start = time.perf_counter()
-    cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1,
-                      seed=seed)
+    cfg = TrainConfig(
+        steps=steps, batch_size=BATCH, lr=LR, warmup_steps=10, weight_decay=0.0, min_lr_ratio=0.1, seed=seed
+    )
     T = model.config.context_length
     train_x, train_y = eval_windows(data.train, T)  # (W, T) each: the same for every measurement
     val_x, val_y = eval_windows(data.val, T)
@@ -210,7 +211,9 @@ def paired(ablation: str, corpus: str, steps: int, seed: int) -> Pair:
     data = corpus_data(corpus)
     intact, ablated = _pair_models(ablation, data, seed)
     same = same_start(intact, ablated)
-    return Pair(seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed, "ablated"), same)
+    return Pair(
+        seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed, "ablated"), same
+    )
 
 
 _intact_cache: dict = {}
@@ -227,8 +230,11 @@ def _intact(ablation: str, corpus: str, steps: int, seed: int, model) -> History
 def _pair_models(ablation: str, data: Data, seed: int):
     intact = _build_sized(ablation, data, seed, ())
     ablated = _build_sized(ablation, data, seed, (ablation,))
-    shared = {k: v for k, v in intact.state_dict().items()
-              if k in ablated.state_dict() and ablated.state_dict()[k].shape == v.shape}
+    shared = {
+        k: v
+        for k, v in intact.state_dict().items()
+        if k in ablated.state_dict() and ablated.state_dict()[k].shape == v.shape
+    }
     ablated.load_state_dict(shared, strict=False)  # the same start wherever both models have the parameter
     return intact, ablated
 

@@ -11,13 +11,29 @@ def show(console, r, lang, t) -> None:
 
     k = "explain.break_it"
     console.print(escape(r.description), style="bold")
-    console.print(escape(t(f"{k}.setup", lang, steps=r.params["train_steps"], **r.setup)
-                         + t(f"{k}.took", lang, seconds=r.seconds)), style="dim")
+    console.print(
+        escape(
+            t(f"{k}.setup", lang, steps=r.params["train_steps"], **r.setup) + t(f"{k}.took", lang, seconds=r.seconds)
+        ),
+        style="dim",
+    )
     console.print(escape(t(f"{k}.causal_on.{r.causal_on}", lang)), style="dim")
-    rows = [[x.label, f"{x.train_mean:.4f} ± {x.train_std:.4f}", f"{x.causal_mean:.4f} ± {x.causal_std:.4f}",
-             f"{x.causal_min:.4f} – {x.causal_max:.4f}"] for x in r.table]
-    console.print(table(t(f"{k}.h.table", lang, n=len(r.seeds)),
-                        [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")], rows))
+    rows = [
+        [
+            x.label,
+            f"{x.train_mean:.4f} ± {x.train_std:.4f}",
+            f"{x.causal_mean:.4f} ± {x.causal_std:.4f}",
+            f"{x.causal_min:.4f} – {x.causal_max:.4f}",
+        ]
+        for x in r.table
+    ]
+    console.print(
+        table(
+            t(f"{k}.h.table", lang, n=len(r.seeds)),
+            [t(f"{k}.col.{c}", lang) for c in ("model", "train", "causal", "range")],
+            rows,
+        )
+    )
     console.print(escape(t(f"{k}.prompt", lang, prompt=r.prompt, reference=r.reference)))
     rows = [[str(x.seed), x.label, x.greedy] for x in r.runs]
     console.print(table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))

@@ -70,8 +70,18 @@ def _num(x: float | None) -> str:
     return text
 
 
-def _make(id: str, text: str, lang: str, direction: str, measured: float, baseline: float, margin: float,
-          control: str, values: dict | None, hint: str | None) -> Claim:
+def _make(
+    id: str,
+    text: str,
+    lang: str,
+    direction: str,
+    measured: float,
+    baseline: float,
+    margin: float,
+    control: str,
+    values: dict | None,
+    hint: str | None,
+) -> Claim:
     from attnlab.i18n import t
 
     if direction not in DIRECTIONS:
@@ -81,24 +91,62 @@ def _make(id: str, text: str, lang: str, direction: str, measured: float, baseli
     measured, baseline, margin = float(measured), float(baseline), float(margin)
     status = status_of(direction, measured, baseline, margin)
     bound = baseline + margin if direction == "above" else baseline - margin if direction == "below" else baseline
-    versus = t(f"explain.claim.versus.{direction}", lang, control=control, baseline=_num(baseline), margin=_num(margin),
-               measured=_num(measured))
+    versus = t(
+        f"explain.claim.versus.{direction}",
+        lang,
+        control=control,
+        baseline=_num(baseline),
+        margin=_num(margin),
+        measured=_num(measured),
+    )
     if status != SHOWN:
         versus += " · " + t(f"explain.claim.status.{status}", lang)
         if hint and status == NOT_SHOWN:
             versus += " " + hint
-    return Claim(id, text, measured, bound, status == SHOWN, status, control, baseline, margin, direction,
-                 dict(values or {}), versus)
+    return Claim(
+        id,
+        text,
+        measured,
+        bound,
+        status == SHOWN,
+        status,
+        control,
+        baseline,
+        margin,
+        direction,
+        dict(values or {}),
+        versus,
+    )
 
 
-def lead(id: str, text: str, lang: str, *, measured: float, baseline: float, margin: float, control: str,
-         values: dict | None = None, lower: bool = False, hint: str | None = None) -> Claim:
+def lead(
+    id: str,
+    text: str,
+    lang: str,
+    *,
+    measured: float,
+    baseline: float,
+    margin: float,
+    control: str,
+    values: dict | None = None,
+    lower: bool = False,
+    hint: str | None = None,
+) -> Claim:
     """`measured` beats `baseline` by at least `margin` (or, with lower=True, stays below it by that much)."""
     return _make(id, text, lang, "below" if lower else "above", measured, baseline, margin, control, values, hint)
 
 
-def within(id: str, text: str, lang: str, *, measured: float, expected: float, tol: float, control: str,
-           values: dict | None = None) -> Claim:
+def within(
+    id: str,
+    text: str,
+    lang: str,
+    *,
+    measured: float,
+    expected: float,
+    tol: float,
+    control: str,
+    values: dict | None = None,
+) -> Claim:
     """`measured` equals `expected` to within `tol`: an identity or a closed form; a miss contradicts it."""
     return _make(id, text, lang, "within", measured, expected, tol, control, values, None)
 
@@ -115,8 +163,18 @@ def chance_count(n: int, p: float, alpha: float = ALPHA) -> int:
     return next((k for k in range(n + 1) if binomial_tail(k, n, p) <= alpha), n + 1)
 
 
-def beats_chance(id: str, text: str, lang: str, *, k: int, n: int, p: float, control: str,
-                 values: dict | None = None, hint: str | None = None) -> Claim:
+def beats_chance(
+    id: str,
+    text: str,
+    lang: str,
+    *,
+    k: int,
+    n: int,
+    p: float,
+    control: str,
+    values: dict | None = None,
+    hint: str | None = None,
+) -> Claim:
     """A count k of n (heads, seeds, samples) against chance p per trial: shown when chance reaches k with
     probability at most ALPHA; contradicted when it falls as far below chance as it would have to rise above it."""
     need = chance_count(n, p)

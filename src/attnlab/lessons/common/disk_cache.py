@@ -58,6 +58,7 @@ class Damaged(ValueError):
 
 # ---- where -----------------------------------------------------------------------------------------------------
 
+
 def use(folder: str | Path | None | object = MISS) -> None:
     """Cache in `folder` from now on (None: no disk cache; MISS: back to the default)."""
     global _chosen
@@ -131,12 +132,19 @@ def lab_version(source: str | None = None, views: bool = False) -> str:
     return " ".join([f"attnlab {__version__}+{digest.hexdigest()[:16]}", *versions])
 
 
-def make_key(kind: str, name: str, settings, lang: str | None = None, *, source: str | None = None,
-             views: bool = False, **extra) -> dict:
+def make_key(
+    kind: str, name: str, settings, lang: str | None = None, *, source: str | None = None, views: bool = False, **extra
+) -> dict:
     """The key of one result: what computed it (`kind`, `name`), its settings (name, value) in order, its
     language, anything else it depends on (`extra`) and the lab's version (of the lesson folder `source`)."""
-    return {"kind": kind, "name": name, "settings": [[str(k), v] for k, v in settings], "lang": lang,
-            "extra": {k: extra[k] for k in sorted(extra)}, "lab": lab_version(source, views)}
+    return {
+        "kind": kind,
+        "name": name,
+        "settings": [[str(k), v] for k, v in settings],
+        "lang": lang,
+        "extra": {k: extra[k] for k in sorted(extra)},
+        "lab": lab_version(source, views),
+    }
 
 
 def _canonical(key: dict) -> str:
@@ -158,6 +166,7 @@ def path_of(key: dict) -> Path | None:
 
 # ---- the format --------------------------------------------------------------------------------------------------
 
+
 def encode(obj) -> Any:
     """Plain JSON data that decode() turns back into `obj`: tuples, dicts and dataclasses are tagged."""
     kind = type(obj)
@@ -170,8 +179,10 @@ def encode(obj) -> Any:
     if kind is dict:
         return {"m": [[encode(k), encode(v)] for k, v in obj.items()]}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and MODULES.fullmatch(kind.__module__):
-        return {"c": f"{kind.__module__}:{kind.__qualname__}",
-                "f": {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}}
+        return {
+            "c": f"{kind.__module__}:{kind.__qualname__}",
+            "f": {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)},
+        }
     raise Unstorable(f"a {kind.__module__}.{kind.__qualname__} cannot be stored")
 
 
@@ -229,6 +240,7 @@ def dumps(result) -> str:
 
 # ---- reading and writing ---------------------------------------------------------------------------------------
 
+
 def load(key: dict):
     """The result stored under `key`, or MISS (none, the cache off, or a file that is damaged, foreign or from
     another version: it is overwritten when the result is stored again)."""
@@ -239,7 +251,11 @@ def load(key: dict):
         if path.stat().st_size > MAX_FILE_MB * 2**20:
             return MISS
         stored = json.loads(path.read_text(encoding="utf-8"))
-        if type(stored) is not dict or stored.get("format") != FORMAT or stored.get("key") != json.loads(_canonical(key)):
+        if (
+            type(stored) is not dict
+            or stored.get("format") != FORMAT
+            or stored.get("key") != json.loads(_canonical(key))
+        ):
             return MISS
         result = decode(stored["result"])
     except (OSError, ValueError, KeyError, TypeError, RecursionError, AttributeError):  # Damaged is a ValueError

@@ -25,8 +25,18 @@ from matplotlib.figure import Figure  # noqa: E402
 from attnlab.display import fonts  # noqa: E402
 from attnlab.i18n import t  # noqa: E402
 
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Source Han Sans SC",
-             "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Source Han Sans SC",
+    "Microsoft YaHei",
+    "SimHei",
+    "PingFang SC",
+    "Heiti SC",
+    "Arial Unicode MS",
+)
 FORMATS = (".png", ".svg")
 RED, BLUE, GREY, INK = "#c0392b", "#2c6fbb", "#8a8a8a", "#222222"
 _LOCK = threading.Lock()
@@ -68,8 +78,13 @@ def save(plot, result, path, *, lang: str = "zh"):
         if path.suffix.lower() not in FORMATS:
             raise ValueError(f"a figure is written as .png or .svg, got {path.name!r}")
         fmt = path.suffix.lower()[1:]
-    style = {"font.family": fonts.families(system_cjk_font()), "axes.unicode_minus": False, "svg.fonttype": "path",
-             "axes.spines.top": False, "axes.spines.right": False}
+    style = {
+        "font.family": fonts.families(system_cjk_font()),
+        "axes.unicode_minus": False,
+        "svg.fonttype": "path",
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
 
     def missing(chars: str) -> str:
         return t("fonts.missing_glyphs", lang, chars=chars)

@@ -55,7 +55,9 @@ class Param:
     max_len: int | None = None  # for str
     help: str = ""  # one line, English; the page uses the i18n key explain.param.<name>
     log: bool = False  # a slider over powers of two reads better for sizes like d_k and n
-    cli_only: bool = False  # a file path: the CLI and Python take it; the web refuses it (it would read the server's files)
+    cli_only: bool = (
+        False  # a file path: the CLI and Python take it; the web refuses it (it would read the server's files)
+    )
 
     @property
     def option(self) -> str:
@@ -84,8 +86,13 @@ class Param:
         elif self.kind == "choice" and value not in self.choices:
             raise self._error(raw)
         elif self.kind == "str" and self.max_len is not None and len(value) > self.max_len:
-            raise ParamError(f"{self.name} must be {self.expects()}, got {len(value)} characters", self.name,
-                             "explain.error.text_len", max_len=self.max_len, n=len(value))
+            raise ParamError(
+                f"{self.name} must be {self.expects()}, got {len(value)} characters",
+                self.name,
+                "explain.error.text_len",
+                max_len=self.max_len,
+                n=len(value),
+            )
         return value
 
     def _error(self, raw: Any) -> ParamError:
@@ -96,7 +103,9 @@ class Param:
             fields.update(lo=f"{self.lo:g}", hi=f"{self.hi:g}")
         elif self.kind == "choice":
             fields.update(choices=", ".join(str(c) for c in self.choices))
-        return ParamError(f"{self.name} must be {self.expects()}, got {raw!r}", self.name, f"explain.error.{self.kind}", **fields)
+        return ParamError(
+            f"{self.name} must be {self.expects()}, got {raw!r}", self.name, f"explain.error.{self.kind}", **fields
+        )
 
     def _convert(self, raw: Any) -> Any:
         if self.kind == "int":
@@ -135,8 +144,15 @@ class Param:
     def spec(self) -> dict:
         """Plain data for the page (sliders) and the API."""
         return {
-            "name": self.name, "kind": self.kind, "default": self.default, "min": self.lo, "max": self.hi,
-            "step": self.step, "choices": list(self.choices), "help": self.help, "log": self.log,
+            "name": self.name,
+            "kind": self.kind,
+            "default": self.default,
+            "min": self.lo,
+            "max": self.hi,
+            "step": self.step,
+            "choices": list(self.choices),
+            "help": self.help,
+            "log": self.log,
             "cli_only": self.cli_only,
         }
 
@@ -145,9 +161,13 @@ def refuse_cli_only(params: tuple[Param, ...], raw: dict[str, Any]) -> None:
     """The web's guard: a parameter that names a file on this machine is for the CLI and Python only."""
     for p in params:
         if p.cli_only and p.name in raw and str(raw[p.name]).strip() != str(p.default):
-            raise ParamError(f"{p.name} names a file on this machine: only the CLI (attnlab explain ... {p.option}) "
-                             f"and Python take it, not the web", p.name, "explain.error.cli_only", option=p.option)
-
+            raise ParamError(
+                f"{p.name} names a file on this machine: only the CLI (attnlab explain ... {p.option}) "
+                f"and Python take it, not the web",
+                p.name,
+                "explain.error.cli_only",
+                option=p.option,
+            )
 
 
 def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
@@ -155,9 +175,13 @@ def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
     names = {p.name for p in params}
     unknown = [k for k in values if k not in names]
     if unknown:
-        raise ParamError(f"unknown parameter(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(names)) or 'none'}",
-                         sorted(unknown)[0], "explain.error.unknown", names=", ".join(sorted(unknown)),
-                         known=", ".join(sorted(names)) or "—")
+        raise ParamError(
+            f"unknown parameter(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(names)) or 'none'}",
+            sorted(unknown)[0],
+            "explain.error.unknown",
+            names=", ".join(sorted(unknown)),
+            known=", ".join(sorted(names)) or "—",
+        )
     return {p.name: p.parse(values[p.name]) if p.name in values else p.default for p in params}
 
 
@@ -198,9 +222,25 @@ def memory_guard(n_bytes: float, what: str, limit_bytes: float, name: str, value
         raise ParamError(
             f"too large for memory: {what} would need {need} MiB, more than this lesson allows ({limit} MiB); "
             f"with the other settings unchanged {name} can be at most {largest}; choose smaller sizes",
-            name, "explain.error.memory", value=value, need=need, limit=limit, largest=largest,
+            name,
+            "explain.error.memory",
+            value=value,
+            need=need,
+            limit=limit,
+            largest=largest,
         )
 
 
-__all__ = ["Param", "ParamError", "Claim", "MEMORY_LIMIT", "check", "largest_square", "lesson", "memory_guard", "one_thread", "refuse_cli_only",
-           "seeded"]
+__all__ = [
+    "Param",
+    "ParamError",
+    "Claim",
+    "MEMORY_LIMIT",
+    "check",
+    "largest_square",
+    "lesson",
+    "memory_guard",
+    "one_thread",
+    "refuse_cli_only",
+    "seeded",
+]

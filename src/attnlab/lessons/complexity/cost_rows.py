@@ -61,7 +61,6 @@ def rnn_step_flops(d: int) -> int:
         rnn = RNN(d, d)
         x = torch.empty(1, RNN_COUNT_STEPS, d)  # (B, T, d_in)
     with flop_counter() as counter:
-
         rnn(x)
     return int(counter.get_total_flops()) // RNN_COUNT_STEPS
 
@@ -70,9 +69,18 @@ def rnn_row(n: int, d: int, h: int, attention_bmm_at) -> RNNRow:
     """`attention_bmm_at(n)`: the counted scores + weighted-sum FLOPs of our Block at length n."""
     step = rnn_step_flops(d)
     return RNNRow(
-        n=n, d=d, rnn_flops=4 * n * d * d, rnn_step_counted=step, rnn_serial_steps=n,
-        attention_flops=8 * n * d * d + 4 * n * n * d, attention_linear=8 * n * d * d, attention_quadratic=4 * n * n * d,
-        attention_serial_steps=1, crossover_n=d, crossover_attention_counted=attention_bmm_at(d), crossover_rnn=d * step,
+        n=n,
+        d=d,
+        rnn_flops=4 * n * d * d,
+        rnn_step_counted=step,
+        rnn_serial_steps=n,
+        attention_flops=8 * n * d * d + 4 * n * n * d,
+        attention_linear=8 * n * d * d,
+        attention_quadratic=4 * n * n * d,
+        attention_serial_steps=1,
+        crossover_n=d,
+        crossover_attention_counted=attention_bmm_at(d),
+        crossover_rnn=d * step,
     )
 
 
@@ -88,7 +96,15 @@ def param_share(d: int, h: int, d_ff: int) -> ParamShare:
     total = count(block)
     w_attn, w_ffn = weights(block.attn), weights(block.ffn)
     return ParamShare(
-        d=d, d_ff=d_ff, attention=attention, ffn=ffn, norms=total - attention - ffn, total=total,
-        ffn_share=ffn / total, weights_attention=w_attn, weights_ffn=w_ffn, weights_share=w_ffn / (w_attn + w_ffn),
+        d=d,
+        d_ff=d_ff,
+        attention=attention,
+        ffn=ffn,
+        norms=total - attention - ffn,
+        total=total,
+        ffn_share=ffn / total,
+        weights_attention=w_attn,
+        weights_ffn=w_ffn,
+        weights_share=w_ffn / (w_attn + w_ffn),
         formula_total=4 * d * d + 4 * d + 2 * d * d_ff + d_ff + d + 4 * d,
     )

@@ -37,13 +37,18 @@ def plot(r, fig, tr: Labels) -> None:
         ref = np.array(ns, dtype=float)
         t0 = r.time_points[-1].seconds * 1e3
         for slope, color in ((1, BLUE), (2, RED)):
-            ax.loglog(ref, t0 * (ref / ref[-1]) ** slope, ls=":", color=color, lw=1, label=tr("cx.slope_ref", s=slope), base=2)
+            ax.loglog(
+                ref, t0 * (ref / ref[-1]) ** slope, ls=":", color=color, lw=1, label=tr("cx.slope_ref", s=slope), base=2
+            )
         ax.legend(fontsize=8)
     ax.set(xlabel="n", ylabel="ms", title=tr("cx.time_title", s=r.time_slope, d=r.params["time_d_model"]))
 
     ax = fig.add_subplot(grid[1, 1])
     ax.axis("off")
-    rows = [[tr(f"cx.{c.part}"), f"{c.analytic:,}", f"{c.counted:,}", "✓" if c.analytic == c.counted else "✗"] for c in r.checks]
+    rows = [
+        [tr(f"cx.{c.part}"), f"{c.analytic:,}", f"{c.counted:,}", "✓" if c.analytic == c.counted else "✗"]
+        for c in r.checks
+    ]
     table = ax.table(cellText=rows, colLabels=[tr("cx.part"), tr("cx.analytic"), "FlopCounterMode", ""], loc="center")
     table.auto_set_font_size(False)
     table.set_fontsize(8)

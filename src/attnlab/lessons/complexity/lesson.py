@@ -47,8 +47,16 @@ PARAMS = (
     Param("d_model", "int", 512, 8, 16384, step=8, log=True, help="model width d"),
     Param("n_heads", "int", 8, 1, 128, step=1, log=True, help="attention heads (divides d_model)"),
     Param("ff_mult", "int", 4, 1, 8, step=1, help="FFN hidden width d_ff = ff_mult * d_model"),
-    Param("time_n_max", "int", 1024, 64, TIME_N_MAX, step=64, log=True,
-          help=f"largest n of the measured time curve (memory: with more than {FULL_HEADS} heads the limit is lower)"),
+    Param(
+        "time_n_max",
+        "int",
+        1024,
+        64,
+        TIME_N_MAX,
+        step=64,
+        log=True,
+        help=f"largest n of the measured time curve (memory: with more than {FULL_HEADS} heads the limit is lower)",
+    ),
     Param("time_d_model", "int", 128, 8, 1024, step=8, log=True, help="width used for the measured time curve"),
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
 )
@@ -160,7 +168,7 @@ def time_curve(n_max: int, d: int, h: int, d_ff: int, repeats: int) -> tuple[lis
 
 
 def loglog_slope(points: list[TimePoint]) -> float:
-    upper = points[len(points) // 2:] if len(points) >= 4 else points
+    upper = points[len(points) // 2 :] if len(points) >= 4 else points
     if len(upper) < 2:
         return float("nan")
     slope, _ = np.polyfit(np.log([p.n for p in upper]), np.log([p.seconds for p in upper]), 1)
@@ -173,22 +181,51 @@ def cost(p: dict) -> Cost:
     h = p["n_heads"]
     for width in ("d_model", "time_d_model"):
         if p[width] % h:
-            raise ParamError(f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}", "n_heads",
-                             "explain.error.divisible", width=width, d=p[width], h=h)
+            raise ParamError(
+                f"{width} must be divisible by n_heads, got {width}={p[width]}, n_heads={h}",
+                "n_heads",
+                "explain.error.divisible",
+                width=width,
+                d=p[width],
+                h=h,
+            )
     need = BYTES_PER_N2 * h * p["time_n_max"] ** 2
-    memory_guard(need, f"timing attention at n={p['time_n_max']} with {h} heads",
-                 MEMORY_LIMIT, "time_n_max", p["time_n_max"], largest_square(BYTES_PER_N2 * h))
+    memory_guard(
+        need,
+        f"timing attention at n={p['time_n_max']} with {h} heads",
+        MEMORY_LIMIT,
+        "time_n_max",
+        p["time_n_max"],
+        largest_square(BYTES_PER_N2 * h),
+    )
     return Cost.of_bytes(need + 4 * 4 * p["time_n_max"] * p["time_d_model"])
 
 
 @lesson
 def complexity(
-    n: int = 1024, d_model: int = 512, n_heads: int = 8, ff_mult: int = 4, time_n_max: int = 1024,
-    time_d_model: int = 128, repeats: int = 3, *, lang: str = "zh",
+    n: int = 1024,
+    d_model: int = 512,
+    n_heads: int = 8,
+    ff_mult: int = 4,
+    time_n_max: int = 1024,
+    time_d_model: int = 128,
+    repeats: int = 3,
+    *,
+    lang: str = "zh",
 ) -> ComplexityResult:
     """FLOPs per term (analytic and counted), the crossover n, the n x n memory, and a measured time curve."""
-    p = check(PARAMS, dict(n=n, d_model=d_model, n_heads=n_heads, ff_mult=ff_mult, time_n_max=time_n_max,
-                           time_d_model=time_d_model, repeats=repeats))
+    p = check(
+        PARAMS,
+        dict(
+            n=n,
+            d_model=d_model,
+            n_heads=n_heads,
+            ff_mult=ff_mult,
+            time_n_max=time_n_max,
+            time_d_model=time_d_model,
+            repeats=repeats,
+        ),
+    )
     n, d, h = p["n"], p["d_model"], p["n_heads"]
     cost(p)
     d_ff = p["ff_mult"] * d
@@ -206,7 +243,9 @@ def complexity(
         CounterCheck("block", total, c["block"]),
     ]
     checks = [replace(ch, label=t(f"explain.plot.cx.{ch.part}", lang)) for ch in checks]
-    time_points, measured_bytes = time_curve(p["time_n_max"], p["time_d_model"], h, p["ff_mult"] * p["time_d_model"], p["repeats"])
+    time_points, measured_bytes = time_curve(
+        p["time_n_max"], p["time_d_model"], h, p["ff_mult"] * p["time_d_model"], p["repeats"]
+    )
     at_cross = counted(2 * d + d_ff, d, h, d_ff)  # the counter at the crossover n: both parts should be equal
     slope = loglog_slope(time_points)
     cross_block, cross_attn = 2 * d + d_ff, 2 * d
@@ -214,8 +253,11 @@ def complexity(
     weights_bytes = h * n * n * 4
     rnn = rnn_row(n, d, h, lambda n_at: counted(n_at, d, h, d_ff)["scores+weighted_sum"])
     share = param_share(d, h, d_ff)
-    params_off = (abs(share.total - share.formula_total) + abs(share.weights_ffn - 2 * d * d_ff)
-                  + abs(share.weights_attention - 4 * d * d))  # parameters off the formulas
+    params_off = (
+        abs(share.total - share.formula_total)
+        + abs(share.weights_ffn - 2 * d * d_ff)
+        + abs(share.weights_attention - 4 * d * d)
+    )  # parameters off the formulas
     quad, lin = at_cross["scores+weighted_sum"], at_cross["block"] - at_cross["scores+weighted_sum"]
     formula_bytes = 4 * h * p["time_n_max"] ** 2
 
@@ -226,33 +268,125 @@ def complexity(
     # the FLOP, byte and parameter, so the tolerance is 0 and a miss of one contradicts it. The measured time
     # curve is shown as a measurement, not judged as a claim.
     claims = [
-        within("flops_match", t("explain.complexity.claim.flops", lang, total=total, counted=c["block"]), lang,
-               measured=worst, expected=0, tol=0, control=ctl("counter"),
-               values={"formula": total, "counted": c["block"], "worst_part_off": worst}),
-        within("crossover", t("explain.complexity.claim.crossover", lang, block=cross_block, attn=cross_attn, quad=quad, lin=lin),
-               lang, measured=quad, expected=lin, tol=0, control=ctl("crossover"),
-               values={"n": cross_block, "n2d_counted": quad, "nd2_counted": lin, "n_attention": cross_attn}),
-        within("memory", t("explain.complexity.claim.memory", lang, n=p["time_n_max"], h=h, measured=measured_bytes,
-                           formula=formula_bytes), lang,
-               measured=measured_bytes, expected=formula_bytes, tol=0, control=ctl("memory"),
-               values={"n": p["time_n_max"], "heads": h, "bytes": measured_bytes, "formula": formula_bytes}),
-        within("rnn_row", t("explain.complexity.claim.rnn_row", lang, step=rnn.rnn_step_counted, n=n, d=d, rnn=rnn.rnn_flops,
-                            attn=rnn.attention_flops, ratio=rnn.attention_flops / rnn.rnn_flops), lang,
-               measured=rnn.rnn_step_counted, expected=4 * d * d, tol=0, control=ctl("rnn_step"),
-               values={"step_counted": rnn.rnn_step_counted, "rnn_flops": rnn.rnn_flops, "attention_flops": rnn.attention_flops}),
-        within("rnn_crossover", t("explain.complexity.claim.rnn_crossover", lang, d=d, quad=rnn.crossover_attention_counted,
-                                  rnn=rnn.crossover_rnn), lang,
-               measured=rnn.crossover_attention_counted, expected=rnn.crossover_rnn, tol=0, control=ctl("rnn_crossover"),
-               values={"n": d, "n2d_counted": rnn.crossover_attention_counted, "rnn_flops": rnn.crossover_rnn}),
-        within("ffn_share", t("explain.complexity.claim.ffn_share", lang, share=share.ffn_share, wshare=share.weights_share,
-                              attn=share.attention, ffn=share.ffn, norms=share.norms, total=share.total,
-                              formula=share.formula_total, mult=p["ff_mult"]), lang,
-               measured=params_off, expected=0, tol=0, control=ctl("params"),
-               values={"share": share.ffn_share, "weights_share": share.weights_share, "total": share.total,
-                       "formula": share.formula_total, "params_off": params_off}),
+        within(
+            "flops_match",
+            t("explain.complexity.claim.flops", lang, total=total, counted=c["block"]),
+            lang,
+            measured=worst,
+            expected=0,
+            tol=0,
+            control=ctl("counter"),
+            values={"formula": total, "counted": c["block"], "worst_part_off": worst},
+        ),
+        within(
+            "crossover",
+            t("explain.complexity.claim.crossover", lang, block=cross_block, attn=cross_attn, quad=quad, lin=lin),
+            lang,
+            measured=quad,
+            expected=lin,
+            tol=0,
+            control=ctl("crossover"),
+            values={"n": cross_block, "n2d_counted": quad, "nd2_counted": lin, "n_attention": cross_attn},
+        ),
+        within(
+            "memory",
+            t(
+                "explain.complexity.claim.memory",
+                lang,
+                n=p["time_n_max"],
+                h=h,
+                measured=measured_bytes,
+                formula=formula_bytes,
+            ),
+            lang,
+            measured=measured_bytes,
+            expected=formula_bytes,
+            tol=0,
+            control=ctl("memory"),
+            values={"n": p["time_n_max"], "heads": h, "bytes": measured_bytes, "formula": formula_bytes},
+        ),
+        within(
+            "rnn_row",
+            t(
+                "explain.complexity.claim.rnn_row",
+                lang,
+                step=rnn.rnn_step_counted,
+                n=n,
+                d=d,
+                rnn=rnn.rnn_flops,
+                attn=rnn.attention_flops,
+                ratio=rnn.attention_flops / rnn.rnn_flops,
+            ),
+            lang,
+            measured=rnn.rnn_step_counted,
+            expected=4 * d * d,
+            tol=0,
+            control=ctl("rnn_step"),
+            values={
+                "step_counted": rnn.rnn_step_counted,
+                "rnn_flops": rnn.rnn_flops,
+                "attention_flops": rnn.attention_flops,
+            },
+        ),
+        within(
+            "rnn_crossover",
+            t(
+                "explain.complexity.claim.rnn_crossover",
+                lang,
+                d=d,
+                quad=rnn.crossover_attention_counted,
+                rnn=rnn.crossover_rnn,
+            ),
+            lang,
+            measured=rnn.crossover_attention_counted,
+            expected=rnn.crossover_rnn,
+            tol=0,
+            control=ctl("rnn_crossover"),
+            values={"n": d, "n2d_counted": rnn.crossover_attention_counted, "rnn_flops": rnn.crossover_rnn},
+        ),
+        within(
+            "ffn_share",
+            t(
+                "explain.complexity.claim.ffn_share",
+                lang,
+                share=share.ffn_share,
+                wshare=share.weights_share,
+                attn=share.attention,
+                ffn=share.ffn,
+                norms=share.norms,
+                total=share.total,
+                formula=share.formula_total,
+                mult=p["ff_mult"],
+            ),
+            lang,
+            measured=params_off,
+            expected=0,
+            tol=0,
+            control=ctl("params"),
+            values={
+                "share": share.ffn_share,
+                "weights_share": share.weights_share,
+                "total": share.total,
+                "formula": share.formula_total,
+                "params_off": params_off,
+            },
+        ),
     ]
     return ComplexityResult(
-        "complexity", p, terms, total, quadratic / total, checks, cross_block, cross_attn,
-        weights_bytes, n * n * 4, time_points, slope, measured_bytes, rnn, share, claims,
+        "complexity",
+        p,
+        terms,
+        total,
+        quadratic / total,
+        checks,
+        cross_block,
+        cross_attn,
+        weights_bytes,
+        n * n * 4,
+        time_points,
+        slope,
+        measured_bytes,
+        rnn,
+        share,
+        claims,
     )
-

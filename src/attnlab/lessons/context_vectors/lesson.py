@@ -86,8 +86,13 @@ def cos(u: torch.Tensor, v: torch.Tensor) -> float:
 
 @lesson
 def context_vectors(
-    sentence_a: str = "苹果发布会", sentence_b: str = "苹果真甜", d_model: int = 32, n_layers: int = 2, seed: int = 0,
-    *, lang: str = "zh",
+    sentence_a: str = "苹果发布会",
+    sentence_b: str = "苹果真甜",
+    d_model: int = 32,
+    n_layers: int = 2,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
 ) -> ContextVectorsResult:
     """The shared word's hidden vectors in both sentences, layer by layer, in a GPT and in an encoder."""
     from attnlab.models import GPT, Encoder, EncoderConfig, GPTConfig
@@ -95,19 +100,32 @@ def context_vectors(
     p = check(PARAMS, dict(sentence_a=sentence_a, sentence_b=sentence_b, d_model=d_model, n_layers=n_layers, seed=seed))
     a, b = p["sentence_a"].strip(), p["sentence_b"].strip()
     if p["d_model"] % 2:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
-                         width="d_model", d=p["d_model"], h=N_HEADS)
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=N_HEADS,
+        )
     P = shared_prefix(a, b)
     if P == 0 or a == b:
-        raise ParamError(f"the sentences must start with the same word and then differ, got {a!r} and {b!r}",
-                         "sentence_b", "explain.error.context_pair", a=a, b=b)
+        raise ParamError(
+            f"the sentences must start with the same word and then differ, got {a!r} and {b!r}",
+            "sentence_b",
+            "explain.error.context_pair",
+            a=a,
+            b=b,
+        )
 
     chars = sorted(set(a + b))
     pad = len(chars)  # one extra id after both sentences: the GPT never reads ahead, the encoder masks it out
     T = max(len(a), len(b))
     ids = lambda s: torch.tensor([[chars.index(c) for c in s] + [pad] * (T - len(s))])  # noqa: E731  (1, T)
     real = lambda s: torch.arange(T)[None, :] < len(s)  # noqa: E731  (1, T), True = a real token
-    shape = dict(vocab_size=len(chars) + 1, n_layers=p["n_layers"], d_model=p["d_model"], n_heads=N_HEADS, context_length=MAX_LEN)
+    shape = dict(
+        vocab_size=len(chars) + 1, n_layers=p["n_layers"], d_model=p["d_model"], n_heads=N_HEADS, context_length=MAX_LEN
+    )
     # float64: the same last digits however many threads torch uses; redraw: weights from the seed alone
     gpt = redraw(GPT(GPTConfig(**shape)), p["seed"]).double().eval()
     encoder = Encoder(EncoderConfig(**shape)).double().eval()
@@ -123,8 +141,15 @@ def context_vectors(
         e_b = hidden_states(encoder, ids(b), key_padding_mask=real(b))
     i = P - 1
     layers = [
-        LayerDiff(k, l2(ga[i], gb[i]), cos(ga[i], gb[i]), l2(ea[i], eb[i]), cos(ea[i], eb[i]),
-                  max(l2(ga[j], gb[j]) for j in range(P)), min(l2(ea[j], eb[j]) for j in range(P)))
+        LayerDiff(
+            k,
+            l2(ga[i], gb[i]),
+            cos(ga[i], gb[i]),
+            l2(ea[i], eb[i]),
+            cos(ea[i], eb[i]),
+            max(l2(ga[j], gb[j]) for j in range(P)),
+            min(l2(ea[j], eb[j]) for j in range(P)),
+        )
         for k, (ga, gb, ea, eb) in enumerate(zip(g_a, g_b, e_a, e_b))
     ]
     causal_max = max(x.causal_max_l2 for x in layers)
@@ -141,20 +166,71 @@ def context_vectors(
     claims = [
         # exact: float64 and the same operations on the same prefix give the same bits; any leak from what follows
         # would show as a nonzero difference
-        within("causal_same", t("explain.context_vectors.claim.causal", lang, word=word, L=p["n_layers"], diff=causal_max,
-                                cos=min(x.causal_cos for x in layers)), lang,
-               measured=causal_max, expected=0.0, tol=0.0, control=c("causal"),
-               values={"largest_l2": causal_max, "smallest_cos": min(x.causal_cos for x in layers)}),
+        within(
+            "causal_same",
+            t(
+                "explain.context_vectors.claim.causal",
+                lang,
+                word=word,
+                L=p["n_layers"],
+                diff=causal_max,
+                cos=min(x.causal_cos for x in layers),
+            ),
+            lang,
+            measured=causal_max,
+            expected=0.0,
+            tol=0.0,
+            control=c("causal"),
+            values={"largest_l2": causal_max, "smallest_cos": min(x.causal_cos for x in layers)},
+        ),
         # the control is the GPT with the very same weights (the mask is the only difference): its difference is 0
-        lead("encoder_differs", t("explain.context_vectors.claim.encoder", lang, word=word, diff=encoder_min, rel=encoder_rel,
-                                  last=layers[-1].encoder_l2, cos=layers[-1].encoder_cos, margin=APART), lang,
-             measured=encoder_rel, baseline=causal_rel, margin=APART, control=c("encoder"),
-             values={"smallest_l2": encoder_min, "smallest_relative": encoder_rel, "gpt_largest_relative": causal_rel,
-                     "last_l2": layers[-1].encoder_l2, "last_cos": layers[-1].encoder_cos, "same_weights": same},
-             hint=t("explain.context_vectors.hint.encoder", lang)),
-        within("embedding_same", t("explain.context_vectors.claim.embedding", lang, word=word, diff=embed_diff), lang,
-               measured=embed_diff, expected=0.0, tol=0.0, control=c("embedding"), values={"largest_l2": embed_diff}),
+        lead(
+            "encoder_differs",
+            t(
+                "explain.context_vectors.claim.encoder",
+                lang,
+                word=word,
+                diff=encoder_min,
+                rel=encoder_rel,
+                last=layers[-1].encoder_l2,
+                cos=layers[-1].encoder_cos,
+                margin=APART,
+            ),
+            lang,
+            measured=encoder_rel,
+            baseline=causal_rel,
+            margin=APART,
+            control=c("encoder"),
+            values={
+                "smallest_l2": encoder_min,
+                "smallest_relative": encoder_rel,
+                "gpt_largest_relative": causal_rel,
+                "last_l2": layers[-1].encoder_l2,
+                "last_cos": layers[-1].encoder_cos,
+                "same_weights": same,
+            },
+            hint=t("explain.context_vectors.hint.encoder", lang),
+        ),
+        within(
+            "embedding_same",
+            t("explain.context_vectors.claim.embedding", lang, word=word, diff=embed_diff),
+            lang,
+            measured=embed_diff,
+            expected=0.0,
+            tol=0.0,
+            control=c("embedding"),
+            values={"largest_l2": embed_diff},
+        ),
     ]
     return ContextVectorsResult(
-        "context-vectors", p, word, i, list(a), list(b), same, layers, t("explain.context_vectors.note", lang), claims,
+        "context-vectors",
+        p,
+        word,
+        i,
+        list(a),
+        list(b),
+        same,
+        layers,
+        t("explain.context_vectors.note", lang),
+        claims,
     )

@@ -66,8 +66,18 @@ def optimizer(model: GPT, kind: str) -> torch.optim.Optimizer:
     raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {kind!r}")
 
 
-def train(net: torch.nn.Module, model: GPT, b: int, steps: int, seed: int, kind: str = "sgd", *, rank: int = 0,
-          world: int = 1, on_step=None) -> tuple[list[float], dict[str, torch.Tensor]]:
+def train(
+    net: torch.nn.Module,
+    model: GPT,
+    b: int,
+    steps: int,
+    seed: int,
+    kind: str = "sgd",
+    *,
+    rank: int = 0,
+    world: int = 1,
+    on_step=None,
+) -> tuple[list[float], dict[str, torch.Tensor]]:
     """`steps` updates of `model` through `net` (the model itself, or DDP around it), each on this rank's b windows
     of the global batch of world·b. Returns this rank's losses and the gradient of the first step (the one that
     DDP averaged, if `net` is DDP)."""

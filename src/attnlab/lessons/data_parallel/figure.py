@@ -15,9 +15,20 @@ def plot(r, fig, tr: Labels) -> None:
     ax = fig.add_subplot(grid[0, 0])
     names = [p.name for p in run.params]
     xs = range(len(names))
-    ax.bar([x - 0.2 for x in xs], [max(p.ddp, FLOOR) for p in run.params], width=0.4, color=BLUE, label=tr("data_parallel.ddp"))
-    ax.bar([x + 0.2 for x in xs], [max(p.alone, FLOOR) for p in run.params], width=0.4, color=RED,
-           label=tr("data_parallel.alone"))
+    ax.bar(
+        [x - 0.2 for x in xs],
+        [max(p.ddp, FLOOR) for p in run.params],
+        width=0.4,
+        color=BLUE,
+        label=tr("data_parallel.ddp"),
+    )
+    ax.bar(
+        [x + 0.2 for x in xs],
+        [max(p.alone, FLOOR) for p in run.params],
+        width=0.4,
+        color=RED,
+        label=tr("data_parallel.alone"),
+    )
     ax.axhline(r.tolerance, color=INK, ls="--", lw=1, label=tr("data_parallel.tol", tol=r.tolerance))
     ax.set_yscale("log")
     top = max([r.tolerance] + [max(p.ddp, p.alone) for p in run.params])
@@ -31,7 +42,9 @@ def plot(r, fig, tr: Labels) -> None:
     ax.plot(steps, run.losses_one, "o-", color=INK, label=tr("data_parallel.one"))
     for rank, losses in enumerate(run.losses_ranks):
         ax.plot(steps, losses, ".:", color=(BLUE, RED)[rank % 2], label=tr("data_parallel.rank", r=rank))
-    ax.plot(steps, [sum(x) / len(x) for x in zip(*run.losses_ranks)], "x", color=GREY, ms=9, label=tr("data_parallel.mean"))
+    ax.plot(
+        steps, [sum(x) / len(x) for x in zip(*run.losses_ranks)], "x", color=GREY, ms=9, label=tr("data_parallel.mean")
+    )
     ax.set_xticks(list(steps))
     ax.set(xlabel=tr("data_parallel.step"), ylabel=tr("data_parallel.loss"), title=tr("data_parallel.loss_title"))
     ax.legend(fontsize=7)
@@ -42,11 +55,17 @@ def plot(r, fig, tr: Labels) -> None:
     ax.axhline(2 * r.grad_bytes, color=GREY, ls="--", lw=1, label=tr("data_parallel.asymptote"))
     ax.plot([run.world], [run.bytes_per_step[0]], "s", color=RED, ms=8, label=tr("data_parallel.measured"))
     ax.set_xscale("log", base=2)
-    ax.set(xlabel=tr("data_parallel.ranks_axis"), ylabel=tr("data_parallel.bytes_axis"), title=tr("data_parallel.ring_title"))
+    ax.set(
+        xlabel=tr("data_parallel.ranks_axis"),
+        ylabel=tr("data_parallel.bytes_axis"),
+        title=tr("data_parallel.ring_title"),
+    )
     ax.legend(fontsize=7)
 
     ax = fig.add_subplot(grid[1, 1])
-    ax.bar(range(len(s.stages)), [x.mixed_gb for x in s.stages], color=[BLUE if x.mixed_fits else RED for x in s.stages])
+    ax.bar(
+        range(len(s.stages)), [x.mixed_gb for x in s.stages], color=[BLUE if x.mixed_fits else RED for x in s.stages]
+    )
     for i, x in enumerate(s.stages):
         ax.text(i, x.mixed_gb, f"{x.mixed_gb:.3g}", ha="center", va="bottom", fontsize=8)
     ax.axhline(r.card_bytes / 1e9, color=INK, ls="--", lw=1, label=tr("data_parallel.card", gb=r.card_bytes / 1e9))

@@ -90,14 +90,30 @@ class Run:
 
 
 def command(out: Path, b: int, steps: int, seed: int, kind: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(WORLD),
-            "-m", "attnlab.lessons.data_parallel.ranks", str(out), str(b), str(steps), str(seed), kind]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(WORLD),
+        "-m",
+        "attnlab.lessons.data_parallel.ranks",
+        str(out),
+        str(b),
+        str(steps),
+        str(seed),
+        kind,
+    ]
 
 
 def _env() -> dict:
     path = os.environ.get("PYTHONPATH", "")
-    return {**os.environ, "OMP_NUM_THREADS": "1",  # one thread a rank: two ranks on a 2-core machine
-            "PYTHONPATH": str(PACKAGE_ROOT) + (os.pathsep + path if path else "")}
+    return {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",  # one thread a rank: two ranks on a 2-core machine
+        "PYTHONPATH": str(PACKAGE_ROOT) + (os.pathsep + path if path else ""),
+    }
 
 
 def _step_of(out: Path) -> int:
@@ -120,8 +136,14 @@ def start_ranks(out: Path, b: int, steps: int, seed: int, kind: str):
         raise NoRanks("this PyTorch was built without torch.distributed: the two-process run needs it")
     log = open(out / "torchrun.log", "wb")  # a file, not a pipe: a chatty rank can never block on a full pipe
     try:
-        return subprocess.Popen(command(out, b, steps, seed, kind), stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=_env(), start_new_session=True)
+        return subprocess.Popen(
+            command(out, b, steps, seed, kind),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+            start_new_session=True,
+        )
     except OSError as err:
         raise NoRanks(f"could not start torchrun ({sys.executable} -m torch.distributed.run): {err}") from None
     finally:
@@ -134,12 +156,16 @@ def wait_ranks(proc: subprocess.Popen, out: Path, steps: int, limit_s: float = L
     while proc.poll() is None:
         progress.report("ranks", _step_of(out), steps)  # Cancelled when nobody waits any more
         if time.monotonic() > deadline:
-            raise NoRanks(f"the two processes were still running after {limit_s:.0f} s and were stopped; "
-                          f"what they printed:\n{_tail(out / 'torchrun.log')}")
+            raise NoRanks(
+                f"the two processes were still running after {limit_s:.0f} s and were stopped; "
+                f"what they printed:\n{_tail(out / 'torchrun.log')}"
+            )
         time.sleep(POLL_S)
     if proc.returncode != 0 or not (out / "done.json").exists():
-        raise NoRanks(f"the two processes (torchrun, gloo on this machine) ended with status {proc.returncode} "
-                      f"before they finished; what they printed:\n{_tail(out / 'torchrun.log')}")
+        raise NoRanks(
+            f"the two processes (torchrun, gloo on this machine) ended with status {proc.returncode} "
+            f"before they finished; what they printed:\n{_tail(out / 'torchrun.log')}"
+        )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -152,11 +178,20 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def _part(tensors: dict, prefix: str) -> dict:
-    return {k[len(prefix) + 1:]: v for k, v in tensors.items() if k.startswith(prefix + ".")}
+    return {k[len(prefix) + 1 :]: v for k, v in tensors.items() if k.startswith(prefix + ".")}
 
 
-def compare(out: Path, one: dict, one_grad: dict, losses_one: list[float], b: int, steps: int, seed: int, kind: str,
-            seconds: float) -> Run:
+def compare(
+    out: Path,
+    one: dict,
+    one_grad: dict,
+    losses_one: list[float],
+    b: int,
+    steps: int,
+    seed: int,
+    kind: str,
+    seconds: float,
+) -> Run:
     """The ranks' files against the one process's weights and first gradient."""
     ranks = [load_file(str(out / f"rank{r}.safetensors")) for r in range(WORLD)]
     facts = [json.loads((out / f"rank{r}.json").read_text(encoding="utf-8")) for r in range(WORLD)]
@@ -164,20 +199,47 @@ def compare(out: Path, one: dict, one_grad: dict, losses_one: list[float], b: in
     ddp_g, alone_g = [_part(t, "ddp_grad") for t in ranks], [_part(t, "alone_grad") for t in ranks]
     worst = max((experiment.max_abs_diff(w, one) for w in ddp), key=lambda d: d[0])
     closest = min((experiment.max_abs_diff(w, one) for w in alone), key=lambda d: d[0])
-    params = [Gap(name, w.numel(), max(float((d[name] - w).abs().max()) for d in ddp),
-                    min(float((a[name] - w).abs().max()) for a in alone)) for name, w in one.items()]
+    params = [
+        Gap(
+            name,
+            w.numel(),
+            max(float((d[name] - w).abs().max()) for d in ddp),
+            min(float((a[name] - w).abs().max()) for a in alone),
+        )
+        for name, w in one.items()
+    ]
     buckets = facts[0]["buckets"]
     ranks_losses = [f["ddp_losses"] for f in facts]
     mean = [sum(x) / WORLD for x in zip(*ranks_losses)]
     f = facts[0]
-    return Run(b, steps, seed, kind, f["world"], experiment.n_params(), f["trainable"], buckets[0],
-               [sum(s) for s in buckets], f["frozen"], f["frozen_trainable"], sum(f["frozen_buckets"]),
-               max(float(g.abs().max()) for g in one_grad.values()),
-               max(experiment.max_abs_diff(g, one_grad)[0] for g in ddp_g),
-               min(experiment.max_abs_diff(g, one_grad)[0] for g in alone_g),
-               worst[0], worst[1], closest[0], closest[1],
-               experiment.max_abs_diff(ddp[0], ddp[1])[0], experiment.max_abs_diff(alone[0], alone[1])[0],
-               losses_one, ranks_losses, max(abs(m - s) for m, s in zip(mean, losses_one)), params, seconds)
+    return Run(
+        b,
+        steps,
+        seed,
+        kind,
+        f["world"],
+        experiment.n_params(),
+        f["trainable"],
+        buckets[0],
+        [sum(s) for s in buckets],
+        f["frozen"],
+        f["frozen_trainable"],
+        sum(f["frozen_buckets"]),
+        max(float(g.abs().max()) for g in one_grad.values()),
+        max(experiment.max_abs_diff(g, one_grad)[0] for g in ddp_g),
+        min(experiment.max_abs_diff(g, one_grad)[0] for g in alone_g),
+        worst[0],
+        worst[1],
+        closest[0],
+        closest[1],
+        experiment.max_abs_diff(ddp[0], ddp[1])[0],
+        experiment.max_abs_diff(alone[0], alone[1])[0],
+        losses_one,
+        ranks_losses,
+        max(abs(m - s) for m, s in zip(mean, losses_one)),
+        params,
+        seconds,
+    )
 
 
 def run_both(b: int, steps: int, seed: int, kind: str) -> Run:
@@ -190,8 +252,9 @@ def run_both(b: int, steps: int, seed: int, kind: str) -> Run:
         proc = start_ranks(out, b, steps, seed, kind)
         try:
             model = experiment.build(seed)
-            losses, grad = experiment.train(model, model, WORLD * b, steps, seed, kind,
-                                            on_step=lambda s: progress.report("one", s, steps))
+            losses, grad = experiment.train(
+                model, model, WORLD * b, steps, seed, kind, on_step=lambda s: progress.report("one", s, steps)
+            )
             wait_ranks(proc, out, steps)
         finally:
             stop(proc)  # cancelled, failed or done: no rank outlives the lesson
@@ -205,8 +268,12 @@ _lock = threading.Lock()  # one run at a time: a second request for the same set
 
 @lru_cache(maxsize=16)
 def _kept(b: int, steps: int, seed: int, kind: str) -> Run:
-    key = disk_cache.make_key("run", "data-parallel", [("b", b), ("steps", steps), ("seed", seed), ("optimizer", kind)],
-                              source="data_parallel")
+    key = disk_cache.make_key(
+        "run",
+        "data-parallel",
+        [("b", b), ("steps", steps), ("seed", seed), ("optimizer", kind)],
+        source="data_parallel",
+    )
     stored = disk_cache.load(key)
     if stored is not disk_cache.MISS and isinstance(stored, Run):
         return stored

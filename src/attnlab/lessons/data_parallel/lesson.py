@@ -32,11 +32,21 @@ from attnlab.models.published import published as find_published
 PARAMS = (
     Param("b", "int", 4, 1, 16, step=1, help="windows per rank each step (the one process takes 2b)"),
     Param("train_steps", "int", 3, 1, 20, step=1, help="optimizer steps of each run"),
-    Param("optimizer", "choice", "sgd", choices=OPTIMIZERS,
-          help="sgd: the step is lr·gradient; adamw: the lab's optimizer, which rescales every gradient"),
+    Param(
+        "optimizer",
+        "choice",
+        "sgd",
+        choices=OPTIMIZERS,
+        help="sgd: the step is lr·gradient; adamw: the lab's optimizer, which rescales every gradient",
+    ),
     Param("ranks", "int", 64, 1, 4096, step=1, log=True, help="k ranks for the formulas (the run itself uses 2)"),
-    Param("published", "choice", "Llama-2-70B", choices=tuple(m.name for m in PUBLISHED),
-          help="the published model split k ways"),
+    Param(
+        "published",
+        "choice",
+        "Llama-2-70B",
+        choices=tuple(m.name for m in PUBLISHED),
+        help="the published model split k ways",
+    ),
     Param("micro", "int", 8, 1, 1024, step=1, log=True, help="micro-batches per batch in the pipeline"),
 )
 QUICK = {"b": 2, "train_steps": 2, "ranks": 8}
@@ -70,8 +80,16 @@ def run_claims(run: Run, lang: str) -> list[Claim]:
     return [
         same_gradient(run.grad_diff, run.grad_max, lang, control=one),
         same_update(run.weight_diff, run.weight_where, run.steps, run.optimizer, lang, control=one),
-        within("ranks_equal", t(k + "claim.ranks_equal", lang, diff=run.ranks_diff), lang, measured=run.ranks_diff,
-               expected=0.0, tol=0.0, control=t(k + "control.rank0", lang), values={"diff": run.ranks_diff}),
+        within(
+            "ranks_equal",
+            t(k + "claim.ranks_equal", lang, diff=run.ranks_diff),
+            lang,
+            measured=run.ranks_diff,
+            expected=0.0,
+            tol=0.0,
+            control=t(k + "control.rank0", lang),
+            values={"diff": run.ranks_diff},
+        ),
         needs_allreduce(run.alone_diff, run.alone_where, lang),
         bytes_claim(run.bytes_per_step, run.n_params, lang),
     ]
@@ -79,34 +97,82 @@ def run_claims(run: Run, lang: str) -> list[Claim]:
 
 def same_gradient(diff: float, grad_max: float, lang: str, *, control: str) -> Claim:
     """max |g_ddp − g_one| within TOL (the null: a rank's own gradient, without the all-reduce, is not)."""
-    return within("gradient", t("explain.data_parallel.claim.gradient", lang, diff=diff, tol=TOL, top=grad_max), lang,
-                  measured=diff, expected=0.0, tol=TOL, control=control, values={"diff": diff, "grad_max": grad_max})
+    return within(
+        "gradient",
+        t("explain.data_parallel.claim.gradient", lang, diff=diff, tol=TOL, top=grad_max),
+        lang,
+        measured=diff,
+        expected=0.0,
+        tol=TOL,
+        control=control,
+        values={"diff": diff, "grad_max": grad_max},
+    )
 
 
 def same_update(diff: float, where: str, steps: int, optimizer: str, lang: str, *, control: str) -> Claim:
     """max |θ_ddp − θ_one| after the steps within TOL (the null: θ_alone is not)."""
-    return within("update", t("explain.data_parallel.claim.update", lang, diff=diff, tol=TOL, steps=steps,
-                              optimizer=optimizer, where=where), lang,
-                  measured=diff, expected=0.0, tol=TOL, control=control,
-                  values={"diff": diff, "where": where, "steps": steps, "optimizer": optimizer})
+    return within(
+        "update",
+        t(
+            "explain.data_parallel.claim.update",
+            lang,
+            diff=diff,
+            tol=TOL,
+            steps=steps,
+            optimizer=optimizer,
+            where=where,
+        ),
+        lang,
+        measured=diff,
+        expected=0.0,
+        tol=TOL,
+        control=control,
+        values={"diff": diff, "where": where, "steps": steps, "optimizer": optimizer},
+    )
 
 
 def needs_allreduce(alone_diff: float, where: str, lang: str) -> Claim:
     """Without the all-reduce a rank ends at least CONTROL_FACTOR·TOL from the one process (null: two equal halves)."""
-    return lead("needs_allreduce", t("explain.data_parallel.claim.needs_allreduce", lang, diff=alone_diff, where=where,
-                                     factor=CONTROL_FACTOR, tol=TOL), lang,
-                measured=alone_diff, baseline=TOL, margin=(CONTROL_FACTOR - 1) * TOL,
-                control=t("explain.data_parallel.control.tolerance", lang), values={"diff": alone_diff, "where": where})
+    return lead(
+        "needs_allreduce",
+        t(
+            "explain.data_parallel.claim.needs_allreduce",
+            lang,
+            diff=alone_diff,
+            where=where,
+            factor=CONTROL_FACTOR,
+            tol=TOL,
+        ),
+        lang,
+        measured=alone_diff,
+        baseline=TOL,
+        margin=(CONTROL_FACTOR - 1) * TOL,
+        control=t("explain.data_parallel.control.tolerance", lang),
+        values={"diff": alone_diff, "where": where},
+    )
 
 
 def bytes_claim(bytes_per_step: list[int], n_params: int, lang: str) -> Claim:
     """Every step's all-reduced bytes equal N · 4 exactly (null: a frozen parameter sends nothing)."""
     expected = 4 * n_params
     worst = max(bytes_per_step, key=lambda x: abs(x - expected))
-    return within("bytes", t("explain.data_parallel.claim.bytes", lang, measured=worst, n=n_params, expected=expected,
-                             steps=len(bytes_per_step)), lang,
-                  measured=worst, expected=expected, tol=0.0, control=t("explain.data_parallel.control.count", lang),
-                  values={"bytes_per_step": list(bytes_per_step), "n_params": n_params})
+    return within(
+        "bytes",
+        t(
+            "explain.data_parallel.claim.bytes",
+            lang,
+            measured=worst,
+            n=n_params,
+            expected=expected,
+            steps=len(bytes_per_step),
+        ),
+        lang,
+        measured=worst,
+        expected=expected,
+        tol=0.0,
+        control=t("explain.data_parallel.control.count", lang),
+        values={"bytes_per_step": list(bytes_per_step), "n_params": n_params},
+    )
 
 
 def card_claims(s: Split, lang: str) -> list[Claim]:
@@ -119,27 +185,53 @@ def card_claims(s: Split, lang: str) -> list[Claim]:
         return []
     card = t(k + "control.card", lang, gb=CARD_BYTES / 1e9)
     return [
-        lead("one_card", t(k + "claim.one_card", lang, model=s.model, n=s.n_params, tb=ddp / 1e12, gb=CARD_BYTES / 1e9),
-             lang, measured=ddp, baseline=CARD_BYTES, margin=CARD_MARGIN * CARD_BYTES, control=card,
-             values={"model": s.model, "bytes": ddp}),
+        lead(
+            "one_card",
+            t(k + "claim.one_card", lang, model=s.model, n=s.n_params, tb=ddp / 1e12, gb=CARD_BYTES / 1e9),
+            lang,
+            measured=ddp,
+            baseline=CARD_BYTES,
+            margin=CARD_MARGIN * CARD_BYTES,
+            control=card,
+            values={"model": s.model, "bytes": ddp},
+        ),
     ]
 
 
 @lesson
-def data_parallel(b: int = 4, train_steps: int = 3, optimizer: str = "sgd", ranks: int = 64,
-                  published: str = "Llama-2-70B", micro: int = 8, *, lang: str = "zh") -> DataParallelResult:
+def data_parallel(
+    b: int = 4,
+    train_steps: int = 3,
+    optimizer: str = "sgd",
+    ranks: int = 64,
+    published: str = "Llama-2-70B",
+    micro: int = 8,
+    *,
+    lang: str = "zh",
+) -> DataParallelResult:
     """Two ranks against one process (measured), then the published model split k ways (by formula)."""
-    p = check(PARAMS, dict(b=b, train_steps=train_steps, optimizer=optimizer, ranks=ranks,
-                           published=published, micro=micro))
+    p = check(
+        PARAMS, dict(b=b, train_steps=train_steps, optimizer=optimizer, ranks=ranks, published=published, micro=micro)
+    )
     run = measure(p["b"], p["train_steps"], SEED, p["optimizer"])
     model = find_published(p["published"])
     s = split(model.name, model.architecture, p["ranks"], p["b"], p["micro"])
     grad_bytes = 4 * run.n_params
     ks = sorted({2**i for i in range(max(2, p["ranks"]).bit_length() + 1)} | {p["ranks"]})
-    return DataParallelResult("data-parallel", p, run, TOL, run.n_params, grad_bytes,
-                              ring_allreduce_bytes(grad_bytes, WORLD), ring_allreduce_bytes(grad_bytes, p["ranks"]),
-                              [[k, ring_allreduce_bytes(grad_bytes, k)] for k in ks],
-                              s, CARD_BYTES, run_claims(run, lang) + card_claims(s, lang))
+    return DataParallelResult(
+        "data-parallel",
+        p,
+        run,
+        TOL,
+        run.n_params,
+        grad_bytes,
+        ring_allreduce_bytes(grad_bytes, WORLD),
+        ring_allreduce_bytes(grad_bytes, p["ranks"]),
+        [[k, ring_allreduce_bytes(grad_bytes, k)] for k in ks],
+        s,
+        CARD_BYTES,
+        run_claims(run, lang) + card_claims(s, lang),
+    )
 
 
 def cost(p: dict) -> Cost:

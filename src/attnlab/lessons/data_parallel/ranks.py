@@ -53,8 +53,9 @@ def ddp_run(b: int, steps: int, seed: int, kind: str, *, frozen: tuple[str, ...]
         if on_step is not None:
             on_step(step)
 
-    losses, grad = experiment.train(ddp, model, b, steps, seed, kind, rank=distributed.rank(),
-                                    world=distributed.world_size(), on_step=step_done)
+    losses, grad = experiment.train(
+        ddp, model, b, steps, seed, kind, rank=distributed.rank(), world=distributed.world_size(), on_step=step_done
+    )
     return model, losses, grad, buckets
 
 
@@ -64,6 +65,7 @@ def run_rank(out: Path, b: int, steps: int, seed: int, kind: str) -> None:
     distributed.setup("cpu")
     rank, world = distributed.rank(), distributed.world_size()
     try:
+
         def progress(step: int) -> None:
             if rank == 0:  # how far the run has got, for the page that waits for it
                 (out / "step").write_text(str(step))
@@ -73,15 +75,24 @@ def run_rank(out: Path, b: int, steps: int, seed: int, kind: str) -> None:
         alone_losses, alone_grad = experiment.train(alone, alone, b, steps, seed, kind, rank=rank, world=world)
         frozen, _, _, frozen_buckets = ddp_run(b, 1, seed, kind, frozen=(FROZEN,))
 
-        tensors = {**{f"ddp.{k}": v for k, v in experiment.weights(model).items()},
-                   **{f"alone.{k}": v for k, v in experiment.weights(alone).items()},
-                   **{f"ddp_grad.{k}": v for k, v in ddp_grad.items()},
-                   **{f"alone_grad.{k}": v for k, v in alone_grad.items()}}
+        tensors = {
+            **{f"ddp.{k}": v for k, v in experiment.weights(model).items()},
+            **{f"alone.{k}": v for k, v in experiment.weights(alone).items()},
+            **{f"ddp_grad.{k}": v for k, v in ddp_grad.items()},
+            **{f"alone_grad.{k}": v for k, v in alone_grad.items()},
+        }
         save_file(tensors, str(out / f"rank{rank}.safetensors"))
-        facts = {"rank": rank, "world": world, "buckets": buckets, "ddp_losses": ddp_losses,
-                 "alone_losses": alone_losses, "trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
-                 "frozen": FROZEN, "frozen_buckets": frozen_buckets[0],
-                 "frozen_trainable": sum(p.numel() for p in frozen.parameters() if p.requires_grad)}
+        facts = {
+            "rank": rank,
+            "world": world,
+            "buckets": buckets,
+            "ddp_losses": ddp_losses,
+            "alone_losses": alone_losses,
+            "trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
+            "frozen": FROZEN,
+            "frozen_buckets": frozen_buckets[0],
+            "frozen_trainable": sum(p.numel() for p in frozen.parameters() if p.requires_grad),
+        }
         with atomic_file(out / f"rank{rank}.json") as tmp:
             tmp.write_text(json.dumps(facts), encoding="utf-8")
         distributed.barrier()  # every rank has written: rank 0 says so

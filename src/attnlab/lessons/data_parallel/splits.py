@@ -76,8 +76,16 @@ LABELS = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 /
 
 def stage(name: str, k: int, n: int) -> Stage:
     mixed, fp32 = per_param_bytes(name, k, "mixed"), per_param_bytes(name, k, "fp32")
-    return Stage(name, LABELS[name], mixed, mixed * n / 1e9, mixed * n <= CARD_BYTES, fp32, fp32 * n / 1e9,
-                 fp32 * n <= CARD_BYTES)
+    return Stage(
+        name,
+        LABELS[name],
+        mixed,
+        mixed * n / 1e9,
+        mixed * n <= CARD_BYTES,
+        fp32,
+        fp32 * n / 1e9,
+        fp32 * n <= CARD_BYTES,
+    )
 
 
 @dataclass
@@ -116,7 +124,9 @@ def block_params(arch: Architecture) -> int:
     d_head = arch.d_model // arch.heads
     kv = arch.kv_heads or arch.heads
     d_ff = arch.d_ff or 4 * arch.d_model
-    return arch.d_model * (arch.heads + 2 * kv) * d_head + arch.d_model**2 + (3 if arch.gated else 2) * arch.d_model * d_ff
+    return (
+        arch.d_model * (arch.heads + 2 * kv) * d_head + arch.d_model**2 + (3 if arch.gated else 2) * arch.d_model * d_ff
+    )
 
 
 def split(name: str, arch: Architecture, k: int, b: int, micro: int) -> Split:
@@ -131,8 +141,26 @@ def split(name: str, arch: Architecture, k: int, b: int, micro: int) -> Split:
     allreduce = tokens * arch.d_model * ACTIVATION_BYTES  # (tokens, d_model) activations
     layers = arch.layers + arch.encoder_layers  # an encoder-decoder pipes both stacks
     pp = min(k, layers)
-    return Split(name, n, k, stages, n * 2.0, ring_allreduce_bytes(n * 2.0, k),
-                 tp_max, tp, arch.heads // tp, kv // tp, d_ff // tp, block_params(arch) * ACTIVATION_BYTES / tp,
-                 float(allreduce), 2 * ring_allreduce_bytes(allreduce, tp), tokens,
-                 pp, -(-layers // pp), micro, bubble(pp, micro), bubble(pp, 1),
-                 float(allreduce) / micro)
+    return Split(
+        name,
+        n,
+        k,
+        stages,
+        n * 2.0,
+        ring_allreduce_bytes(n * 2.0, k),
+        tp_max,
+        tp,
+        arch.heads // tp,
+        kv // tp,
+        d_ff // tp,
+        block_params(arch) * ACTIVATION_BYTES / tp,
+        float(allreduce),
+        2 * ring_allreduce_bytes(allreduce, tp),
+        tokens,
+        pp,
+        -(-layers // pp),
+        micro,
+        bubble(pp, micro),
+        bubble(pp, 1),
+        float(allreduce) / micro,
+    )

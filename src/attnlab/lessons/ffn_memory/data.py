@@ -27,7 +27,9 @@ def corpus_data(name: str) -> Data:
     return data
 
 
-def contexts(stream: torch.Tensor, T: int, most: int = MAX_POSITIONS) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def contexts(
+    stream: torch.Tensor, T: int, most: int = MAX_POSITIONS
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One context per read position p (at most `most`, evenly spaced): the window of T tokens ending at p (the
     stream's first T-1 positions sit in the first window, with what precedes them). Returns x (P, T), the index of
     p inside its window (P,), and y (P,), the token after p: the model's own next-token target there."""

@@ -9,8 +9,11 @@ from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 def plot(r, fig, tr: Labels) -> None:
     ax1, ax2, ax3 = fig.subplots(1, 3)
     kinds = ("shared", "readable")
-    bars = {"trained": [r.trained.shared, r.trained.readable], "untrained": [r.untrained.shared, r.untrained.readable],
-            "chance": [r.trained.alive * r.trained.shared_chance, r.trained.alive * r.trained.readable_chance]}
+    bars = {
+        "trained": [r.trained.shared, r.trained.readable],
+        "untrained": [r.untrained.shared, r.untrained.readable],
+        "chance": [r.trained.alive * r.trained.shared_chance, r.trained.alive * r.trained.readable_chance],
+    }
     for i, (name, color) in enumerate((("trained", BLUE), ("untrained", GREY), ("chance", INK))):
         xs = [k + (i - 1) * 0.27 for k in range(len(kinds))]
         ax1.bar(xs, bars[name], width=0.27, color=color, label=tr(f"ffn_memory.{name}"))
@@ -22,8 +25,9 @@ def plot(r, fig, tr: Labels) -> None:
 
     layers = [x.layer for x in r.layers]
     for ax, (a, b), title in ((ax2, ("hurt_fire", "hurt_quiet"), "one"), (ax3, ("hurt_top", "hurt_random"), "handful")):
-        for i, (field, color, label) in enumerate(((a, RED, "fire" if title == "one" else "top"),
-                                                   (b, GREY, "quiet" if title == "one" else "random"))):
+        for i, (field, color, label) in enumerate(
+            ((a, RED, "fire" if title == "one" else "top"), (b, GREY, "quiet" if title == "one" else "random"))
+        ):
             xs = [layer + (i - 0.5) * 0.35 for layer in layers]
             ax.bar(xs, [getattr(x, field) for x in r.layers], width=0.35, color=color, label=tr(f"ffn_memory.{label}"))
         ax.axhline(0, color=INK, lw=0.6)

@@ -41,8 +41,14 @@ FLOOR = 0.001  # nats: the least a knockout lead must clear, however small the n
 WINDOW = 6  # characters of context shown before a firing token
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file (its last tenth held out); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file (its last tenth held out); empty: the built-in 静夜思",
+    ),
     Param("layers", "int", 2, 1, 4, step=1, help="blocks of the GPT"),
     Param("d_model", "int", 32, 16, 64, step=16, help="width of the residual stream; each FFN has 4 · d_model neurons"),
     Param("train_steps", "int", 60, 0, 600, step=20, help="training steps (0: the untrained model, the claims' null)"),
@@ -130,8 +136,12 @@ class FFNMemoryResult(Shown):
 def cost(p: dict) -> Cost:
     """Trains one small GPT (stoppable at every step), then reads and knocks out its neurons in a few batched passes."""
     if p["d_model"] % 2:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model",
-                         "explain.ffn_memory.error.d_model", d_model=p["d_model"])
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.ffn_memory.error.d_model",
+            d_model=p["d_model"],
+        )
     return Cost(32.0 + 0.5 * p["layers"] * p["d_model"], trains=True)
 
 
@@ -145,8 +155,12 @@ def train(model, data: texts.Data, steps: int, seed: int):
     if steps == 0:
         return model.eval()
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
-    train_small(model, cfg, lambda g: get_batch(data.train, CONTEXT, BATCH, g),  # (B, T), (B, T)
-                on_step=lambda step: progress.report("gpt", step, steps))  # stops here when the page has gone
+    train_small(
+        model,
+        cfg,
+        lambda g: get_batch(data.train, CONTEXT, BATCH, g),  # (B, T), (B, T)
+        on_step=lambda step: progress.report("gpt", step, steps),
+    )  # stops here when the page has gone
     return model.eval()
 
 
@@ -156,8 +170,13 @@ def analyse(model, x, at, y, K: int, knock: int, seed: int):
     found = memory.neurons(model, acts, y, K)
     memory.knock_each(model, x, at, y, acts, found, K)
     hurt_top, hurt_random = memory.knock_handful(model, x, at, y, acts, knock, seed)  # (L, P) each
-    counts = Counts(len(found), sum(n.shared for n in found), sum(n.readable for n in found),
-                    memory.shared_by_chance(y, K, seed), memory.readable_by_chance(found))
+    counts = Counts(
+        len(found),
+        sum(n.shared for n in found),
+        sum(n.readable for n in found),
+        memory.shared_by_chance(y, K, seed),
+        memory.readable_by_chance(found),
+    )
     return found, counts, hurt_top, hurt_random, float(-logp.mean())
 
 
@@ -174,21 +193,44 @@ def row_of(n: memory.Neuron, x, at, y, tok) -> NeuronRow:
     def s(c: int) -> str:
         return texts.shown(tok, c)
 
-    windows = [Window("".join(s(c) for c in x[p, max(0, int(at[p]) - WINDOW):int(at[p])].tolist()),
-                      s(int(x[p, at[p]])), s(int(y[p])), a) for p, a in zip(n.fire, n.acts)]
+    windows = [
+        Window(
+            "".join(s(c) for c in x[p, max(0, int(at[p]) - WINDOW) : int(at[p])].tolist()),
+            s(int(x[p, at[p]])),
+            s(int(y[p])),
+            a,
+        )
+        for p, a in zip(n.fire, n.acts)
+    ]
     p0, before, after, top0, top1 = n.example
     w = windows[0]
     example = f"{w.before}[{w.fire}]→{w.next}  p {before:.2f} → {after:.2f}" + (
-        f"  ({s(top0)} → {s(top1)})" if top0 != top1 else "")
+        f"  ({s(top0)} → {s(top1)})" if top0 != top1 else ""
+    )
     value = " · ".join(f"{s(c)} {v:.2f}" for c, v in zip(n.value_top, n.value_logit))
-    return NeuronRow(n.layer + 1, n.index + 1, windows, s(n.key_next), n.key_count / len(n.fire), n.shared, value,
-                     s(n.value_top[0]), n.readable, n.hurt_fire, n.hurt_quiet, n.flips, example)
+    return NeuronRow(
+        n.layer + 1,
+        n.index + 1,
+        windows,
+        s(n.key_next),
+        n.key_count / len(n.fire),
+        n.shared,
+        value,
+        s(n.value_top[0]),
+        n.readable,
+        n.hurt_fire,
+        n.hurt_quiet,
+        n.flips,
+        example,
+    )
 
 
-def claims_of(found, counts: Counts, untrained: Counts, hurt_top, hurt_random, K: int, knock: int,
-              lang: str) -> list[Claim]:
+def claims_of(
+    found, counts: Counts, untrained: Counts, hurt_top, hurt_random, K: int, knock: int, lang: str
+) -> list[Claim]:
     """Two knockout leads (margin: 2 standard errors of the paired differences, at least FLOOR) and two counts
     against chance. With nothing alive there is nothing to claim: every count is 0 of 0, every lead a tie."""
+
     def c(name: str) -> str:
         return t(f"explain.ffn_memory.control.{name}", lang)
 
@@ -200,42 +242,111 @@ def claims_of(found, counts: Counts, untrained: Counts, hurt_top, hurt_random, K
     m2 = max(FLOOR, 2 * mean_se(hurt_top - hurt_random)[1])
     n = counts.alive
     return [
-        lead("fires_hurts", t("explain.ffn_memory.claim.fires_hurts", lang, fire=fire, quiet=quiet, K=K, n=n,
-                              margin=m1), lang,
-             measured=fire, baseline=quiet, margin=m1, control=c("quiet"), values={"fire": fire, "quiet": quiet, "n": n}),
-        lead("top_beats_random", t("explain.ffn_memory.claim.top_beats_random", lang, top=top, rnd=rnd, k=knock,
-                                   margin=m2), lang,
-             measured=top, baseline=rnd, margin=m2, control=c("random"), values={"top": top, "random": rnd}),
-        beats_chance("values_match_keys", t("explain.ffn_memory.claim.values_match_keys", lang, k=counts.readable,
-                                            n=n, chance=100 * counts.readable_chance, untrained=untrained.readable,
-                                            alive_untrained=untrained.alive), lang,
-                     k=counts.readable, n=n, p=counts.readable_chance, control=c("other_neuron"),
-                     values={"untrained": untrained.readable, "alive_untrained": untrained.alive}),
-        beats_chance("keys_share_next", t("explain.ffn_memory.claim.keys_share_next", lang, k=counts.shared, n=n,
-                                          K=K, chance=100 * counts.shared_chance, untrained=untrained.shared,
-                                          alive_untrained=untrained.alive), lang,
-                     k=counts.shared, n=n, p=counts.shared_chance, control=c("shuffled"),
-                     values={"untrained": untrained.shared, "alive_untrained": untrained.alive},
-                     hint=t("explain.ffn_memory.hint.shared", lang)),
+        lead(
+            "fires_hurts",
+            t("explain.ffn_memory.claim.fires_hurts", lang, fire=fire, quiet=quiet, K=K, n=n, margin=m1),
+            lang,
+            measured=fire,
+            baseline=quiet,
+            margin=m1,
+            control=c("quiet"),
+            values={"fire": fire, "quiet": quiet, "n": n},
+        ),
+        lead(
+            "top_beats_random",
+            t("explain.ffn_memory.claim.top_beats_random", lang, top=top, rnd=rnd, k=knock, margin=m2),
+            lang,
+            measured=top,
+            baseline=rnd,
+            margin=m2,
+            control=c("random"),
+            values={"top": top, "random": rnd},
+        ),
+        beats_chance(
+            "values_match_keys",
+            t(
+                "explain.ffn_memory.claim.values_match_keys",
+                lang,
+                k=counts.readable,
+                n=n,
+                chance=100 * counts.readable_chance,
+                untrained=untrained.readable,
+                alive_untrained=untrained.alive,
+            ),
+            lang,
+            k=counts.readable,
+            n=n,
+            p=counts.readable_chance,
+            control=c("other_neuron"),
+            values={"untrained": untrained.readable, "alive_untrained": untrained.alive},
+        ),
+        beats_chance(
+            "keys_share_next",
+            t(
+                "explain.ffn_memory.claim.keys_share_next",
+                lang,
+                k=counts.shared,
+                n=n,
+                K=K,
+                chance=100 * counts.shared_chance,
+                untrained=untrained.shared,
+                alive_untrained=untrained.alive,
+            ),
+            lang,
+            k=counts.shared,
+            n=n,
+            p=counts.shared_chance,
+            control=c("shuffled"),
+            values={"untrained": untrained.shared, "alive_untrained": untrained.alive},
+            hint=t("explain.ffn_memory.hint.shared", lang),
+        ),
     ]
 
 
 @lesson
-def ffn_memory(corpus: str = "", layers: int = 2, d_model: int = 32, train_steps: int = 60, top: int = 10,
-               knock: int = 5, shown: int = 12, seed: int = 0, *, lang: str = "zh") -> FFNMemoryResult:
+def ffn_memory(
+    corpus: str = "",
+    layers: int = 2,
+    d_model: int = 32,
+    train_steps: int = 60,
+    top: int = 10,
+    knock: int = 5,
+    shown: int = 12,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> FFNMemoryResult:
     """Train, read every neuron's key and value, knock neurons out, count what is readable, and the claims."""
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT, GPTConfig
 
-    p = check(PARAMS, dict(corpus=corpus, layers=layers, d_model=d_model,
-                           train_steps=train_steps, top=top, knock=knock, shown=shown, seed=seed))
+    p = check(
+        PARAMS,
+        dict(
+            corpus=corpus,
+            layers=layers,
+            d_model=d_model,
+            train_steps=train_steps,
+            top=top,
+            knock=knock,
+            shown=shown,
+            seed=seed,
+        ),
+    )
     cost(p)
     try:
         data = texts.corpus_data(p["corpus"].strip() or "jingyesi")
     except ValueError as err:
         raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=p["corpus"][:80]) from None
-    config = GPTConfig(vocab_size=data.vocab_size, context_length=CONTEXT, d_model=p["d_model"], n_heads=2,
-                       n_layers=p["layers"], norm_first=True, activation="relu")
+    config = GPTConfig(
+        vocab_size=data.vocab_size,
+        context_length=CONTEXT,
+        d_model=p["d_model"],
+        n_heads=2,
+        n_layers=p["layers"],
+        norm_first=True,
+        activation="relu",
+    )
     x, at, y = texts.contexts(data.val, CONTEXT)  # (P, T), (P,), (P,)
     K = min(p["top"], len(y))
     untrained = redraw(GPT(config), p["seed"]).eval()
@@ -246,16 +357,47 @@ def ffn_memory(corpus: str = "", layers: int = 2, d_model: int = 32, train_steps
     layer_rows = []
     for i in range(L):
         mine = [n for n in found if n.layer == i]
-        layer_rows.append(LayerRow(i + 1, d_ff, len(mine), sum(n.shared for n in mine), sum(n.readable for n in mine),
-                                   mean_se([n.hurt_fire for n in mine])[0], mean_se([n.hurt_quiet for n in mine])[0],
-                                   float(hurt_top[i].mean()), float(hurt_random[i].mean())))
-    strongest = sorted(found, key=lambda n: (-n.hurt_fire, n.layer, n.index))[:p["shown"]]
+        layer_rows.append(
+            LayerRow(
+                i + 1,
+                d_ff,
+                len(mine),
+                sum(n.shared for n in mine),
+                sum(n.readable for n in mine),
+                mean_se([n.hurt_fire for n in mine])[0],
+                mean_se([n.hurt_quiet for n in mine])[0],
+                float(hurt_top[i].mean()),
+                float(hurt_random[i].mean()),
+            )
+        )
+    strongest = sorted(found, key=lambda n: (-n.hurt_fire, n.layer, n.index))[: p["shown"]]
     rows = [row_of(n, x, at, y, data.tokenizer) for n in strongest]
     name = "静夜思" if not data.held_out else data.name.rsplit("/", 1)[-1]
-    note = t("explain.ffn_memory.note.held_out" if data.held_out else "explain.ffn_memory.note.poem", lang,
-             corpus=name, n=len(y), K=K)
+    note = t(
+        "explain.ffn_memory.note.held_out" if data.held_out else "explain.ffn_memory.note.poem",
+        lang,
+        corpus=name,
+        n=len(y),
+        K=K,
+    )
     return FFNMemoryResult(
-        "ffn-memory", p, name, data.held_out, len(y), data.vocab_size, L * d_ff, loss, loss0, counts, counts0,
-        mean_se([n.hurt_fire for n in found])[0], mean_se([n.hurt_quiet for n in found])[0], float(hurt_top.mean()),
-        float(hurt_random.mean()), layer_rows, rows, note,
-        claims_of(found, counts, counts0, hurt_top, hurt_random, K, p["knock"], lang))
+        "ffn-memory",
+        p,
+        name,
+        data.held_out,
+        len(y),
+        data.vocab_size,
+        L * d_ff,
+        loss,
+        loss0,
+        counts,
+        counts0,
+        mean_se([n.hurt_fire for n in found])[0],
+        mean_se([n.hurt_quiet for n in found])[0],
+        float(hurt_top.mean()),
+        float(hurt_random.mean()),
+        layer_rows,
+        rows,
+        note,
+        claims_of(found, counts, counts0, hurt_top, hurt_random, K, p["knock"], lang),
+    )

@@ -89,8 +89,9 @@ def neurons(model, acts: Tensor, y: Tensor, K: int, n_value: int = 5) -> list[Ne
         for j in alive:
             fire = where[:, j].tolist()
             key_next, count = Counter(y[fire].tolist()).most_common(1)[0]
-            out.append(Neuron(layer, j, fire, best[:, j].tolist(), key_next, count, top_i[j].tolist(),
-                              top_v[j].tolist()))
+            out.append(
+                Neuron(layer, j, fire, best[:, j].tolist(), key_next, count, top_i[j].tolist(), top_v[j].tolist())
+            )
     return out
 
 
@@ -103,8 +104,9 @@ def quiet(acts: Tensor, layer: int, j: int, K: int) -> list[int]:
     return a.topk(K, largest=False).indices.tolist()
 
 
-def knock_each(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int,
-               chunk: int = 64) -> None:
+def knock_each(
+    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int, chunk: int = 64
+) -> None:
     """Knock out each neuron alone (everywhere in the context) and fill in its hurt where it fires and where not.
     `chunk` neurons share one forward pass: each gets its own copy of its 2K contexts, with only itself set to 0
     (the same as knock_out([j]) on those rows, batched)."""
@@ -112,7 +114,7 @@ def knock_each(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: lis
     for layer in sorted({n.layer for n in found}):
         mine = [n for n in found if n.layer == layer]
         for start in range(0, len(mine), chunk):
-            group = mine[start:start + chunk]
+            group = mine[start : start + chunk]
             rows = torch.tensor([p for n in group for p in n.fire + quiet(acts, layer, n.index, K)])  # (G·2K,)
             keep = torch.ones(len(rows), 1, acts.shape[-1])  # (G·2K, 1, d_ff)
             keep[torch.arange(len(rows)), 0, torch.tensor([n.index for n in group]).repeat_interleave(2 * K)] = 0.0
@@ -123,8 +125,13 @@ def knock_each(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: lis
                 n.hurt_fire, n.hurt_quiet = float(hurt[g, :K].mean()), float(hurt[g, K:].mean())
                 n.flips = int(flipped[g, :K].sum())
                 p0 = n.fire[0]
-                n.example = (p0, float(base_logp[p0].exp()), float(logp[g * 2 * K].exp()), int(base_top[p0]),
-                             int(top[g * 2 * K]))
+                n.example = (
+                    p0,
+                    float(base_logp[p0].exp()),
+                    float(logp[g * 2 * K].exp()),
+                    int(base_top[p0]),
+                    int(top[g * 2 * K]),
+                )
 
 
 def knock_handful(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, n: int, seed: int) -> tuple[Tensor, Tensor]:

@@ -24,7 +24,9 @@ def plot(r, fig, tr: Labels) -> None:
     ax.loglog(ns, [pt.plain_bytes for pt in r.memory], "o-", color=RED, base=2, label=tr("flash.plain"))
     ax.loglog(ns, [pt.tiled_bytes for pt in r.memory], "o-", color=BLUE, base=2, label=tr("flash.tiled"))
     ax.loglog(ns, [pt.scores_bytes for pt in r.memory], ":", color=GREY, base=2, label=tr("flash.one_matrix"))
-    ax.set(xlabel="n", ylabel=tr("flash.bytes"), title=tr("flash.memory_title", plain=r.plain_growth, tiled=r.tiled_growth))
+    ax.set(
+        xlabel="n", ylabel=tr("flash.bytes"), title=tr("flash.memory_title", plain=r.plain_growth, tiled=r.tiled_growth)
+    )
     ax.legend(fontsize=8)
 
     ax = fig.add_subplot(grid[1, 0])  # slow-memory traffic by formula
@@ -37,7 +39,9 @@ def plot(r, fig, tr: Labels) -> None:
     ax = fig.add_subplot(grid[1, 1])  # the share of n^2 each mask allows, and what the tiles compute
     names = [tr(f"flash.mask.{m.name}") for m in r.masks]
     y = range(len(r.masks))
-    ax.barh([i + 0.2 for i in y], [m.computed_share for m in r.masks], height=0.4, color=BLUE, label=tr("flash.computed"))
+    ax.barh(
+        [i + 0.2 for i in y], [m.computed_share for m in r.masks], height=0.4, color=BLUE, label=tr("flash.computed")
+    )
     ax.barh([i - 0.2 for i in y], [m.allowed_share for m in r.masks], height=0.4, color=GREY, label=tr("flash.allowed"))
     ax.set_yticks(list(y), names)
     ax.invert_yaxis()

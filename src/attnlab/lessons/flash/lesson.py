@@ -154,10 +154,16 @@ def check_sizes(p: dict) -> None:
     per_side = p["n_max"] / p["block"]
     lo, hi = TILES_PER_SIDE
     if not lo <= per_side <= hi:
-        raise ParamError(f"block must be from n_max/{hi} to n_max/{lo} (from {math.ceil(p['n_max'] / hi)} to "
-                         f"{p['n_max'] // lo} at n_max={p['n_max']}), got block={p['block']}", "block",
-                         "explain.error.flash_block", value=p["block"], n_max=p["n_max"],
-                         lo=math.ceil(p["n_max"] / hi), hi=p["n_max"] // lo)
+        raise ParamError(
+            f"block must be from n_max/{hi} to n_max/{lo} (from {math.ceil(p['n_max'] / hi)} to "
+            f"{p['n_max'] // lo} at n_max={p['n_max']}), got block={p['block']}",
+            "block",
+            "explain.error.flash_block",
+            value=p["block"],
+            n_max=p["n_max"],
+            lo=math.ceil(p["n_max"] / hi),
+            hi=p["n_max"] // lo,
+        )
 
 
 def cost(p: dict) -> Cost:
@@ -178,12 +184,34 @@ def hand_example(n: int, tile: int, seed: int) -> Hand:
     steps, m_old = [], None
     for i, s in enumerate(raw, start=1):
         m = float(s.m[0])
-        steps.append(HandStep(i, s.cols[0] + 1, s.cols[1], tolist(s.scores[0]), float(s.scores[0].max()), m_old, m,
-                              float(s.rescale[0]), float(s.l[0]), tolist(s.acc[0]), tolist(s.out[0])))
+        steps.append(
+            HandStep(
+                i,
+                s.cols[0] + 1,
+                s.cols[1],
+                tolist(s.scores[0]),
+                float(s.scores[0].max()),
+                m_old,
+                m,
+                float(s.rescale[0]),
+                float(s.l[0]),
+                tolist(s.acc[0]),
+                tolist(s.out[0]),
+            )
+        )
         m_old = m
     scores = (q @ k.T / math.sqrt(HAND_D))[0]  # (n,)
-    return Hand(tolist(q[0]), tolist(k), tolist(v), tolist(scores), tolist(weights[0]), steps, tolist(out[0]),
-                tolist(ref[0]), float((out - ref).abs().max()))
+    return Hand(
+        tolist(q[0]),
+        tolist(k),
+        tolist(v),
+        tolist(scores),
+        tolist(weights[0]),
+        steps,
+        tolist(out[0]),
+        tolist(ref[0]),
+        float((out - ref).abs().max()),
+    )
 
 
 def traffic(n: int, d: int, sram_kib: int) -> Traffic:
@@ -216,14 +244,27 @@ def tile_closed_form(name: str, n: int, b: int, window: int) -> int:
 
 
 def mask_costs(n: int, b: int, window: int) -> tuple[list[MaskCost], dict]:
-    masks = {"dense": None, "causal": causal_mask(n), "sliding": sliding_window_mask(n, window),
-             "block_sparse": block_sparse_mask(n, b, local=LOCAL, sinks=SINKS)}
+    masks = {
+        "dense": None,
+        "causal": causal_mask(n),
+        "sliding": sliding_window_mask(n, window),
+        "block_sparse": block_sparse_mask(n, b, local=LOCAL, sinks=SINKS),
+    }
     rows = []
     for name, mask in masks.items():
         allowed = n * n if mask is None else int(mask.sum())
         computed = computed_scores(n, n, mask, b)
-        rows.append(MaskCost(name, allowed, computed, tile_closed_form(name, n, b, window), n * n,
-                             allowed / (n * n), computed / (n * n)))
+        rows.append(
+            MaskCost(
+                name,
+                allowed,
+                computed,
+                tile_closed_form(name, n, b, window),
+                n * n,
+                allowed / (n * n),
+                computed / (n * n),
+            )
+        )
     return rows, masks
 
 
@@ -233,17 +274,41 @@ def reach_table(sliding: torch.Tensor, sparse: torch.Tensor, window: int, block:
     out = []
     for L, (s, b) in enumerate(zip(reached(sliding, layers), reached(sparse, layers)), start=1):
         first = int(s.nonzero()[0]) + 1
-        out.append(Reach(L, first, max(1, n - L * (window - 1)), n - first, int((~b).sum()),
-                         max(0, last_block - 1) * block))
+        out.append(
+            Reach(L, first, max(1, n - L * (window - 1)), n - first, int((~b).sum()), max(0, last_block - 1) * block)
+        )
     return out
 
 
 @lesson
-def flash(n: int = 8, tile: int = 2, seed: int = 3, d_k: int = 64, block: int = 64, n_max: int = 1024,
-          window: int = 128, layers: int = 4, sram_kib: int = 192, *, lang: str = "zh") -> FlashResult:
+def flash(
+    n: int = 8,
+    tile: int = 2,
+    seed: int = 3,
+    d_k: int = 64,
+    block: int = 64,
+    n_max: int = 1024,
+    window: int = 128,
+    layers: int = 4,
+    sram_kib: int = 192,
+    *,
+    lang: str = "zh",
+) -> FlashResult:
     """The online softmax by hand; peak memory, slow-memory traffic and time; what sparse masks save and miss."""
-    p = check(PARAMS, dict(n=n, tile=tile, seed=seed, d_k=d_k, block=block, n_max=n_max, window=window,
-                           layers=layers, sram_kib=sram_kib))
+    p = check(
+        PARAMS,
+        dict(
+            n=n,
+            tile=tile,
+            seed=seed,
+            d_k=d_k,
+            block=block,
+            n_max=n_max,
+            window=window,
+            layers=layers,
+            sram_kib=sram_kib,
+        ),
+    )
     cost(p)
     big, d, b = p["n_max"], p["d_k"], p["block"]
     hand = hand_example(p["n"], p["tile"], p["seed"])
@@ -257,5 +322,18 @@ def flash(n: int = 8, tile: int = 2, seed: int = 3, d_k: int = 64, block: int = 
     masks = [replace(m, label=t(f"explain.flash.mask.{m.name}", lang)) for m in masks]
     reach = reach_table(made["sliding"], made["block_sparse"], p["window"], b, p["layers"])
     claims = make_claims(p, hand, memory, growth_order(ns, plain), growth_order(ns, tiled), io, masks, reach, lang)
-    return FlashResult("flash", p, hand, memory, growth_order(ns, plain), growth_order(ns, tiled),
-                       loglog_slope(ns, plain), loglog_slope(ns, tiled), io, clock, masks, reach, claims)
+    return FlashResult(
+        "flash",
+        p,
+        hand,
+        memory,
+        growth_order(ns, plain),
+        growth_order(ns, tiled),
+        loglog_slope(ns, plain),
+        loglog_slope(ns, tiled),
+        io,
+        clock,
+        masks,
+        reach,
+        claims,
+    )

@@ -77,8 +77,9 @@ def memory_point(n: int, d: int, tile: int, seed: int = 0) -> MemoryPoint:
             ref = attention(q, k, v)[0]
         with PeakBytes(q, k, v) as tiled:
             out = flash_attention(q, k, v, tile=tile if tile > 0 else n)
-    return MemoryPoint(n, plain.peak, tiled.peak, plain.largest, tiled.largest, 4 * n * n,
-                       float((out - ref).abs().max()))
+    return MemoryPoint(
+        n, plain.peak, tiled.peak, plain.largest, tiled.largest, 4 * n * n, float((out - ref).abs().max())
+    )
 
 
 def growth_order(ns: list[int], peaks: list[int]) -> float:

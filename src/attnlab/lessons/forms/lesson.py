@@ -76,8 +76,13 @@ def block_info(where: str, block: torch.nn.Module) -> BlockInfo:
 
 def mask_info(name: str, weights: torch.Tensor, expected: torch.Tensor, lang: str) -> MaskInfo:
     observed = (weights[0] > 0).all(0)  # (T_q, T_k): > 0 in every head
-    return MaskInfo(name, t(f"explain.plot.forms.mask.{name}", lang), observed.int().tolist(), expected.int().tolist(),
-                    bool(torch.equal(observed, expected)))
+    return MaskInfo(
+        name,
+        t(f"explain.plot.forms.mask.{name}", lang),
+        observed.int().tolist(),
+        expected.int().tolist(),
+        bool(torch.equal(observed, expected)),
+    )
 
 
 @lesson
@@ -93,8 +98,9 @@ def forms(n_tgt: int = 6, n_src: int = 5, seed: int = 0, *, lang: str = "zh") ->
     with seeded(p["seed"]):
         encoder = Encoder(EncoderConfig(vocab_size=16, n_layers=1, **small)).eval()
         gpt = GPT(GPTConfig(vocab_size=16, n_layers=1, **small)).eval()
-        seq2seq = EncoderDecoder(EncoderDecoderConfig(src_vocab_size=16, tgt_vocab_size=16, n_encoder_layers=1,
-                                                      n_decoder_layers=1, **small)).eval()
+        seq2seq = EncoderDecoder(
+            EncoderDecoderConfig(src_vocab_size=16, tgt_vocab_size=16, n_encoder_layers=1, n_decoder_layers=1, **small)
+        ).eval()
         tgt = torch.randint(0, 16, (1, n))
         src = torch.randint(0, 16, (1, m))
     enc_tr, gpt_tr, s2s_tr = trace(encoder, tgt), trace(gpt, tgt), trace(seq2seq, src, tgt)
@@ -104,33 +110,81 @@ def forms(n_tgt: int = 6, n_src: int = 5, seed: int = 0, *, lang: str = "zh") ->
         return sum(q.numel() for q in model.parameters())
 
     built = [
-        Form("encoder-only", t("explain.forms.encoder.examples", lang), t("explain.forms.encoder.good_for", lang),
-             t("explain.forms.encoder.attention", lang), [block_info("Encoder.blocks[0]", encoder.blocks[0])],
-             [mask_info("bidirectional", enc_tr["layers.0.attn.weights"], full, lang)], count(encoder)),
-        Form("decoder-only", t("explain.forms.decoder.examples", lang), t("explain.forms.decoder.good_for", lang),
-             t("explain.forms.decoder.attention", lang), [block_info("GPT.blocks[0]", gpt.blocks[0])],
-             [mask_info("causal", gpt_tr["layers.0.attn.weights"], causal, lang)], count(gpt)),
-        Form("encoder-decoder", t("explain.forms.seq2seq.examples", lang), t("explain.forms.seq2seq.good_for", lang),
-             t("explain.forms.seq2seq.attention", lang),
-             [block_info("EncoderDecoder.encoder[0]", seq2seq.encoder[0]), block_info("EncoderDecoder.decoder[0]", seq2seq.decoder[0])],
-             [mask_info("bidirectional", s2s_tr["encoder.0.attn.weights"], torch.ones(m, m, dtype=torch.bool), lang),
-              mask_info("causal", s2s_tr["decoder.0.self_attn.weights"], causal, lang),
-              mask_info("cross", s2s_tr["decoder.0.cross_attn.weights"], torch.ones(n, m, dtype=torch.bool), lang)],
-             count(seq2seq)),
+        Form(
+            "encoder-only",
+            t("explain.forms.encoder.examples", lang),
+            t("explain.forms.encoder.good_for", lang),
+            t("explain.forms.encoder.attention", lang),
+            [block_info("Encoder.blocks[0]", encoder.blocks[0])],
+            [mask_info("bidirectional", enc_tr["layers.0.attn.weights"], full, lang)],
+            count(encoder),
+        ),
+        Form(
+            "decoder-only",
+            t("explain.forms.decoder.examples", lang),
+            t("explain.forms.decoder.good_for", lang),
+            t("explain.forms.decoder.attention", lang),
+            [block_info("GPT.blocks[0]", gpt.blocks[0])],
+            [mask_info("causal", gpt_tr["layers.0.attn.weights"], causal, lang)],
+            count(gpt),
+        ),
+        Form(
+            "encoder-decoder",
+            t("explain.forms.seq2seq.examples", lang),
+            t("explain.forms.seq2seq.good_for", lang),
+            t("explain.forms.seq2seq.attention", lang),
+            [
+                block_info("EncoderDecoder.encoder[0]", seq2seq.encoder[0]),
+                block_info("EncoderDecoder.decoder[0]", seq2seq.decoder[0]),
+            ],
+            [
+                mask_info("bidirectional", s2s_tr["encoder.0.attn.weights"], torch.ones(m, m, dtype=torch.bool), lang),
+                mask_info("causal", s2s_tr["decoder.0.self_attn.weights"], causal, lang),
+                mask_info("cross", s2s_tr["decoder.0.cross_attn.weights"], torch.ones(n, m, dtype=torch.bool), lang),
+            ],
+            count(seq2seq),
+        ),
     ]
     gpt_block, dec_block = built[1].blocks[0], built[2].blocks[1]
-    wrong_cells = sum(int((torch.tensor(mask.observed) != torch.tensor(mask.expected)).sum()) for form in built for mask in form.masks)
+    wrong_cells = sum(
+        int((torch.tensor(mask.observed) != torch.tensor(mask.expected)).sum()) for form in built for mask in form.masks
+    )
     cells = sum(len(mask.expected) * len(mask.expected[0]) for form in built for mask in form.masks)
     claims = [
-        within("decoder_only_no_cross", t("explain.forms.claim.gpt", lang, children=", ".join(gpt_block.children),
-                                          k=len(gpt_block.attention_modules)), lang,
-               measured=len(gpt_block.attention_modules), expected=1, tol=0, control=t("explain.forms.control.gpt", lang),
-               values={"attention_modules": len(gpt_block.attention_modules), "cross": int(gpt_block.has_cross_attention)}),
-        within("seq2seq_has_cross", t("explain.forms.claim.seq2seq", lang, attn=", ".join(dec_block.attention_modules)), lang,
-               measured=len(dec_block.attention_modules), expected=2, tol=0, control=t("explain.forms.control.seq2seq", lang),
-               values={"attention_modules": len(dec_block.attention_modules), "cross": int(dec_block.has_cross_attention)}),
-        within("masks", t("explain.forms.claim.masks", lang, wrong=wrong_cells, cells=cells), lang,
-               measured=wrong_cells, expected=0, tol=0, control=t("explain.forms.control.masks", lang),
-               values={"wrong_cells": wrong_cells, "cells": cells}),
+        within(
+            "decoder_only_no_cross",
+            t(
+                "explain.forms.claim.gpt",
+                lang,
+                children=", ".join(gpt_block.children),
+                k=len(gpt_block.attention_modules),
+            ),
+            lang,
+            measured=len(gpt_block.attention_modules),
+            expected=1,
+            tol=0,
+            control=t("explain.forms.control.gpt", lang),
+            values={"attention_modules": len(gpt_block.attention_modules), "cross": int(gpt_block.has_cross_attention)},
+        ),
+        within(
+            "seq2seq_has_cross",
+            t("explain.forms.claim.seq2seq", lang, attn=", ".join(dec_block.attention_modules)),
+            lang,
+            measured=len(dec_block.attention_modules),
+            expected=2,
+            tol=0,
+            control=t("explain.forms.control.seq2seq", lang),
+            values={"attention_modules": len(dec_block.attention_modules), "cross": int(dec_block.has_cross_attention)},
+        ),
+        within(
+            "masks",
+            t("explain.forms.claim.masks", lang, wrong=wrong_cells, cells=cells),
+            lang,
+            measured=wrong_cells,
+            expected=0,
+            tol=0,
+            control=t("explain.forms.control.masks", lang),
+            values={"wrong_cells": wrong_cells, "cells": cells},
+        ),
     ]
     return FormsResult("forms", p, built, claims)

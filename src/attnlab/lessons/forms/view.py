@@ -12,7 +12,9 @@ def show(console, r, lang, t) -> None:
         console.print(f"{form.attention} · {form.examples}")
         console.print(form.good_for, style="dim")
         for b in form.blocks:
-            console.print(f"  {b.where} ({b.module}): {', '.join(b.children)}  —  attention: {', '.join(b.attention_modules)}")
+            console.print(
+                f"  {b.where} ({b.module}): {', '.join(b.children)}  —  attention: {', '.join(b.attention_modules)}"
+            )
         for m in form.masks:
             grid = "\n".join("    " + " ".join("■" if v else "·" for v in row) for row in m.observed)
             console.print(f"  {t('explain.plot.forms.mask.' + m.name, lang)} ({g(m.matches)}):\n{grid}")

@@ -50,8 +50,10 @@ def residual_gradients() -> tuple[float, float]:
             x = x + torch.tanh(W @ x) if residual else torch.tanh(W @ x)
         return x
 
-    norms = [torch.linalg.matrix_norm(torch.autograd.functional.jacobian(lambda x: deep(x, r), x0), ord=2).item()
-             for r in (False, True)]  # (width, width) Jacobians
+    norms = [
+        torch.linalg.matrix_norm(torch.autograd.functional.jacobian(lambda x: deep(x, r), x0), ord=2).item()
+        for r in (False, True)
+    ]  # (width, width) Jacobians
     return norms[0], norms[1]
 
 
@@ -105,7 +107,9 @@ def walk(text: str, lang: str) -> list[Stage]:
     tok = CharTokenizer.train(text)
     ids = torch.tensor([tok.encode(text)])  # (1, T)
     with seeded(0):
-        model = GPT(GPTConfig(vocab_size=tok.vocab_size, context_length=max(8, len(text)), d_model=16, n_heads=2, n_layers=1))
+        model = GPT(
+            GPTConfig(vocab_size=tok.vocab_size, context_length=max(8, len(text)), d_model=16, n_heads=2, n_layers=1)
+        )
     tr = trace(model.eval(), ids)
     recorded = tr.names()
     logits = tr["logits"][0, -1]  # (V,) the scores for the token after the last one
@@ -119,10 +123,24 @@ def walk(text: str, lang: str) -> list[Stage]:
     for stage, name in sorted(order, key=lambda s: recorded.index(s[1])):  # the order the model recorded them
         value = tr[name]
         sample = value[0, -1, :4] if value.dim() == 3 else value.flatten()[:4]
-        stages.append(Stage(stage, name, list(value.shape), t(f"explain.glossary.stage.{stage}", lang),
-                            ", ".join(f"{v:+.3f}" for v in sample.tolist()) + " …"))
-    stages.append(Stage("probabilities", "softmax(logits)", list(probs.shape), t("explain.glossary.stage.probabilities", lang),
-                        ", ".join(f"{tok.token(i)} {p:.3f}" for p, i in zip(top.values.tolist(), top.indices.tolist()))))
+        stages.append(
+            Stage(
+                stage,
+                name,
+                list(value.shape),
+                t(f"explain.glossary.stage.{stage}", lang),
+                ", ".join(f"{v:+.3f}" for v in sample.tolist()) + " …",
+            )
+        )
+    stages.append(
+        Stage(
+            "probabilities",
+            "softmax(logits)",
+            list(probs.shape),
+            t("explain.glossary.stage.probabilities", lang),
+            ", ".join(f"{tok.token(i)} {p:.3f}" for p, i in zip(top.values.tolist(), top.indices.tolist())),
+        )
+    )
     return stages
 
 
@@ -131,11 +149,16 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
     """Definitions, the token-to-logits walk, the meanings of "context" and the self-check quizzes."""
     p = check(PARAMS, dict(text=text, quiz=quiz, answer=answer))
     if not p["text"].strip():
-        raise ParamError("text must hold at least one character, got an empty string", "text", "explain.error.text_empty")
+        raise ParamError(
+            "text must hold at least one character, got an empty string", "text", "explain.error.text_empty"
+        )
     stages = walk(p["text"], lang)
     context = [
-        ContextMeaning(t(f"explain.glossary.context.{k}.term", lang), t(f"explain.glossary.context.{k}.meaning", lang),
-                       t(f"explain.glossary.context.{k}.example", lang))
+        ContextMeaning(
+            t(f"explain.glossary.context.{k}.term", lang),
+            t(f"explain.glossary.context.{k}.meaning", lang),
+            t(f"explain.glossary.context.{k}.example", lang),
+        )
         for k in ("window", "prefix", "representation", "vector", "prompt")
     ]
     committed = p["answer"].strip()
@@ -146,8 +169,13 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
         choices = [t(f"explain.glossary.quiz{i}.choice{j}", lang) for j in (1, 2)] if i == 5 else []
         answered = p["quiz"] == i and bool(committed)
         if answered and choices and committed not in choices and committed not in ("1", "2"):
-            raise ParamError(f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}", "answer",
-                             "explain.error.quiz_choice", quiz=i, got=repr(committed))
+            raise ParamError(
+                f"quiz {i} takes one of its choices (1, 2 or the choice's text), got {committed!r}",
+                "answer",
+                "explain.error.quiz_choice",
+                quiz=i,
+                got=repr(committed),
+            )
         correct = None
         numbers = None
         if answered and choices:
@@ -156,23 +184,53 @@ def glossary(text: str = "床前明月光", quiz: int = 0, answer: str = "", *, 
             contributions = [w * v for w, v in zip(QUIZ5_WEIGHTS, QUIZ5_NORMS)]  # ||a_j v_j|| = a_j ||v_j||
             numbers = {"weights": list(QUIZ5_WEIGHTS), "value_norms": list(QUIZ5_NORMS), "contributions": contributions}
         fields = residual if i == 2 else {}
-        quizzes.append(Quiz(i, t(f"explain.glossary.quiz{i}.q", lang), choices, committed if answered else None,
-                            t(f"explain.glossary.quiz{i}.a", lang, **fields) if answered else None, correct, numbers))
+        quizzes.append(
+            Quiz(
+                i,
+                t(f"explain.glossary.quiz{i}.q", lang),
+                choices,
+                committed if answered else None,
+                t(f"explain.glossary.quiz{i}.a", lang, **fields) if answered else None,
+                correct,
+                numbers,
+            )
+        )
     order = [s.stage for s in stages]
     misplaced = sum(a != b for a, b in zip(order, STAGES)) + abs(len(order) - len(STAGES))
     excess = max(0.0, plain / residual["bound"] - 1)  # how far the plain stack's gradient exceeds lambda^L, relatively
     gain = math.log10(res / plain) if res > 0 and plain > 0 else 0.0
     claims = [
-        within("order", t("explain.glossary.claim.order", lang, order=" → ".join(order)), lang,
-               measured=misplaced, expected=0, tol=0, control=t("explain.glossary.control.order", lang),
-               values={"misplaced": misplaced}),
+        within(
+            "order",
+            t("explain.glossary.claim.order", lang, order=" → ".join(order)),
+            lang,
+            measured=misplaced,
+            expected=0,
+            tol=0,
+            control=t("explain.glossary.control.order", lang),
+            values={"misplaced": misplaced},
+        ),
         # The bound lambda^L is a theorem for the plain stack: each layer's Jacobian diag(tanh') W has norm <= lambda.
-        within("residual_bound", t("explain.glossary.claim.residual_bound", lang, **residual), lang,
-               measured=excess, expected=0.0, tol=1e-9, control=t("explain.glossary.control.bound", lang, **residual),
-               values={"plain": plain, "bound": residual["bound"]}),
+        within(
+            "residual_bound",
+            t("explain.glossary.claim.residual_bound", lang, **residual),
+            lang,
+            measured=excess,
+            expected=0.0,
+            tol=1e-9,
+            control=t("explain.glossary.control.bound", lang, **residual),
+            values={"plain": plain, "bound": residual["bound"]},
+        ),
         # The residual stack is measured: its gradient must be at least 10^CARRIES times the plain one.
-        lead("residual", t("explain.glossary.claim.residual", lang, margin=CARRIES, **residual), lang,
-             measured=gain, baseline=0.0, margin=CARRIES, control=t("explain.glossary.control.plain", lang),
-             values={"plain": plain, "residual": res, "log10_ratio": gain}),
+        lead(
+            "residual",
+            t("explain.glossary.claim.residual", lang, margin=CARRIES, **residual),
+            lang,
+            measured=gain,
+            baseline=0.0,
+            margin=CARRIES,
+            control=t("explain.glossary.control.plain", lang),
+            values={"plain": plain, "residual": res, "log10_ratio": gain},
+        ),
     ]
     return GlossaryResult("glossary", p, stages, context, quizzes, claims)

@@ -16,11 +16,23 @@ def plot(r, fig, tr: Labels) -> None:
     n_layers = len(r.prefix_matching[0])
     for li in range(n_layers):
         for h in range(len(r.prefix_matching[0][li])):
-            ax1.plot(steps, [s[li][h] for s in r.prefix_matching], "-", lw=1.4,
-                     color=HEAD_COLORS[(li * 2 + h) % len(HEAD_COLORS)], label=f"{tr('induction.two')} L{li + 1}H{h + 1}")
+            ax1.plot(
+                steps,
+                [s[li][h] for s in r.prefix_matching],
+                "-",
+                lw=1.4,
+                color=HEAD_COLORS[(li * 2 + h) % len(HEAD_COLORS)],
+                label=f"{tr('induction.two')} L{li + 1}H{h + 1}",
+            )
     for h in range(len(r.one_layer.prefix_matching[0][0])):
-        ax1.plot(steps, [s[0][h] for s in r.one_layer.prefix_matching], "--", lw=1.2, color=GREY if h else INK,
-                 label=f"{tr('induction.one')} H{h + 1}")
+        ax1.plot(
+            steps,
+            [s[0][h] for s in r.one_layer.prefix_matching],
+            "--",
+            lw=1.2,
+            color=GREY if h else INK,
+            label=f"{tr('induction.one')} H{h + 1}",
+        )
     ax1.axhline(r.threshold, color=RED, lw=0.8, ls=":")
     ax1.axhline(r.chance_prefix, color=GREY, lw=0.8, ls=":", label=tr("induction.chance"))
     phase = r.phase_step.get("two_layer")
@@ -41,7 +53,10 @@ def plot(r, fig, tr: Labels) -> None:
     ax2.legend(fontsize=7, loc="lower left")
 
     labels = r.text.chars
-    for ax, m, key in ((ax3, r.text.previous_map, "induction.map_previous"), (ax4, r.text.induction_map, "induction.map_induction")):
+    for ax, m, key in (
+        (ax3, r.text.previous_map, "induction.map_previous"),
+        (ax4, r.text.induction_map, "induction.map_induction"),
+    ):
         ax.imshow(m.weights, cmap="Blues", vmin=0, vmax=1)
         ax.set_xticks(range(len(labels)), labels, fontsize=6)
         ax.set_yticks(range(len(labels)), labels, fontsize=6)

@@ -48,8 +48,9 @@ PARAMS = (
     Param("d_model", "int", 32, 8, 64, step=8, help="width of the token vectors (even: 2 heads)"),
     Param("n", "int", 16, 4, 32, step=1, help="half length: n random tokens, then the same n again"),
     Param("vocab", "int", 32, 8, 128, step=8, help="how many distinct tokens (at least n)"),
-    Param("positions", "choice", "sinusoidal", choices=("sinusoidal", "learned"),
-          help="position encoding of both models"),
+    Param(
+        "positions", "choice", "sinusoidal", choices=("sinusoidal", "learned"), help="position encoding of both models"
+    ),
 )
 QUICK = {"steps": 20, "n": 6, "vocab": 8, "d_model": 16, "seed": 1}
 HEAVY = True
@@ -107,11 +108,20 @@ class InductionResult(Shown):
 def cost(p: dict) -> Cost:
     """Trains two small models (stoppable at every step): a few MiB."""
     if p["d_model"] % 2:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model",
-                         "explain.induction.error.even", d=p["d_model"])
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.induction.error.even",
+            d=p["d_model"],
+        )
     if p["vocab"] < p["n"]:
-        raise ParamError(f"vocab must be at least n ({p['n']}): a half is n distinct tokens; got {p['vocab']}", "vocab",
-                         "explain.induction.error.vocab", n=p["n"], vocab=p["vocab"])
+        raise ParamError(
+            f"vocab must be at least n ({p['n']}): a half is n distinct tokens; got {p['vocab']}",
+            "vocab",
+            "explain.induction.error.vocab",
+            n=p["n"],
+            vocab=p["vocab"],
+        )
     return Cost(32.0, trains=True)
 
 
@@ -143,8 +153,15 @@ def read_text(model, k_max: int) -> Text:
         maps.append(w[0])
     ph, ps = best(prev, 0)
     ih, is_ = best(pm, len(pm) - 1)
-    return Text(chars + chars, k, pm, prev, scores.icl_score(losses, k),
-                HeadMap(1, ph + 1, ps, maps[0][ph].tolist()), HeadMap(len(pm), ih + 1, is_, maps[-1][ih].tolist()))
+    return Text(
+        chars + chars,
+        k,
+        pm,
+        prev,
+        scores.icl_score(losses, k),
+        HeadMap(1, ph + 1, ps, maps[0][ph].tolist()),
+        HeadMap(len(pm), ih + 1, is_, maps[-1][ih].tolist()),
+    )
 
 
 def final_best(curves_pm: list[list[list[float]]]) -> float:
@@ -156,6 +173,7 @@ def claims_of(r: InductionResult, lang: str) -> list[Claim]:
     """An induction head forms (its score clears THRESHOLD, i.e. chance by THRESHOLD - chance); it is the second layer
     that makes it (the 2-layer model leads the 1-layer control); in-context learning follows (the ICL score falls
     below the control's); and a previous-token head in layer 1. Untrained (steps = 0) shows none of them."""
+
     def c(name: str) -> str:
         return t(f"explain.induction.control.{name}", lang)
 
@@ -164,28 +182,67 @@ def claims_of(r: InductionResult, lang: str) -> list[Claim]:
     icl2, icl1 = r.icl_score[-1], r.one_layer.icl_score[-1]
     step = r.steps[-1]
     return [
-        lead("induction_forms", t("explain.induction.claim.forms", lang, pm=two, threshold=THRESHOLD, step=step,
-                                  chance=r.chance_prefix), lang,
-             measured=two, baseline=r.chance_prefix, margin=THRESHOLD - r.chance_prefix, control=c("uniform"),
-             values={"two_layer": two, "chance": r.chance_prefix, "threshold": THRESHOLD},
-             hint=t("explain.induction.hint.steps", lang)),
-        lead("needs_two_layers", t("explain.induction.claim.two_layers", lang, two=two, one=one, margin=PM_MARGIN), lang,
-             measured=two, baseline=one, margin=PM_MARGIN, control=c("one_layer"),
-             values={"two_layer": two, "one_layer": one}, hint=t("explain.induction.hint.steps", lang)),
-        lead("icl_drops", t("explain.induction.claim.icl", lang, two=icl2, one=icl1, margin=ICL_MARGIN), lang,
-             measured=icl2, baseline=icl1, margin=ICL_MARGIN, lower=True, control=c("one_layer_icl"),
-             values={"two_layer": icl2, "one_layer": icl1}, hint=t("explain.induction.hint.steps", lang)),
-        lead("previous_token", t("explain.induction.claim.previous", lang, head=prev_head + 1, prev=prev,
-                                 chance=r.chance_previous, margin=PREV_MARGIN), lang,
-             measured=prev, baseline=r.chance_previous, margin=PREV_MARGIN, control=c("uniform_previous"),
-             values={"layer_1_best": prev, "chance": r.chance_previous}, hint=t("explain.induction.hint.previous", lang)),
+        lead(
+            "induction_forms",
+            t("explain.induction.claim.forms", lang, pm=two, threshold=THRESHOLD, step=step, chance=r.chance_prefix),
+            lang,
+            measured=two,
+            baseline=r.chance_prefix,
+            margin=THRESHOLD - r.chance_prefix,
+            control=c("uniform"),
+            values={"two_layer": two, "chance": r.chance_prefix, "threshold": THRESHOLD},
+            hint=t("explain.induction.hint.steps", lang),
+        ),
+        lead(
+            "needs_two_layers",
+            t("explain.induction.claim.two_layers", lang, two=two, one=one, margin=PM_MARGIN),
+            lang,
+            measured=two,
+            baseline=one,
+            margin=PM_MARGIN,
+            control=c("one_layer"),
+            values={"two_layer": two, "one_layer": one},
+            hint=t("explain.induction.hint.steps", lang),
+        ),
+        lead(
+            "icl_drops",
+            t("explain.induction.claim.icl", lang, two=icl2, one=icl1, margin=ICL_MARGIN),
+            lang,
+            measured=icl2,
+            baseline=icl1,
+            margin=ICL_MARGIN,
+            lower=True,
+            control=c("one_layer_icl"),
+            values={"two_layer": icl2, "one_layer": icl1},
+            hint=t("explain.induction.hint.steps", lang),
+        ),
+        lead(
+            "previous_token",
+            t(
+                "explain.induction.claim.previous",
+                lang,
+                head=prev_head + 1,
+                prev=prev,
+                chance=r.chance_previous,
+                margin=PREV_MARGIN,
+            ),
+            lang,
+            measured=prev,
+            baseline=r.chance_previous,
+            margin=PREV_MARGIN,
+            control=c("uniform_previous"),
+            values={"layer_1_best": prev, "chance": r.chance_previous},
+            hint=t("explain.induction.hint.previous", lang),
+        ),
     ]
 
 
 def tables(two: runs.Curves, one: runs.Curves, lang: str) -> tuple[Matrix, list[str], Matrix, list[str]]:
     """The page's two tables: prefix-matching per head and step, and the ICL scores and losses per step."""
-    pm = [[s for layer in a for s in layer] + [s for layer in b for s in layer]
-          for a, b in zip(two.prefix_matching, one.prefix_matching)]
+    pm = [
+        [s for layer in a for s in layer] + [s for layer in b for s in layer]
+        for a, b in zip(two.prefix_matching, one.prefix_matching)
+    ]
     pm_cols = [f"L{li + 1}H{h + 1}" for li in range(two.n_layers) for h in range(len(two.prefix_matching[0][li]))]
     pm_cols += [t("explain.induction.col.control", lang, h=h + 1) for h in range(len(one.prefix_matching[0][0]))]
     icl = [[a, b, la, lb] for a, b, la, lb in zip(two.icl_score, one.icl_score, two.loss, one.loss)]
@@ -206,15 +263,25 @@ def trained(steps: int, seed: int, d_model: int, n: int, vocab: int, positions: 
     return model, two, one
 
 
-def induction(steps: int = 1000, seed: int = 0, d_model: int = 32, n: int = 16, vocab: int = 32,
-              positions: str = "sinusoidal", *, lang: str = "zh") -> InductionResult:
+def induction(
+    steps: int = 1000,
+    seed: int = 0,
+    d_model: int = 32,
+    n: int = 16,
+    vocab: int = 32,
+    positions: str = "sinusoidal",
+    *,
+    lang: str = "zh",
+) -> InductionResult:
     """A 2-layer and a 1-layer attention-only GPT trained alike on repeats; their heads read as they learn."""
     p = check(PARAMS, dict(steps=steps, seed=seed, d_model=d_model, n=n, vocab=vocab, positions=positions))
     cost(p)
     model, two, one = trained(p["steps"], p["seed"], p["d_model"], p["n"], p["vocab"], p["positions"])
     logged = runs.log_steps(p["steps"])
-    phase = {"two_layer": runs.first_crossing(logged, two.prefix_matching, THRESHOLD),
-             "one_layer": runs.first_crossing(logged, one.prefix_matching, THRESHOLD)}
+    phase = {
+        "two_layer": runs.first_crossing(logged, two.prefix_matching, THRESHOLD),
+        "one_layer": runs.first_crossing(logged, one.prefix_matching, THRESHOLD),
+    }
     bump = None
     if phase["two_layer"] is not None:
         before = [icl for s, icl in zip(logged, two.icl_score) if s < phase["two_layer"]]
@@ -222,10 +289,38 @@ def induction(steps: int = 1000, seed: int = 0, d_model: int = 32, n: int = 16, 
     pm_rows, pm_cols, icl_rows, icl_cols = tables(two, one, lang)
     text = read_text(model, p["n"])
     crossing = phase["two_layer"]
-    note = t("explain.induction.note", lang, two=two.n_params, one=one.n_params, batch=runs.BATCH, lr=runs.LR,
-             n_eval=runs.N_EVAL, step="—" if crossing is None else crossing)
-    r = InductionResult("induction", p, THRESHOLD, scores.chance_prefix(p["n"]), scores.chance_previous(2 * p["n"]),
-                        two.n_params, logged, two.prefix_matching, two.previous_token, two.icl_score, two.loss,
-                        two.eval_loss, one, phase, bump, pm_rows, pm_cols, icl_rows, icl_cols, text, note)
+    note = t(
+        "explain.induction.note",
+        lang,
+        two=two.n_params,
+        one=one.n_params,
+        batch=runs.BATCH,
+        lr=runs.LR,
+        n_eval=runs.N_EVAL,
+        step="—" if crossing is None else crossing,
+    )
+    r = InductionResult(
+        "induction",
+        p,
+        THRESHOLD,
+        scores.chance_prefix(p["n"]),
+        scores.chance_previous(2 * p["n"]),
+        two.n_params,
+        logged,
+        two.prefix_matching,
+        two.previous_token,
+        two.icl_score,
+        two.loss,
+        two.eval_loss,
+        one,
+        phase,
+        bump,
+        pm_rows,
+        pm_cols,
+        icl_rows,
+        icl_cols,
+        text,
+        note,
+    )
     r.claims = claims_of(r, lang)
     return r

@@ -54,7 +54,9 @@ class Curves:
     previous_token: list[list[list[float]]] = field(default_factory=list)  # [step][layer][head]
     icl_score: list[float] = field(default_factory=list)  # nats, per step
     eval_loss: list[float] = field(default_factory=list)  # mean loss over the evaluation sequences, per step
-    loss: list[float] = field(default_factory=list)  # the cross-entropy of that step's training batch, before its update
+    loss: list[float] = field(
+        default_factory=list
+    )  # the cross-entropy of that step's training batch, before its update
 
 
 @torch.no_grad()
@@ -75,12 +77,30 @@ def measure(model, x: torch.Tensor, n: int) -> tuple[list[list[float]], list[lis
 def config(n_layers: int, n: int, vocab: int, d_model: int, positions: str):
     from attnlab.models import GPTConfig
 
-    return GPTConfig(vocab_size=vocab, context_length=2 * n, d_model=d_model, n_heads=2, n_layers=n_layers,
-                     norm_first=True, positions=positions, ablations=("attention-only",))
+    return GPTConfig(
+        vocab_size=vocab,
+        context_length=2 * n,
+        d_model=d_model,
+        n_heads=2,
+        n_layers=n_layers,
+        norm_first=True,
+        positions=positions,
+        ablations=("attention-only",),
+    )
 
 
-def train(name: str, n_layers: int, *, steps: int, seed: int, n: int, vocab: int, d_model: int, positions: str,
-          x_eval: torch.Tensor):
+def train(
+    name: str,
+    n_layers: int,
+    *,
+    steps: int,
+    seed: int,
+    n: int,
+    vocab: int,
+    d_model: int,
+    positions: str,
+    x_eval: torch.Tensor,
+):
     """Train one model, reading it at log_steps(steps). Returns (model, Curves). The weights come from the seed
     alone (redraw), the batches from a generator of their own: both models see the same batches."""
     from attnlab.lessons.common.weights import redraw

@@ -91,12 +91,22 @@ def shape_ledger(n: int = 4, d_model: int = 4, heads: int = 2) -> Ledger:
         ("FFN W_2", ["4d", "d"], False, "weights", "weights"),  # relu(x W_1) W_2: 4d -> d
         ("output", ["n", "d"], False, "rows", "new_row"),
     ]
-    rows = [LedgerRow(name, sym, [sizes[s] for s in sym], per_head, train, gen) for name, sym, per_head, train, gen in spec]
+    rows = [
+        LedgerRow(name, sym, [sizes[s] for s in sym], per_head, train, gen) for name, sym, per_head, train, gen in spec
+    ]
     qkv, scores, mixv, out, ffn = 3 * n * d * d, n * n * d, n * n * d, n * d * d, 8 * n * d * d
     attn, dense = scores + mixv, qkv + out + ffn
     cost = LayerCost(
-        qkv_projections=qkv, scores=scores, weighted_values=mixv, output_projection=out, ffn=ffn,
-        attention_matrix=attn, dense=dense, total=attn + dense, attention_share=attn / (attn + dense),
-        crossover_n=6 * d, generation_step=2 * n * d + 12 * d * d,
+        qkv_projections=qkv,
+        scores=scores,
+        weighted_values=mixv,
+        output_projection=out,
+        ffn=ffn,
+        attention_matrix=attn,
+        dense=dense,
+        total=attn + dense,
+        attention_share=attn / (attn + dense),
+        crossover_n=6 * d,
+        generation_step=2 * n * d + 12 * d * d,
     )
     return Ledger(n, d, h, d_k, d_ff, rows, cost, train_sequential_steps=1, generate_sequential_steps=n)

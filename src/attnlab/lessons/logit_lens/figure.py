@@ -15,8 +15,15 @@ def plot(r, fig, tr: Labels) -> None:
         for pos, cell in enumerate(row):
             top = cell[0]
             dark = r.final_p[layer][pos] > 0.6
-            ax1.text(pos, layer, f"{top.token}\n{g(top.p, 2)}", ha="center", va="center", fontsize=8,
-                     color="white" if dark else "black")
+            ax1.text(
+                pos,
+                layer,
+                f"{top.token}\n{g(top.p, 2)}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+            )
     T = len(r.tokens)
     ax1.set_xticks(range(T), r.tokens, fontsize=9)
     ax1.set_yticks(range(r.n_layers + 1), [str(layer) for layer in range(r.n_layers + 1)])

@@ -39,13 +39,24 @@ LAYER_MARGIN = 1
 RISE_MARGIN = 1.0
 
 PARAMS = (
-    Param("prompt", "str", "床前明月", max_len=runs.BASE["context_length"],
-          help="the text the model reads; the answer is its prediction after the last character"),
+    Param(
+        "prompt",
+        "str",
+        "床前明月",
+        max_len=runs.BASE["context_length"],
+        help="the text the model reads; the answer is its prediction after the last character",
+    ),
     Param("n_layers", "int", 4, 1, 6, step=1, help="blocks of the GPT (the lens reads after each)"),
     Param("train_steps", "int", 150, 0, 400, step=10, help="training steps (0: untrained, the same as the control)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file (its first 4,000 characters); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file (its first 4,000 characters); empty: the built-in 静夜思",
+    ),
 )
 QUICK = {"train_steps": 60}
 HEAVY = True
@@ -121,8 +132,9 @@ class LogitLensResult(Shown):
 def cost(p: dict) -> Cost:
     """Trains one small GPT (stoppable at every step); a bad prompt is refused before that."""
     if not p["prompt"].strip():
-        raise ParamError("prompt must hold at least one character, got an empty string", "prompt",
-                         "explain.error.text_empty")
+        raise ParamError(
+            "prompt must hold at least one character, got an empty string", "prompt", "explain.error.text_empty"
+        )
     if not p["corpus"].strip():
         unknown_chars(p["prompt"], set(runs.corpus_data("").text), "静夜思")
     return Cost(32.0, trains=p["train_steps"] > 0)
@@ -131,8 +143,13 @@ def cost(p: dict) -> Cost:
 def unknown_chars(prompt: str, known: set, corpus: str) -> None:
     missing = "".join(dict.fromkeys(ch for ch in prompt if ch not in known))
     if missing:
-        raise ParamError(f"prompt must be characters of the corpus {corpus}; not in it: {missing}", "prompt",
-                         "explain.error.not_in_corpus", missing=missing, corpus=corpus)
+        raise ParamError(
+            f"prompt must be characters of the corpus {corpus}; not in it: {missing}",
+            "prompt",
+            "explain.error.not_in_corpus",
+            missing=missing,
+            corpus=corpus,
+        )
 
 
 def read(lens: torch.Tensor, tok) -> Reading:
@@ -145,8 +162,14 @@ def read(lens: torch.Tensor, tok) -> Reading:
     settled = L
     while settled > 0 and ranks[settled - 1] == 0:  # walk back while it is still on top
         settled -= 1
-    return Reading(shown(tok, answer), [r + 1 for r in ranks], probs, settled, L - settled,
-                   math.log(probs[-1]) - math.log(probs[0]))
+    return Reading(
+        shown(tok, answer),
+        [r + 1 for r in ranks],
+        probs,
+        settled,
+        L - settled,
+        math.log(probs[-1]) - math.log(probs[0]),
+    )
 
 
 def shown(tok, i: int) -> str:
@@ -161,8 +184,10 @@ def checks_of(model, ids: torch.Tensor, lens: torch.Tensor, lang: str) -> list[C
         x0 = model.embed.tok(ids) + model.embed.pos(torch.arange(len(ids)))  # (T, d_model): E[token] + P[i]
         direct = model.lm_head(model.ln_f(x0))  # (T, vocab)
     out = []
-    for id, diff, tol in (("last", (lens[-1] - output).abs().max().item(), EXACT),
-                          ("first", (lens[0] - direct).abs().max().item(), EXACT)):
+    for id, diff, tol in (
+        ("last", (lens[-1] - output).abs().max().item(), EXACT),
+        ("first", (lens[0] - direct).abs().max().item(), EXACT),
+    ):
         out.append(Check(id, t(f"explain.logit_lens.check.{id}", lang), diff, tol, diff <= tol))
     return out
 
@@ -173,29 +198,75 @@ def claims_of(a: Reading, u: Reading, L: int, lang: str) -> list[Claim]:
     two models one: neither claim can be shown then."""
     control = t("explain.logit_lens.control.untrained", lang)
     return [
-        lead("early", t("explain.logit_lens.claim.early", lang, answer=a.answer, settled=a.settled, spare=a.spare,
-                        u_answer=u.answer, u_spare=u.spare, L=L, margin=LAYER_MARGIN), lang,
-             measured=a.spare, baseline=u.spare, margin=LAYER_MARGIN, control=control,
-             values={"settled": a.settled, "untrained_settled": u.settled, "layers": L},
-             hint=t("explain.logit_lens.hint.early", lang)),
-        lead("sharpens", t("explain.logit_lens.claim.sharpens", lang, answer=a.answer, p0=a.probs[0], pL=a.probs[-1],
-                           rise=a.rise, u_answer=u.answer, u_rise=u.rise, margin=RISE_MARGIN), lang,
-             measured=a.rise, baseline=u.rise, margin=RISE_MARGIN, control=control,
-             values={"p_first": a.probs[0], "p_last": a.probs[-1], "untrained_p_first": u.probs[0],
-                     "untrained_p_last": u.probs[-1]}, hint=t("explain.logit_lens.hint.sharpens", lang)),
+        lead(
+            "early",
+            t(
+                "explain.logit_lens.claim.early",
+                lang,
+                answer=a.answer,
+                settled=a.settled,
+                spare=a.spare,
+                u_answer=u.answer,
+                u_spare=u.spare,
+                L=L,
+                margin=LAYER_MARGIN,
+            ),
+            lang,
+            measured=a.spare,
+            baseline=u.spare,
+            margin=LAYER_MARGIN,
+            control=control,
+            values={"settled": a.settled, "untrained_settled": u.settled, "layers": L},
+            hint=t("explain.logit_lens.hint.early", lang),
+        ),
+        lead(
+            "sharpens",
+            t(
+                "explain.logit_lens.claim.sharpens",
+                lang,
+                answer=a.answer,
+                p0=a.probs[0],
+                pL=a.probs[-1],
+                rise=a.rise,
+                u_answer=u.answer,
+                u_rise=u.rise,
+                margin=RISE_MARGIN,
+            ),
+            lang,
+            measured=a.rise,
+            baseline=u.rise,
+            margin=RISE_MARGIN,
+            control=control,
+            values={
+                "p_first": a.probs[0],
+                "p_last": a.probs[-1],
+                "untrained_p_first": u.probs[0],
+                "untrained_p_last": u.probs[-1],
+            },
+            hint=t("explain.logit_lens.hint.sharpens", lang),
+        ),
     ]
 
 
 def tops_of(lens: torch.Tensor, tok) -> list[list[list[Top]]]:
     probs = lens.softmax(-1)  # (L+1, T, vocab)
     p, idx = probs.topk(min(TOP, probs.shape[-1]), dim=-1)  # (L+1, T, TOP)
-    return [[[Top(shown(tok, int(i)), float(x)) for x, i in zip(ps, ids)] for ps, ids in zip(pl, il)]
-            for pl, il in zip(p.tolist(), idx.tolist())]
+    return [
+        [[Top(shown(tok, int(i)), float(x)) for x, i in zip(ps, ids)] for ps, ids in zip(pl, il)]
+        for pl, il in zip(p.tolist(), idx.tolist())
+    ]
 
 
 @lesson
-def logit_lens(prompt: str = "床前明月", n_layers: int = 4, train_steps: int = 150, seed: int = 0, corpus: str = "", *,
-               lang: str = "zh") -> LogitLensResult:
+def logit_lens(
+    prompt: str = "床前明月",
+    n_layers: int = 4,
+    train_steps: int = 150,
+    seed: int = 0,
+    corpus: str = "",
+    *,
+    lang: str = "zh",
+) -> LogitLensResult:
     """Train (or find) the GPT, read the prompt through the lens at every layer, and check the claims."""
     from attnlab.inspect import logit_lens as lens_of
 
@@ -218,12 +289,16 @@ def logit_lens(prompt: str = "床前明月", n_layers: int = 4, train_steps: int
     final_p = lens.softmax(-1).gather(-1, final_top.expand(L + 1, -1)[..., None])[..., 0]  # (L+1, T)
     tops = tops_of(lens, tok)
 
-    labels = [t("explain.logit_lens.layer0", lang)] + [t("explain.logit_lens.layer", lang, l=l) for l in range(1, L + 1)]
+    labels = [t("explain.logit_lens.layer0", lang)] + [
+        t("explain.logit_lens.layer", lang, l=l) for l in range(1, L + 1)
+    ]
     rows = [LayerRow(l, labels[l], a.ranks[l], a.probs[l], u.ranks[l], u.probs[l]) for l in range(L + 1)]
     tokens = [shown(tok, int(i)) for i in ids]
     header = [t("explain.logit_lens.corner", lang)] + tokens
-    cells = [[label] + [" · ".join(f"{x.token} {g(x.p, 2)}" for x in cell) for cell in layer]
-             for label, layer in zip(labels, tops)]
+    cells = [
+        [label] + [" · ".join(f"{x.token} {g(x.p, 2)}" for x in cell) for cell in layer]
+        for label, layer in zip(labels, tops)
+    ]
     at = data.text.find(p["prompt"])
     end = at + len(p["prompt"])
     expected = None if at < 0 else (data.text[end] if end < len(data.text) else "␃")
@@ -232,7 +307,28 @@ def logit_lens(prompt: str = "床前明月", n_layers: int = 4, train_steps: int
     else:
         note = t("explain.logit_lens.note.found", lang, corpus=data.name, expected=expected, answer=a.answer)
     return LogitLensResult(
-        "logit-lens", p, data.name, tok.vocab_size, L, tokens, labels,
-        a.answer, a.probs[-1], expected, a.ranks, a.probs, a, u, tops, header, cells, final_p.tolist(), rows,
-        checks_of(model, ids, lens, lang), losses[0] if losses else None, losses[-1] if losses else None, note,
-        claims_of(a, u, L, lang))
+        "logit-lens",
+        p,
+        data.name,
+        tok.vocab_size,
+        L,
+        tokens,
+        labels,
+        a.answer,
+        a.probs[-1],
+        expected,
+        a.ranks,
+        a.probs,
+        a,
+        u,
+        tops,
+        header,
+        cells,
+        final_p.tolist(),
+        rows,
+        checks_of(model, ids, lens, lang),
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        note,
+        claims_of(a, u, L, lang),
+    )

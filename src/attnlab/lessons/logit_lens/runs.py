@@ -84,7 +84,12 @@ def _train(data: Data, n_layers: int, steps: int, seed: int):
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, max(1, steps)), seed=seed)
     T = model.config.context_length
     # (B, T), (B, T): the whole poem when it fits one window
-    losses = train_small(model, cfg, lambda g: get_batch(data.stream, T, BATCH, g), steps=steps,
-                         on_step=lambda step: progress.report("trained", step, steps))  # stops when the page has gone
+    losses = train_small(
+        model,
+        cfg,
+        lambda g: get_batch(data.stream, T, BATCH, g),
+        steps=steps,
+        on_step=lambda step: progress.report("trained", step, steps),
+    )  # stops when the page has gone
     model.eval()
     return model, losses

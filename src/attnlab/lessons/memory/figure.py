@@ -19,7 +19,15 @@ def plot(r, fig, tr: Labels) -> None:
             n = r.per_param_bytes[prec].get(part, 0)
             if n:
                 ax.bar(j, n, bottom=bottom, color=color, edgecolor="white", label=None)
-                ax.text(j, bottom + n / 2, f"{tr('memory.pp.' + part)} {n}", ha="center", va="center", fontsize=7, color="white")
+                ax.text(
+                    j,
+                    bottom + n / 2,
+                    f"{tr('memory.pp.' + part)} {n}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white",
+                )
                 bottom += n
     ax.set_xticks(range(len(precisions)), precisions)
     ax.set(ylabel=tr("memory.bytes"), title=tr("memory.per_param"))
@@ -56,8 +64,11 @@ def plot(r, fig, tr: Labels) -> None:
     for gb in r.cards_gb:
         ax.axhline(gb, color=INK, lw=0.8, ls="--")
         ax.text(0, gb, tr("memory.card", gb=gb) + f" · {e.fits[str(gb)]}", fontsize=7, va="bottom")
-    ax.set(xlabel=tr("memory.sequences"), ylabel="GB", title=tr("memory.kv_growth", name=e.name, ctx=e.context,
-                                                                   dtype=e.dtype))
+    ax.set(
+        xlabel=tr("memory.sequences"),
+        ylabel="GB",
+        title=tr("memory.kv_growth", name=e.name, ctx=e.context, dtype=e.dtype),
+    )
     ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(tr("memory.title"), fontsize=13)
     fig.tight_layout()

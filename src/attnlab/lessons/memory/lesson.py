@@ -55,7 +55,9 @@ QUOTED_TOL = 0.005e9  # it is quoted to three digits
 
 PARAMS = (
     Param("model", "choice", "llama-2-7b", choices=tuple(MODELS), help="the published configuration to size"),
-    Param("context", "int", 2048, 1, 1_048_576, step=1, help="tokens a sequence holds (capped at a model's own context)"),
+    Param(
+        "context", "int", 2048, 1, 1_048_576, step=1, help="tokens a sequence holds (capped at a model's own context)"
+    ),
     Param("batch", "int", 1, 1, 4096, step=1, help="sequences held at once"),
     Param("dtype", "choice", "fp16", choices=tuple(DTYPE_BYTES), help="inference weights and KV cache"),
     Param("layers", "int", 0, 0, 256, step=1, help="your configuration's blocks (0: none typed, size the model above)"),
@@ -129,16 +131,35 @@ def entry(name: str, a: Architecture, context: int, batch: int, dtype: str) -> E
     n = count_params(a)
     mha = Architecture(**{**a.to_dict(), "kv_heads": None})
     training = {p: training_bytes(a, s, batch, p) for p in PER_PARAM}
-    sizes = dict(weights=n * DTYPE_BYTES[dtype], kv_cache_per_sequence=kv_cache_of(a, s, 1, dtype),
-                 kv_cache=kv_cache_of(a, s, batch, dtype), kv_cache_mha=kv_cache_of(mha, s, batch, dtype),
-                 inference=inference_bytes(a, s, batch, dtype), inference_mha=inference_bytes(mha, s, batch, dtype),
-                 state=training["mixed"]["total"] - training["mixed"]["activations"],
-                 activations=training["mixed"]["activations"],
-                 activations_recomputed=training_bytes(a, s, batch, "mixed", recompute_attention=True)["activations"],
-                 training_fp32=training["fp32"]["total"], training_mixed=training["mixed"]["total"])
-    return Entry(name, a.to_dict(), n, a.heads, a.kv_heads or a.heads, s, batch, dtype, sizes["kv_cache_per_sequence"],
-                 sizes["kv_cache"], sizes, {k: v / GB for k, v in sizes.items()}, training,
-                 {str(gb): sequences_that_fit(gb * GB, a, s, dtype) for gb in CARDS_GB})
+    sizes = dict(
+        weights=n * DTYPE_BYTES[dtype],
+        kv_cache_per_sequence=kv_cache_of(a, s, 1, dtype),
+        kv_cache=kv_cache_of(a, s, batch, dtype),
+        kv_cache_mha=kv_cache_of(mha, s, batch, dtype),
+        inference=inference_bytes(a, s, batch, dtype),
+        inference_mha=inference_bytes(mha, s, batch, dtype),
+        state=training["mixed"]["total"] - training["mixed"]["activations"],
+        activations=training["mixed"]["activations"],
+        activations_recomputed=training_bytes(a, s, batch, "mixed", recompute_attention=True)["activations"],
+        training_fp32=training["fp32"]["total"],
+        training_mixed=training["mixed"]["total"],
+    )
+    return Entry(
+        name,
+        a.to_dict(),
+        n,
+        a.heads,
+        a.kv_heads or a.heads,
+        s,
+        batch,
+        dtype,
+        sizes["kv_cache_per_sequence"],
+        sizes["kv_cache"],
+        sizes,
+        {k: v / GB for k, v in sizes.items()},
+        training,
+        {str(gb): sequences_that_fit(gb * GB, a, s, dtype) for gb in CARDS_GB},
+    )
 
 
 def filling(e: Entry) -> dict:
@@ -146,8 +167,11 @@ def filling(e: Entry) -> dict:
     little past what the largest card holds; and the same with multi-head attention's cache."""
     most = max(2, round(1.25 * e.fits[str(max(CARDS_GB))]))
     per_sequence_mha = e.bytes["kv_cache_mha"] // e.batch
-    return {"sequences": [0, most], "gb": [e.gb["weights"], (e.bytes["weights"] + most * e.kv_cache_per_sequence) / GB],
-            "gb_mha": [e.gb["weights"], (e.bytes["weights"] + most * per_sequence_mha) / GB]}
+    return {
+        "sequences": [0, most],
+        "gb": [e.gb["weights"], (e.bytes["weights"] + most * e.kv_cache_per_sequence) / GB],
+        "gb_mha": [e.gb["weights"], (e.bytes["weights"] + most * per_sequence_mha) / GB],
+    }
 
 
 def typed(p: dict) -> Architecture | None:
@@ -156,12 +180,25 @@ def typed(p: dict) -> Architecture | None:
         return None
     for name in ("d_model", "heads", "vocab"):
         if not p[name]:
-            raise ParamError(f"{name} is needed with --layers: give every size of your configuration", name,
-                             "explain.memory.error.missing", what=name)
+            raise ParamError(
+                f"{name} is needed with --layers: give every size of your configuration",
+                name,
+                "explain.memory.error.missing",
+                what=name,
+            )
     try:
-        return Architecture(layers=p["layers"], d_model=p["d_model"], heads=p["heads"], vocab=p["vocab"],
-                            context=p["context"], kv_heads=p["kv_heads"] or None, d_ff=p["d_ff"] or None,
-                            gated=p["gated"], positions="rope", head="separate")
+        return Architecture(
+            layers=p["layers"],
+            d_model=p["d_model"],
+            heads=p["heads"],
+            vocab=p["vocab"],
+            context=p["context"],
+            kv_heads=p["kv_heads"] or None,
+            d_ff=p["d_ff"] or None,
+            gated=p["gated"],
+            positions="rope",
+            head="separate",
+        )
     except ValueError as err:
         blamed = next((n for n in ("kv_heads", "d_ff", "heads") if str(err).startswith(n)), "heads")
         raise ParamError(str(err), blamed, "explain.memory.error.shape", why=str(err)) from None
@@ -176,14 +213,19 @@ def measure_lab(gqa_kv_heads: int) -> tuple[Lab, dict, dict, TrainStep]:
     gqa = GPTConfig(**LAB, n_kv_heads=gqa_kv_heads)
     activations = lab_activation_bytes(config, LAB_BATCH, tokens)
     measured = {
-        "weights": step.weights, "gradients": step.gradients, "adamw": step.adamw,
-        "activations": step.activations, "activations_explicit": step.activations_explicit,
+        "weights": step.weights,
+        "gradients": step.gradients,
+        "adamw": step.adamw,
+        "activations": step.activations,
+        "activations_explicit": step.activations_explicit,
         "kv_cache_mha": kv_cache_bytes_after(GPT(config), LAB_BATCH, tokens),
         "kv_cache_gqa": kv_cache_bytes_after(GPT(gqa), LAB_BATCH, tokens),
         "peak": step.peak,
     }
     formula = {
-        "weights": 4 * n, "gradients": 4 * n, "adamw": adamw_state_bytes(n, step.param_tensors),
+        "weights": 4 * n,
+        "gradients": 4 * n,
+        "adamw": adamw_state_bytes(n, step.param_tensors),
         "activations": activations,
         "activations_explicit": lab_activation_bytes(config, LAB_BATCH, tokens, explicit=True),
         "kv_cache_mha": kv_cache_of(config, tokens, LAB_BATCH, "fp32"),
@@ -199,36 +241,104 @@ def claims_for(measured: dict, formula: dict, lab: Lab, per_param: dict, lang: s
     MHA's, mixed precision's state against fp32's, and Llama-2-7B's cache against the figure the course quotes."""
     k = "explain.memory."
     out = []
-    for cid, parts in (("state", ("weights", "gradients", "adamw")), ("kv", ("kv_cache_mha", "kv_cache_gqa")),
-                       ("activations", ("activations", "activations_explicit"))):
+    for cid, parts in (
+        ("state", ("weights", "gradients", "adamw")),
+        ("kv", ("kv_cache_mha", "kv_cache_gqa")),
+        ("activations", ("activations", "activations_explicit")),
+    ):
         worst = max(parts, key=lambda part: abs(measured[part] - formula[part]))
         off = measured[worst] - formula[worst]
-        text = t(k + f"claim.{cid}", lang, worst=t(k + "part." + worst, lang), off=off,
-                 **{part: measured[part] for part in parts})
-        out.append(within(f"{cid}_exact", text, lang,
-                          measured=float(off), expected=0.0, tol=0.0, control=t(k + "control.formula", lang),
-                          values={**{part: [measured[part], formula[part]] for part in parts}, "worst": worst}))
+        text = t(
+            k + f"claim.{cid}",
+            lang,
+            worst=t(k + "part." + worst, lang),
+            off=off,
+            **{part: measured[part] for part in parts},
+        )
+        out.append(
+            within(
+                f"{cid}_exact",
+                text,
+                lang,
+                measured=float(off),
+                expected=0.0,
+                tol=0.0,
+                control=t(k + "control.formula", lang),
+                values={**{part: [measured[part], formula[part]] for part in parts}, "worst": worst},
+            )
+        )
     ratio = measured["peak"] / formula["peak"]
-    out.append(within("peak", t(k + "claim.peak", lang, peak=measured["peak"], formula=formula["peak"],
-                                ratio=ratio, tol=100 * PEAK_TOLERANCE), lang,
-                      measured=ratio, expected=1.0, tol=PEAK_TOLERANCE, control=t(k + "control.sum", lang),
-                      values={"peak": measured["peak"], "formula": formula["peak"]}))
+    out.append(
+        within(
+            "peak",
+            t(
+                k + "claim.peak",
+                lang,
+                peak=measured["peak"],
+                formula=formula["peak"],
+                ratio=ratio,
+                tol=100 * PEAK_TOLERANCE,
+            ),
+            lang,
+            measured=ratio,
+            expected=1.0,
+            tol=PEAK_TOLERANCE,
+            control=t(k + "control.sum", lang),
+            values={"peak": measured["peak"], "formula": formula["peak"]},
+        )
+    )
     heads = lab.config["n_heads"]
     smaller = measured["kv_cache_mha"] / measured["kv_cache_gqa"]
-    out.append(lead("gqa_smaller", t(k + "claim.gqa", lang, heads=heads, kv=lab.gqa_kv_heads, ratio=smaller,
-                                     expected=heads / lab.gqa_kv_heads), lang,
-                    measured=smaller, baseline=1.0, margin=GQA_MARGIN, control=t(k + "control.mha", lang),
-                    values={"mha": measured["kv_cache_mha"], "gqa": measured["kv_cache_gqa"],
-                            "expected": heads / lab.gqa_kv_heads},
-                    hint=t(k + "hint.gqa", lang)))
+    out.append(
+        lead(
+            "gqa_smaller",
+            t(
+                k + "claim.gqa",
+                lang,
+                heads=heads,
+                kv=lab.gqa_kv_heads,
+                ratio=smaller,
+                expected=heads / lab.gqa_kv_heads,
+            ),
+            lang,
+            measured=smaller,
+            baseline=1.0,
+            margin=GQA_MARGIN,
+            control=t(k + "control.mha", lang),
+            values={
+                "mha": measured["kv_cache_mha"],
+                "gqa": measured["kv_cache_gqa"],
+                "expected": heads / lab.gqa_kv_heads,
+            },
+            hint=t(k + "hint.gqa", lang),
+        )
+    )
     fp32, mixed = per_param["fp32"]["total"], per_param["mixed"]["total"]
-    out.append(within("mixed_state", t(k + "claim.mixed", lang, fp32=fp32, mixed=mixed), lang,
-                      measured=float(mixed), expected=float(fp32), tol=0.0, control=t(k + "control.fp32", lang),
-                      values={"fp32": fp32, "mixed": mixed}))
+    out.append(
+        within(
+            "mixed_state",
+            t(k + "claim.mixed", lang, fp32=fp32, mixed=mixed),
+            lang,
+            measured=float(mixed),
+            expected=float(fp32),
+            tol=0.0,
+            control=t(k + "control.fp32", lang),
+            values={"fp32": fp32, "mixed": mixed},
+        )
+    )
     llama = kv_cache_of(MODELS["llama-2-7b"].architecture, 2048, 1, "fp16")
-    out.append(within("llama_kv", t(k + "claim.llama", lang, bytes=llama, gb=llama / GB), lang,
-                      measured=llama / GB, expected=QUOTED_KV / GB, tol=QUOTED_TOL / GB,
-                      control=t(k + "control.quoted", lang), values={"bytes": llama}))
+    out.append(
+        within(
+            "llama_kv",
+            t(k + "claim.llama", lang, bytes=llama, gb=llama / GB),
+            lang,
+            measured=llama / GB,
+            expected=QUOTED_KV / GB,
+            tol=QUOTED_TOL / GB,
+            control=t(k + "control.quoted", lang),
+            values={"bytes": llama},
+        )
+    )
     return out
 
 
@@ -237,22 +347,64 @@ def per_param_table() -> dict:
 
 
 @lesson
-def memory(model: str = "llama-2-7b", context: int = 2048, batch: int = 1, dtype: str = "fp16", layers: int = 0,
-           d_model: int = 0, heads: int = 0, kv_heads: int = 0, d_ff: int = 0, vocab: int = 0, gated: bool = False,
-           lab_kv_heads: int = 2, *, lang: str = "zh") -> MemoryResult:
+def memory(
+    model: str = "llama-2-7b",
+    context: int = 2048,
+    batch: int = 1,
+    dtype: str = "fp16",
+    layers: int = 0,
+    d_model: int = 0,
+    heads: int = 0,
+    kv_heads: int = 0,
+    d_ff: int = 0,
+    vocab: int = 0,
+    gated: bool = False,
+    lab_kv_heads: int = 2,
+    *,
+    lang: str = "zh",
+) -> MemoryResult:
     """The lab's model measured against the formulas, then the published models and a typed one sized."""
-    p = check(PARAMS, dict(model=model, context=context, batch=batch, dtype=dtype, layers=layers, d_model=d_model,
-                           heads=heads, kv_heads=kv_heads, d_ff=d_ff, vocab=vocab, gated=gated,
-                           lab_kv_heads=lab_kv_heads))
+    p = check(
+        PARAMS,
+        dict(
+            model=model,
+            context=context,
+            batch=batch,
+            dtype=dtype,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            kv_heads=kv_heads,
+            d_ff=d_ff,
+            vocab=vocab,
+            gated=gated,
+            lab_kv_heads=lab_kv_heads,
+        ),
+    )
     mine = typed(p)
     rows = [entry(m.name, m.architecture, p["context"], p["batch"], p["dtype"]) for m in PUBLISHED]
-    chosen = (entry(t("explain.memory.yours", lang), mine, p["context"], p["batch"], p["dtype"]) if mine is not None
-              else rows[list(MODELS).index(p["model"])])
+    chosen = (
+        entry(t("explain.memory.yours", lang), mine, p["context"], p["batch"], p["dtype"])
+        if mine is not None
+        else rows[list(MODELS).index(p["model"])]
+    )
     with seeded(0):  # the caller's random state is left as it was
         lab, measured, formula, step = measure_lab(p["lab_kv_heads"])
     per_param = per_param_table()
-    return MemoryResult("memory", p, per_param, chosen, chosen.kv_cache_bytes, rows, lab, measured, formula,
-                        {part: measured[part] - formula[part] for part in measured},
-                        {**step.moments, "peak": step.peak}, step.cuda_peak, list(CARDS_GB),
-                        filling(chosen), claims_for(measured, formula, lab, per_param, lang))
-
+    return MemoryResult(
+        "memory",
+        p,
+        per_param,
+        chosen,
+        chosen.kv_cache_bytes,
+        rows,
+        lab,
+        measured,
+        formula,
+        {part: measured[part] - formula[part] for part in measured},
+        {**step.moments, "peak": step.peak},
+        step.cuda_peak,
+        list(CARDS_GB),
+        filling(chosen),
+        claims_for(measured, formula, lab, per_param, lang),
+    )

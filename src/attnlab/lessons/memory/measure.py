@@ -148,8 +148,19 @@ def train_step(config: GPTConfig, batch: int, seed: int = 0) -> TrainStep:
         opt.zero_grad(set_to_none=True)
         moments["step"] = live.live
     cuda_peak = cuda_step_peak(config, batch, seed) if torch.cuda.is_available() else None
-    return TrainStep(sum(p.numel() for p in params), len(params), tensor_bytes(params), gradients, adamw, activations,
-                     explicit, live.peak, live.peak_phase, moments, cuda_peak)
+    return TrainStep(
+        sum(p.numel() for p in params),
+        len(params),
+        tensor_bytes(params),
+        gradients,
+        adamw,
+        activations,
+        explicit,
+        live.peak,
+        live.peak_phase,
+        moments,
+        cuda_peak,
+    )
 
 
 def cuda_step_peak(config: GPTConfig, batch: int, seed: int) -> int:

@@ -21,8 +21,11 @@ from attnlab.lessons.mlm.task import COUPLETS
 
 LEADS = 2.0  # a model is "better" when it leads on accuracy and on -ln p by two standard errors each
 CHANCE_SDS = 4  # "at chance": within four binomial standard deviations of 1/40
-PAIRS = (("accuracy", "bidirectional", "causal"), ("direction", "bidirectional", "causal_fill"),
-         ("shortcut", "causal", "causal_fill"))  # claim, the model the course says is better, the one it is compared with
+PAIRS = (
+    ("accuracy", "bidirectional", "causal"),
+    ("direction", "bidirectional", "causal_fill"),
+    ("shortcut", "causal", "causal_fill"),
+)  # claim, the model the course says is better, the one it is compared with
 
 
 def lead_z(diff: torch.Tensor) -> float:
@@ -54,34 +57,89 @@ def claims_of(r, lang: str) -> list[Claim]:
     """The claims of an MlmResult (lesson.py), in the order the page lists them."""
     acc, loss = r.accuracy, r.held_out_loss
     claims = [
-        within("causal_blind", t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
-               lang, measured=r.causal_right_change, expected=0.0, tol=0.0, control=t("explain.mlm.control.unchanged", lang),
-               values={"causal": r.causal_right_change, "encoder": r.encoder_right_change}),
+        within(
+            "causal_blind",
+            t("explain.mlm.claim.blind", lang, causal=r.causal_right_change, enc=r.encoder_right_change),
+            lang,
+            measured=r.causal_right_change,
+            expected=0.0,
+            tol=0.0,
+            control=t("explain.mlm.control.unchanged", lang),
+            values={"causal": r.causal_right_change, "encoder": r.encoder_right_change},
+        ),
     ]
     if r.n_masked:  # each comparison: accuracy and -ln p must both lead by LEADS standard errors (see lead_z, agreeing)
         for cid, a, b in PAIRS:
             z = r.paired[f"{a}-{b}"]
             measured = agreeing(z["z_accuracy"], z["z_loss"])
             said = VERDICT[status_of("above", measured, 0.0, LEADS)]
-            claims.append(lead(cid, t(f"explain.mlm.claim.{cid}.{said}", lang, n=r.n_masked, poems=r.n_test_poems,
-                                      aa=acc[a], ab=acc[b], na=r.correct[a], nb=r.correct[b], la=loss[a], lb=loss[b],
-                                      za=z["z_accuracy"], zl=z["z_loss"], base=acc["baseline"], unseen=r.n_unseen,
-                                      margin=LEADS), lang,
-                               measured=measured, baseline=0.0, margin=LEADS, control=t(f"explain.mlm.control.{b}", lang),
-                               values={"accuracy": acc[a], "accuracy_control": acc[b], "loss": loss[a], "loss_control": loss[b],
-                                       **z, "baseline_accuracy": acc["baseline"]},
-                               hint=t(f"explain.mlm.hint.{cid}", lang) if r.corpus == COUPLETS else None))
+            claims.append(
+                lead(
+                    cid,
+                    t(
+                        f"explain.mlm.claim.{cid}.{said}",
+                        lang,
+                        n=r.n_masked,
+                        poems=r.n_test_poems,
+                        aa=acc[a],
+                        ab=acc[b],
+                        na=r.correct[a],
+                        nb=r.correct[b],
+                        la=loss[a],
+                        lb=loss[b],
+                        za=z["z_accuracy"],
+                        zl=z["z_loss"],
+                        base=acc["baseline"],
+                        unseen=r.n_unseen,
+                        margin=LEADS,
+                    ),
+                    lang,
+                    measured=measured,
+                    baseline=0.0,
+                    margin=LEADS,
+                    control=t(f"explain.mlm.control.{b}", lang),
+                    values={
+                        "accuracy": acc[a],
+                        "accuracy_control": acc[b],
+                        "loss": loss[a],
+                        "loss_control": loss[b],
+                        **z,
+                        "baseline_accuracy": acc["baseline"],
+                    },
+                    hint=t(f"explain.mlm.hint.{cid}", lang) if r.corpus == COUPLETS else None,
+                )
+            )
         claims.insert(0, claims.pop(1))  # "accuracy" first, as the page has always listed it
     if r.chance is not None and r.n_by_verse["first"]:  # couplets: no left-only model can beat chance on a 上联
         n = r.n_by_verse["first"]
         first = max((r.by_verse[k]["first"] for k in ("causal", "causal_fill")), key=lambda x: abs(x - r.chance))
         tol = chance_bound(r.chance, n)
-        claims.append(within("first_verse_chance", t("explain.mlm.claim.chance", lang, acc=r.by_verse["causal"]["first"],
-                                                      fill=r.by_verse["causal_fill"]["first"], n=n, chance=r.chance,
-                                                      tol=tol, bi=r.by_verse["bidirectional"]["first"]), lang,
-                             measured=first, expected=r.chance, tol=tol, control=t("explain.mlm.control.chance", lang),
-                             values={"causal": r.by_verse["causal"]["first"], "causal_fill": r.by_verse["causal_fill"]["first"],
-                                     "bidirectional": r.by_verse["bidirectional"]["first"], "n": n}))
+        claims.append(
+            within(
+                "first_verse_chance",
+                t(
+                    "explain.mlm.claim.chance",
+                    lang,
+                    acc=r.by_verse["causal"]["first"],
+                    fill=r.by_verse["causal_fill"]["first"],
+                    n=n,
+                    chance=r.chance,
+                    tol=tol,
+                    bi=r.by_verse["bidirectional"]["first"],
+                ),
+                lang,
+                measured=first,
+                expected=r.chance,
+                tol=tol,
+                control=t("explain.mlm.control.chance", lang),
+                values={
+                    "causal": r.by_verse["causal"]["first"],
+                    "causal_fill": r.by_verse["causal_fill"]["first"],
+                    "bidirectional": r.by_verse["bidirectional"]["first"],
+                    "n": n,
+                },
+            )
+        )
     return claims
 
 

@@ -61,11 +61,22 @@ def context_of(corpus_name: str) -> int:
 
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="poems from a path (CLI and Python only): a chinese-poetry folder or glob, a .json file, or a .txt "
-               "with one poem a line; empty: the built-in generated couplets"),
-    Param("text", "str", "", max_len=31,
-          help="a line with one blank marked ? (床前?月光): both models' guesses for it; empty: the corpus's example"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="poems from a path (CLI and Python only): a chinese-poetry folder or glob, a .json file, or a .txt "
+        "with one poem a line; empty: the built-in generated couplets",
+    ),
+    Param(
+        "text",
+        "str",
+        "",
+        max_len=31,
+        help="a line with one blank marked ? (床前?月光): both models' guesses for it; empty: the corpus's example",
+    ),
     Param("steps", "int", 600, 20, 1000, step=10, help="training steps of each model"),
     Param("d_model", "int", 32, 8, 128, step=8, help="model width of both models (2 heads, 2 layers)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
@@ -152,17 +163,26 @@ def read_poems(corpus: str) -> tuple[list[str], str]:
         raise ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80]) from None
     if len(texts) == 1:  # a .txt file: one poem a line
         texts = [line.strip() for line in texts[0].splitlines() if line.strip()]
-    texts = list(dict.fromkeys(texts))  # a poem printed twice (唐诗三百首 has 14) must not sit on both sides of the split
+    texts = list(
+        dict.fromkeys(texts)
+    )  # a poem printed twice (唐诗三百首 has 14) must not sit on both sides of the split
     if len(texts) < HOLD_EVERY:
-        raise ParamError(f"corpus needs at least {HOLD_EVERY} poems to hold one out, got {len(texts)}", "corpus",
-                         "explain.mlm.error.few_poems", n=len(texts), need=HOLD_EVERY)
+        raise ParamError(
+            f"corpus needs at least {HOLD_EVERY} poems to hold one out, got {len(texts)}",
+            "corpus",
+            "explain.mlm.error.few_poems",
+            n=len(texts),
+            need=HOLD_EVERY,
+        )
     return texts, Path(spec).name
 
 
 def split(poems: list[str]) -> tuple[list[str], list[str]]:
     """(train, held-out): by whole text, every HOLD_EVERY-th one held out."""
-    return ([p for k, p in enumerate(poems) if k % HOLD_EVERY != HOLD_EVERY - 1],
-            [p for k, p in enumerate(poems) if k % HOLD_EVERY == HOLD_EVERY - 1])
+    return (
+        [p for k, p in enumerate(poems) if k % HOLD_EVERY != HOLD_EVERY - 1],
+        [p for k, p in enumerate(poems) if k % HOLD_EVERY == HOLD_EVERY - 1],
+    )
 
 
 def verse_parity(poem: str) -> list[int]:
@@ -182,10 +202,14 @@ def parse_blank(text: str) -> tuple[str, int]:
     """'床前?月光' -> ('床前月光' without the blank, 2): the line and where its one blank is."""
     marks = [(text.find(h), h) for h in HOLES if h in text]
     if not marks:
-        raise ParamError(f"text needs one blank marked ? (e.g. {POEM_EXAMPLE}), got {text!r}", "text",
-                         "explain.mlm.error.no_blank", example=POEM_EXAMPLE)
+        raise ParamError(
+            f"text needs one blank marked ? (e.g. {POEM_EXAMPLE}), got {text!r}",
+            "text",
+            "explain.mlm.error.no_blank",
+            example=POEM_EXAMPLE,
+        )
     at, hole = min(marks, key=lambda m: (m[0], -len(m[1])))  # [?] before the ? inside it
-    rest = text[:at] + text[at + len(hole):]
+    rest = text[:at] + text[at + len(hole) :]
     if any(h in rest for h in HOLES):
         raise ParamError(f"text has more than one blank: {text!r}", "text", "explain.mlm.error.two_blanks")
     return rest, at
@@ -226,7 +250,9 @@ def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int)
     vocab = tok.vocab_size + 1  # + [MASK], the last id
     mask_id = vocab - 1
     train_stream = token_stream(train, tok)  # (N,) poem <eot> poem <eot> ...
-    test_stream = torch.cat([torch.tensor([tok.eot_id]), token_stream(test, tok)])  # <eot> first: every poem follows one
+    test_stream = torch.cat(
+        [torch.tensor([tok.eot_id]), token_stream(test, tok)]
+    )  # <eot> first: every poem follows one
     models, final_loss = {}, {}
     for kind in MODELS:
         progress.report(kind, 0, steps)  # every model listed from the start
@@ -243,25 +269,50 @@ def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int)
     right = {k: v == truth for k, v in guesses.items()}  # (n,) bool each
     parity = torch.tensor([v for poem in test for v in verse_parity(poem)], dtype=torch.long)  # (n,)
     n_by_verse = {name: int((parity == v).sum()) for v, name in enumerate(("first", "second"))}
-    correct_by_verse = {k: {name: int(r[parity == v].sum()) for v, name in enumerate(("first", "second"))}
-                        for k, r in right.items()}
+    correct_by_verse = {
+        k: {name: int(r[parity == v].sum()) for v, name in enumerate(("first", "second"))} for k, r in right.items()
+    }
     seen = set(train_stream.tolist())
     n_unseen = sum(int(j) not in seen for j in truth.tolist())
-    n_params = {k: sum(p.numel() for n, p in m.named_parameters() if not n.startswith("class_head")) for k, m in models.items()}
+    n_params = {
+        k: sum(p.numel() for n, p in m.named_parameters() if not n.startswith("class_head")) for k, m in models.items()
+    }
     examples, k = [], 0
     for poem in test:
         n = sum(maskable(ch) for ch in poem)
         if len(examples) < N_EXAMPLES:
             rows = range(k, k + n)
-            examples.append(Example(poem, [Guess(tok.token(int(truth[r])), *[tok.token(int(guesses[k][r])) for k in MODELS])
-                                           for r in rows]))
+            examples.append(
+                Example(
+                    poem,
+                    [Guess(tok.token(int(truth[r])), *[tok.token(int(guesses[k][r])) for k in MODELS]) for r in rows],
+                )
+            )
         k += n
     held_out_loss = {k: float(v.mean()) if len(v) else None for k, v in nll.items()}
-    paired = {f"{a}-{b}": {"z_accuracy": lead_z(right[a].double() - right[b].double()), "z_loss": lead_z(nll[b] - nll[a])}
-              for _, a, b in PAIRS}
-    return Trained(vocab, n_params, len(train_stream), len(where), n_unseen, {k: int(r.sum()) for k, r in right.items()},
-                   held_out_loss, paired, n_by_verse, correct_by_verse, tok.token(common), final_loss,
-                   right_change(models, test_stream, tok.vocab_size - 1, context), examples, models, tok, allowed)
+    paired = {
+        f"{a}-{b}": {"z_accuracy": lead_z(right[a].double() - right[b].double()), "z_loss": lead_z(nll[b] - nll[a])}
+        for _, a, b in PAIRS
+    }
+    return Trained(
+        vocab,
+        n_params,
+        len(train_stream),
+        len(where),
+        n_unseen,
+        {k: int(r.sum()) for k, r in right.items()},
+        held_out_loss,
+        paired,
+        n_by_verse,
+        correct_by_verse,
+        tok.token(common),
+        final_loss,
+        right_change(models, test_stream, tok.vocab_size - 1, context),
+        examples,
+        models,
+        tok,
+        allowed,
+    )
 
 
 def fill_blank(tr: Trained, text: str, context: int) -> Fill:
@@ -269,12 +320,18 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
     line, at = parse_blank(text)
     unknown = tr.tokenizer.unknown(line)
     if unknown:
-        raise ParamError(f"text has characters the models never saw: {''.join(unknown)}", "text",
-                         "explain.mlm.error.unknown_chars", chars="".join(unknown))
+        raise ParamError(
+            f"text has characters the models never saw: {''.join(unknown)}",
+            "text",
+            "explain.mlm.error.unknown_chars",
+            chars="".join(unknown),
+        )
     ids = [tr.tokenizer.eot_id] + tr.tokenizer.encode(line)  # <eot> first, as every training text follows one
     j = at + 1  # the blank's place in ids
     stream = torch.tensor(ids[:j] + [tr.vocab_size - 1] + ids[j:])  # (n + 2,): [MASK] where the blank is
-    logits = {kind: row for kind, _, row in guess_logits(tr.models, stream, [j], tr.vocab_size - 1, context)}  # (1, V) each
+    logits = {
+        kind: row for kind, _, row in guess_logits(tr.models, stream, [j], tr.vocab_size - 1, context)
+    }  # (1, V) each
     off = torch.where(tr.allowed, 0.0, float("-inf"))
 
     def top(row: torch.Tensor) -> list[Candidate]:
@@ -289,16 +346,23 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
 def cost(p: dict) -> Cost:
     """Trains three small models (stoppable at every step); an odd width or a bad blank is refused before."""
     if p["d_model"] % N_HEADS:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
-                         width="d_model", d=p["d_model"], h=N_HEADS)
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=N_HEADS,
+        )
     if p["text"].strip():
         parse_blank(p["text"].strip())
     return Cost(48.0, trains=True)
 
 
 @lesson
-def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *,
-        lang: str = "zh") -> MlmResult:
+def mlm(
+    corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *, lang: str = "zh"
+) -> MlmResult:
     """Train an encoder (masked characters), a GPT (next character) and a GPT filling masked characters from the
     left, then hide held-out characters one at a time."""
     p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed))
@@ -313,16 +377,52 @@ def mlm(corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, s
     train, test = split(poems)
     n = tr.n_masked
     accuracy = {k: (v / n if n else None) for k, v in tr.correct.items()}
-    by_verse = {k: {v: (c[v] / tr.n_by_verse[v] if tr.n_by_verse[v] else None) for v in c}
-                for k, c in tr.correct_by_verse.items()}
-    result = MlmResult("mlm", p, name, len(poems), len(train), len(test), tr.n_train_chars, tr.vocab_size, context,
-                       tr.n_params, n, tr.n_unseen, dict(tr.correct), accuracy, dict(tr.held_out_loss),
-                       dict(tr.n_by_verse), by_verse,
-                       1 / len(mlm_task.CHARS) if name == COUPLETS else None, tr.baseline_char, tr.final_loss,
-                       tr.right["causal"], tr.right["bidirectional"], dict(tr.paired), fill, tr.examples, [])
+    by_verse = {
+        k: {v: (c[v] / tr.n_by_verse[v] if tr.n_by_verse[v] else None) for v in c}
+        for k, c in tr.correct_by_verse.items()
+    }
+    result = MlmResult(
+        "mlm",
+        p,
+        name,
+        len(poems),
+        len(train),
+        len(test),
+        tr.n_train_chars,
+        tr.vocab_size,
+        context,
+        tr.n_params,
+        n,
+        tr.n_unseen,
+        dict(tr.correct),
+        accuracy,
+        dict(tr.held_out_loss),
+        dict(tr.n_by_verse),
+        by_verse,
+        1 / len(mlm_task.CHARS) if name == COUPLETS else None,
+        tr.baseline_char,
+        tr.final_loss,
+        tr.right["causal"],
+        tr.right["bidirectional"],
+        dict(tr.paired),
+        fill,
+        tr.examples,
+        [],
+    )
     result.claims = claims_of(result, lang)
     return result
 
 
-__all__ = ["mlm", "MlmResult", "MODELS", "PARAMS", "split", "read_poems", "trained", "maskable", "verse_parity",
-           "parse_blank", "COUPLETS"]
+__all__ = [
+    "mlm",
+    "MlmResult",
+    "MODELS",
+    "PARAMS",
+    "split",
+    "read_poems",
+    "trained",
+    "maskable",
+    "verse_parity",
+    "parse_blank",
+    "COUPLETS",
+]

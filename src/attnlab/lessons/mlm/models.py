@@ -13,7 +13,11 @@ import torch.nn.functional as F
 from attnlab.lessons.common.weights import redraw
 from attnlab.train import progress
 
-MODELS = ("bidirectional", "causal", "causal_fill")  # encoder (fill the blank), GPT (next character), GPT (fill the blank)
+MODELS = (
+    "bidirectional",
+    "causal",
+    "causal_fill",
+)  # encoder (fill the blank), GPT (next character), GPT (fill the blank)
 BATCH, LR = 16, 3e-3
 N_LAYERS, N_HEADS = 2, 2
 POSITIONS = "rope"  # both models: q.k depends on the offset i - j, so "read my pair 6 places away" is one pattern
@@ -39,11 +43,28 @@ def build(kind: str, vocab: int, d: int, context: int, seed: int):
     from attnlab.models import GPT, Encoder, EncoderConfig, GPTConfig
 
     if kind in ("causal", "causal_fill"):
-        model = GPT(GPTConfig(vocab_size=vocab, n_layers=N_LAYERS, d_model=d, n_heads=N_HEADS, context_length=context,
-                              positions=POSITIONS))
+        model = GPT(
+            GPTConfig(
+                vocab_size=vocab,
+                n_layers=N_LAYERS,
+                d_model=d,
+                n_heads=N_HEADS,
+                context_length=context,
+                positions=POSITIONS,
+            )
+        )
     else:
-        model = Encoder(EncoderConfig(vocab_size=vocab, n_layers=N_LAYERS, d_model=d, n_heads=N_HEADS,
-                                      context_length=context, positions=POSITIONS, embed_norm=True))
+        model = Encoder(
+            EncoderConfig(
+                vocab_size=vocab,
+                n_layers=N_LAYERS,
+                d_model=d,
+                n_heads=N_HEADS,
+                context_length=context,
+                positions=POSITIONS,
+                embed_norm=True,
+            )
+        )
     return redraw(model, seed)
 
 
@@ -89,8 +110,15 @@ def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int,
 
     loss = {"causal": lm_loss, "causal_fill": fill_loss, "bidirectional": masked_loss}[kind]
     # torch's AdamW with its own defaults (weight decay on every parameter), not the lab's make_optimizer
-    losses = train_small(model, cfg, batch, loss, steps=steps, optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
-                         on_step=lambda step: progress.report(kind, step, steps) if step else None)  # after each update
+    losses = train_small(
+        model,
+        cfg,
+        batch,
+        loss,
+        steps=steps,
+        optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+        on_step=lambda step: progress.report(kind, step, steps) if step else None,
+    )  # after each update
     model.eval()
     return model, losses[-1] if losses else float("nan")
 
@@ -113,9 +141,9 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
     enc, gpt, fill = models["bidirectional"], models["causal"], models["causal_fill"]
     with torch.no_grad():
         for c in range(0, len(where), CHUNK):
-            js = where[c:c + CHUNK]
+            js = where[c : c + CHUNK]
             starts = [min(max(j - T // 2, 0), N - T) for j in js]
-            windows = torch.stack([stream[s:s + T] for s in starts])  # (m, T)
+            windows = torch.stack([stream[s : s + T] for s in starts])  # (m, T)
             at = torch.tensor([j - s for j, s in zip(js, starts)])  # (m,)
             rows = torch.arange(len(js))
             windows[rows, at] = mask_id
@@ -125,21 +153,24 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
             by_len.setdefault(min(j, context), []).append(k)
         for n, ks in by_len.items():
             for c in range(0, len(ks), CHUNK):
-                part = ks[c:c + CHUNK]
-                left = torch.stack([stream[where[k] - n:where[k]] for k in part])  # (m, n): the n characters left
+                part = ks[c : c + CHUNK]
+                left = torch.stack([stream[where[k] - n : where[k]] for k in part])  # (m, n): the n characters left
                 yield "causal", part, gpt(left)[:, -1]  # (m, V)
         by_len = {}
         for k, j in enumerate(where):  # causal_fill reads up to context - 1 characters and the [MASK]
             by_len.setdefault(min(j, context - 1), []).append(k)
         for n, ks in by_len.items():
             for c in range(0, len(ks), CHUNK):
-                part = ks[c:c + CHUNK]
-                left = torch.stack([torch.cat([stream[where[k] - n:where[k]], torch.tensor([mask_id])]) for k in part])
+                part = ks[c : c + CHUNK]
+                left = torch.stack(
+                    [torch.cat([stream[where[k] - n : where[k]], torch.tensor([mask_id])]) for k in part]
+                )
                 yield "causal_fill", part, fill(left)[:, -1]  # (m, V): the output at the [MASK]
 
 
-def predict(models: dict, stream: torch.Tensor, where: list[int], mask_id: int, allowed: torch.Tensor,
-            context: int) -> tuple[dict, dict]:
+def predict(
+    models: dict, stream: torch.Tensor, where: list[int], mask_id: int, allowed: torch.Tensor, context: int
+) -> tuple[dict, dict]:
     """Each model's guess (n,) for stream[j], j in `where`, among the `allowed` ids (V,) bool (the maskable
     characters, never punctuation, <eot> or [MASK]), and its -ln p of the true stream[j] (n,), p among the same."""
     off = torch.where(allowed, 0.0, float("-inf"))  # (V,)
@@ -159,10 +190,10 @@ def right_change(models: dict, stream: torch.Tensor, vocab_chars: int, context: 
     x = stream[:T][None].clone()  # (1, T)
     i = T // 2
     y = x.clone()
-    y[0, i + 1:] = (x[0, i + 1:] + 1) % vocab_chars  # every later token a different character
+    y[0, i + 1 :] = (x[0, i + 1 :] + 1) % vocab_chars  # every later token a different character
     out = {}
     with torch.no_grad():
-        out["causal"] = float((models["causal"](y)[0, :i + 1] - models["causal"](x)[0, :i + 1]).abs().max())
+        out["causal"] = float((models["causal"](y)[0, : i + 1] - models["causal"](x)[0, : i + 1]).abs().max())
         enc = models["bidirectional"].token_logits
-        out["bidirectional"] = float((enc(y)[0, :i + 1] - enc(x)[0, :i + 1]).abs().max())
+        out["bidirectional"] = float((enc(y)[0, : i + 1] - enc(x)[0, : i + 1]).abs().max())
     return out

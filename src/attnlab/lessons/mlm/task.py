@@ -20,8 +20,28 @@ from __future__ import annotations
 import random
 
 COUPLETS = "couplets"  # the corpus name of the built-in text
-PAIRS = ("天地", "山水", "风雨", "日月", "春秋", "东西", "南北", "来去", "高低", "长短",
-         "古今", "花草", "红绿", "冷暖", "明暗", "晴阴", "多少", "前后", "上下", "江海")
+PAIRS = (
+    "天地",
+    "山水",
+    "风雨",
+    "日月",
+    "春秋",
+    "东西",
+    "南北",
+    "来去",
+    "高低",
+    "长短",
+    "古今",
+    "花草",
+    "红绿",
+    "冷暖",
+    "明暗",
+    "晴阴",
+    "多少",
+    "前后",
+    "上下",
+    "江海",
+)
 PARTNER = {a: b for a, b in PAIRS} | {b: a for a, b in PAIRS}
 CHARS = tuple(PARTNER)  # 40 characters, each in one pair
 VERSE = 5

@@ -40,12 +40,25 @@ LOSS_MARGIN = 0.05
 SHARE_MARGIN = 0.05
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file (its last tenth held out); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file (its last tenth held out); empty: the built-in 静夜思",
+    ),
     Param("n_experts", "int", 4, 2, 8, step=1, help="experts per MoE layer"),
     Param("top_k", "int", 1, 1, 4, step=1, help="experts each token runs through (at most n_experts)"),
-    Param("capacity_factor", "float", 1.25, 0.25, 4.0, step=0.25,
-          help="an expert takes at most capacity_factor · tokens · top_k / n_experts tokens"),
+    Param(
+        "capacity_factor",
+        "float",
+        1.25,
+        0.25,
+        4.0,
+        step=0.25,
+        help="an expert takes at most capacity_factor · tokens · top_k / n_experts tokens",
+    ),
     Param("balance", "float", 0.01, 0.0, 1.0, step=0.01, help="weight of the load-balancing loss (0: none)"),
     Param("train_steps", "int", 60, 10, 300, step=10, help="training steps of each of the four models"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
@@ -105,8 +118,13 @@ class MoEResult(Shown):
 def cost(p: dict) -> Cost:
     """Trains four small GPTs (stoppable at every step)."""
     if p["top_k"] > p["n_experts"]:
-        raise ParamError(f"top_k must be at most n_experts ({p['n_experts']}), got {p['top_k']}", "top_k",
-                         "explain.moe.error.top_k", k=p["top_k"], E=p["n_experts"])
+        raise ParamError(
+            f"top_k must be at most n_experts ({p['n_experts']}), got {p['top_k']}",
+            "top_k",
+            "explain.moe.error.top_k",
+            k=p["top_k"],
+            E=p["n_experts"],
+        )
     return Cost(48.0, trains=True)
 
 
@@ -122,10 +140,22 @@ def measure(name: str, config, data: runs.Data, steps: int, seed: int, lang: str
     loss, routing = runs.evaluate(model, data)
     total = sum(p.numel() for p in model.parameters())  # the built model's, not a formula's
     moe = config.ffn == "moe"
-    return Run(name, t(f"explain.moe.model.{name}", lang), config.hidden, config.n_experts if moe else 0,
-               config.top_k if moe else 0, config.balance_loss, total, total - (count_params(config) - active_params(config)), loss, losses[0],
-               losses[-1], routing, dead_experts(routing.share) if routing else None,
-               max(max(layer) for layer in routing.share) if routing else None)
+    return Run(
+        name,
+        t(f"explain.moe.model.{name}", lang),
+        config.hidden,
+        config.n_experts if moe else 0,
+        config.top_k if moe else 0,
+        config.balance_loss,
+        total,
+        total - (count_params(config) - active_params(config)),
+        loss,
+        losses[0],
+        losses[-1],
+        routing,
+        dead_experts(routing.share) if routing else None,
+        max(max(layer) for layer in routing.share) if routing else None,
+    )
 
 
 def expert_rows(by: dict[str, Run]) -> list[ExpertRow]:
@@ -146,6 +176,7 @@ def claims_of(by: dict[str, Run], lang: str) -> list[Claim]:
     E - 1 output biases besides: parameters counted by sum(p.numel()) of the built models), two loss comparisons
     (MoE against dense_active, dense_total against MoE) and two on the balancing loss (it evens the load; experts die
     without it). A tie is 'not shown': identical runs (balance 0, so moe and moe_free are one model) show neither."""
+
     def c(name: str) -> str:
         return t(f"explain.moe.control.{name}", lang)
 
@@ -154,41 +185,131 @@ def claims_of(by: dict[str, Run], lang: str) -> list[Claim]:
     # what the dense twins lack: the routers, and the output biases of the experts merged into one wider FFN
     routers, biases, biases_k = L * d * E, L * (E - 1) * d, L * (k - 1) * d
     return [
-        within("equal_active", t("explain.moe.claim.equal_active", lang, moe=moe.active_params,
-                                 dense=active.total_params, routers=routers, biases=biases_k,
-                                 off=100 * (routers + biases_k) / moe.active_params), lang,
-               measured=moe.active_params - active.total_params, expected=routers + biases_k, tol=0,
-               control=c("routers_biases"),
-               values={"moe_active": moe.active_params, "dense_active": active.total_params}),
-        within("equal_total", t("explain.moe.claim.equal_total", lang, moe=moe.total_params, dense=total.total_params,
-                                routers=routers, biases=biases, off=100 * (routers + biases) / moe.total_params), lang,
-               measured=moe.total_params - total.total_params, expected=routers + biases, tol=0,
-               control=c("routers_biases"), values={"moe_total": moe.total_params, "dense_total": total.total_params}),
-        lead("moe_beats_active", t("explain.moe.claim.moe_beats_active", lang, moe=moe.loss, dense=active.loss,
-                                   margin=LOSS_MARGIN), lang,
-             measured=moe.loss, baseline=active.loss, margin=LOSS_MARGIN, lower=True, control=c("dense_active"),
-             values={"moe": moe.loss, "dense_active": active.loss}, hint=t("explain.moe.hint.loss", lang)),
-        lead("total_beats_moe", t("explain.moe.claim.total_beats_moe", lang, dense=total.loss, moe=moe.loss,
-                                  margin=LOSS_MARGIN), lang,
-             measured=total.loss, baseline=moe.loss, margin=LOSS_MARGIN, lower=True, control=c("moe"),
-             values={"dense_total": total.loss, "moe": moe.loss}, hint=t("explain.moe.hint.loss", lang)),
-        lead("balance_evens", t("explain.moe.claim.balance_evens", lang, w=moe.balance, busy=100 * moe.busiest,
-                                free=100 * free.busiest, even=100 / moe.n_experts, margin=100 * SHARE_MARGIN), lang,
-             measured=moe.busiest, baseline=free.busiest, margin=SHARE_MARGIN, lower=True, control=c("moe_free"),
-             values={"moe": moe.busiest, "moe_free": free.busiest}),
-        lead("dead_without", t("explain.moe.claim.dead_without", lang, free=free.dead, moe=moe.dead,
-                               n=sum(len(layer) for layer in free.routing.share), dead=100 * DEAD), lang,
-             measured=free.dead, baseline=moe.dead, margin=1, control=c("moe_balanced"),
-             values={"moe_free": free.dead, "moe": moe.dead}, hint=t("explain.moe.hint.dead", lang)),
+        within(
+            "equal_active",
+            t(
+                "explain.moe.claim.equal_active",
+                lang,
+                moe=moe.active_params,
+                dense=active.total_params,
+                routers=routers,
+                biases=biases_k,
+                off=100 * (routers + biases_k) / moe.active_params,
+            ),
+            lang,
+            measured=moe.active_params - active.total_params,
+            expected=routers + biases_k,
+            tol=0,
+            control=c("routers_biases"),
+            values={"moe_active": moe.active_params, "dense_active": active.total_params},
+        ),
+        within(
+            "equal_total",
+            t(
+                "explain.moe.claim.equal_total",
+                lang,
+                moe=moe.total_params,
+                dense=total.total_params,
+                routers=routers,
+                biases=biases,
+                off=100 * (routers + biases) / moe.total_params,
+            ),
+            lang,
+            measured=moe.total_params - total.total_params,
+            expected=routers + biases,
+            tol=0,
+            control=c("routers_biases"),
+            values={"moe_total": moe.total_params, "dense_total": total.total_params},
+        ),
+        lead(
+            "moe_beats_active",
+            t("explain.moe.claim.moe_beats_active", lang, moe=moe.loss, dense=active.loss, margin=LOSS_MARGIN),
+            lang,
+            measured=moe.loss,
+            baseline=active.loss,
+            margin=LOSS_MARGIN,
+            lower=True,
+            control=c("dense_active"),
+            values={"moe": moe.loss, "dense_active": active.loss},
+            hint=t("explain.moe.hint.loss", lang),
+        ),
+        lead(
+            "total_beats_moe",
+            t("explain.moe.claim.total_beats_moe", lang, dense=total.loss, moe=moe.loss, margin=LOSS_MARGIN),
+            lang,
+            measured=total.loss,
+            baseline=moe.loss,
+            margin=LOSS_MARGIN,
+            lower=True,
+            control=c("moe"),
+            values={"dense_total": total.loss, "moe": moe.loss},
+            hint=t("explain.moe.hint.loss", lang),
+        ),
+        lead(
+            "balance_evens",
+            t(
+                "explain.moe.claim.balance_evens",
+                lang,
+                w=moe.balance,
+                busy=100 * moe.busiest,
+                free=100 * free.busiest,
+                even=100 / moe.n_experts,
+                margin=100 * SHARE_MARGIN,
+            ),
+            lang,
+            measured=moe.busiest,
+            baseline=free.busiest,
+            margin=SHARE_MARGIN,
+            lower=True,
+            control=c("moe_free"),
+            values={"moe": moe.busiest, "moe_free": free.busiest},
+        ),
+        lead(
+            "dead_without",
+            t(
+                "explain.moe.claim.dead_without",
+                lang,
+                free=free.dead,
+                moe=moe.dead,
+                n=sum(len(layer) for layer in free.routing.share),
+                dead=100 * DEAD,
+            ),
+            lang,
+            measured=free.dead,
+            baseline=moe.dead,
+            margin=1,
+            control=c("moe_balanced"),
+            values={"moe_free": free.dead, "moe": moe.dead},
+            hint=t("explain.moe.hint.dead", lang),
+        ),
     ]
 
 
 @lesson
-def moe(corpus: str = "", n_experts: int = 4, top_k: int = 1, capacity_factor: float = 1.25, balance: float = 0.01,
-        train_steps: int = 60, seed: int = 0, *, lang: str = "zh") -> MoEResult:
+def moe(
+    corpus: str = "",
+    n_experts: int = 4,
+    top_k: int = 1,
+    capacity_factor: float = 1.25,
+    balance: float = 0.01,
+    train_steps: int = 60,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> MoEResult:
     """Four models trained alike; their losses, the routing of the two MoEs, and the claims."""
-    p = check(PARAMS, dict(corpus=corpus, n_experts=n_experts, top_k=top_k, capacity_factor=capacity_factor,
-                           balance=balance, train_steps=train_steps, seed=seed))
+    p = check(
+        PARAMS,
+        dict(
+            corpus=corpus,
+            n_experts=n_experts,
+            top_k=top_k,
+            capacity_factor=capacity_factor,
+            balance=balance,
+            train_steps=train_steps,
+            seed=seed,
+        ),
+    )
     cost(p)
     try:
         data = runs.corpus_data(p["corpus"].strip() or "jingyesi")
@@ -202,5 +323,17 @@ def moe(corpus: str = "", n_experts: int = 4, top_k: int = 1, capacity_factor: f
     n_eval = int(eval_windows(data.val, T)[0].numel())
     name = "静夜思" if not data.held_out else data.name.rsplit("/", 1)[-1]
     note = t("explain.moe.note.held_out" if data.held_out else "explain.moe.note.poem", lang, corpus=name, n=n_eval)
-    return MoEResult("moe", p, name, data.held_out, n_eval, data.vocab_size, DEAD, 1 / p["n_experts"],
-                     [by[n] for n in runs.MODELS], expert_rows(by), note, claims_of(by, lang))
+    return MoEResult(
+        "moe",
+        p,
+        name,
+        data.held_out,
+        n_eval,
+        data.vocab_size,
+        DEAD,
+        1 / p["n_experts"],
+        [by[n] for n in runs.MODELS],
+        expert_rows(by),
+        note,
+        claims_of(by, lang),
+    )

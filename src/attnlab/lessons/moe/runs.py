@@ -45,10 +45,12 @@ def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, bala
 
     base = {**BASE, "vocab_size": data.vocab_size}
     moe = dict(ffn="moe", n_experts=n_experts, top_k=top_k, capacity_factor=capacity_factor, d_ff=d_ff)
-    return {"moe": GPTConfig(**base, **moe, balance_loss=balance),
-            "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
-            "dense_active": GPTConfig(**base, d_ff=top_k * d_ff),
-            "dense_total": GPTConfig(**base, d_ff=n_experts * d_ff)}
+    return {
+        "moe": GPTConfig(**base, **moe, balance_loss=balance),
+        "moe_free": GPTConfig(**base, **moe, balance_loss=0.0),
+        "dense_active": GPTConfig(**base, d_ff=top_k * d_ff),
+        "dense_total": GPTConfig(**base, d_ff=n_experts * d_ff),
+    }
 
 
 def train(config, data: Data, steps: int, seed: int, name: str):
@@ -67,9 +69,14 @@ def train(config, data: Data, steps: int, seed: int, name: str):
     def batch(g):  # (B, T) each: the same batches for every model
         return get_batch(data.train, config.context_length, BATCH, g)
 
-    losses = train_small(model, cfg, batch, steps=steps,
-                         penalty=lambda m: None if m.aux_loss is None else config.balance_loss * m.aux_loss,  # dense: None
-                         on_step=lambda step: progress.report(name, step, steps))  # stops when the page has gone
+    losses = train_small(
+        model,
+        cfg,
+        batch,
+        steps=steps,
+        penalty=lambda m: None if m.aux_loss is None else config.balance_loss * m.aux_loss,  # dense: None
+        on_step=lambda step: progress.report(name, step, steps),
+    )  # stops when the page has gone
     model.eval()
     return model, losses
 
@@ -113,7 +120,13 @@ def evaluate(model, data: Data) -> tuple[float, Routing | None]:
         for ch, experts in zip(read, choice):
             for e in experts:
                 per_expert[e][ch] += 1
-        chars.append([[{"char": shown(tok, c), "count": k, "share": k / total[c]}
-                       for c, k in sorted(pe.items(), key=lambda item: (-item[1], item[0]))[:TOP_CHARS]]
-                      for pe in per_expert])
+        chars.append(
+            [
+                [
+                    {"char": shown(tok, c), "count": k, "share": k / total[c]}
+                    for c, k in sorted(pe.items(), key=lambda item: (-item[1], item[0]))[:TOP_CHARS]
+                ]
+                for pe in per_expert
+            ]
+        )
     return loss, Routing(counts, shares, dropped, balance, chars)

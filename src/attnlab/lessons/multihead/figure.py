@@ -11,8 +11,18 @@ def plot(r, fig, tr: Labels) -> None:
     grid = fig.add_gridspec(2, 3)
     ax = fig.add_subplot(grid[0, :])
     labels = [tr("mh.params"), "FLOPs: addmm", "FLOPs: bmm", tr("mh.weights")]
-    one = [r.one_head.params, r.one_head.flops_by_op.get("addmm", 0), r.one_head.flops_by_op.get("bmm", 0), r.one_head.weight_entries]
-    many = [r.many_heads.params, r.many_heads.flops_by_op.get("addmm", 0), r.many_heads.flops_by_op.get("bmm", 0), r.many_heads.weight_entries]
+    one = [
+        r.one_head.params,
+        r.one_head.flops_by_op.get("addmm", 0),
+        r.one_head.flops_by_op.get("bmm", 0),
+        r.one_head.weight_entries,
+    ]
+    many = [
+        r.many_heads.params,
+        r.many_heads.flops_by_op.get("addmm", 0),
+        r.many_heads.flops_by_op.get("bmm", 0),
+        r.many_heads.weight_entries,
+    ]
     x = np.arange(len(labels))
     ax.bar(x - 0.2, one, width=0.4, color=BLUE, label=tr("mh.one", d=r.one_head.d_k))
     ax.bar(x + 0.2, many, width=0.4, color=RED, label=tr("mh.many", h=r.many_heads.n_heads, d=r.many_heads.d_k))
@@ -31,7 +41,9 @@ def plot(r, fig, tr: Labels) -> None:
         ax.set(xlabel="key", ylabel="x₀ x₁ x₂")
     if r.runs:
         ax = fig.add_subplot(grid[1, 2])
-        ax.bar([str(run.n_heads) for run in r.runs], [run.solved for run in r.runs], color=[BLUE, RED, RED][: len(r.runs)])
+        ax.bar(
+            [str(run.n_heads) for run in r.runs], [run.solved for run in r.runs], color=[BLUE, RED, RED][: len(r.runs)]
+        )
         ax.set_ylim(0, len(r.seeds))
         ax.set(xlabel=tr("mh.heads_axis"), ylabel=tr("mh.solved_axis", n=len(r.seeds)))
     fig.suptitle(tr("mh.title"), fontsize=13)

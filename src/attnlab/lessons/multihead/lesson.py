@@ -38,8 +38,24 @@ PARAMS = (
     Param("d_model", "int", 512, 8, 4096, step=8, log=True, help="model width"),
     Param("n_heads", "int", 8, 1, 64, step=1, log=True, help="heads (divides d_model)"),
     Param("n", "int", 128, 1, 65536, step=1, log=True, help="sequence length"),
-    Param("train_steps", "int", 100, 0, 200, step=25, help="Adam steps of the 1-, 2- and 4-head XOR models (0: skip training)"),
-    Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="first of the ten seeds trained (seed .. seed + 9); its heads are shown"),
+    Param(
+        "train_steps",
+        "int",
+        100,
+        0,
+        200,
+        step=25,
+        help="Adam steps of the 1-, 2- and 4-head XOR models (0: skip training)",
+    ),
+    Param(
+        "seed",
+        "int",
+        0,
+        0,
+        2**31 - 1,
+        step=1,
+        help="first of the ten seeds trained (seed .. seed + 9); its heads are shown",
+    ),
 )
 QUICK = {"d_model": 32, "n_heads": 4, "n": 8, "train_steps": 25}
 HEAVY = True
@@ -106,8 +122,13 @@ def count(d_model: int, n_heads: int, n: int) -> Variant:
         layer(x, need_weights=True)  # the explicit path: its matmuls are what the counter sees
     by_op = {str(op).removeprefix("aten."): int(v) for op, v in counter.get_flop_counts()["Global"].items()}
     return Variant(
-        n_heads, d_model // n_heads, sum(p.numel() for p in layer.parameters()), int(counter.get_total_flops()),
-        8 * n * d_model**2 + 4 * n**2 * d_model, by_op, n_heads * n * n,
+        n_heads,
+        d_model // n_heads,
+        sum(p.numel() for p in layer.parameters()),
+        int(counter.get_total_flops()),
+        8 * n * d_model**2 + 4 * n**2 * d_model,
+        by_op,
+        n_heads * n * n,
     )
 
 
@@ -213,13 +234,21 @@ def trained(n_heads: int, steps: int, first_seed: int) -> tuple[list[float], lis
 def cost(p: dict) -> Cost:
     """Counts on fake tensors (nothing allocated) and trains tiny attention-only models (stoppable at every step)."""
     if p["d_model"] % p["n_heads"]:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
-                         "n_heads", "explain.error.divisible", width="d_model", d=p["d_model"], h=p["n_heads"])
+        raise ParamError(
+            f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
+            "n_heads",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=p["n_heads"],
+        )
     return Cost(16.0, trains=p["train_steps"] > 0)
 
 
 @lesson
-def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: int = 100, seed: int = 0, *, lang: str = "zh") -> MultiheadResult:
+def multihead(
+    d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: int = 100, seed: int = 0, *, lang: str = "zh"
+) -> MultiheadResult:
     """Count one wide head against h narrow heads, then show what two heads do that one provably cannot."""
     p = check(PARAMS, dict(d_model=d_model, n_heads=n_heads, n=n, train_steps=train_steps, seed=seed))
     d_model, n_heads, n = p["d_model"], p["n_heads"], p["n"]
@@ -242,7 +271,11 @@ def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: i
             progress.report(MODEL.format(h), 0, N_SEEDS * p["train_steps"])  # every model listed from the start
         for h in TRAINED_HEADS:
             acc, weights = trained(h, p["train_steps"], p["seed"])
-            runs.append(HeadsRun(h, WIDTH // h, acc, [round(a * len(INPUTS)) for a in acc], sum(a == 1.0 for a in acc), max(acc)))
+            runs.append(
+                HeadsRun(
+                    h, WIDTH // h, acc, [round(a * len(INPUTS)) for a in acc], sum(a == 1.0 for a in acc), max(acc)
+                )
+            )
             if h == 2:
                 heads = [label(describe(torch.tensor(weights[k]), k)) for k in range(h)]
             if h == 1:
@@ -250,42 +283,128 @@ def multihead(d_model: int = 512, n_heads: int = 8, n: int = 128, train_steps: i
 
     claims = claims_of(one, many, built_acc, runs, seeds, p["train_steps"], n_heads, lang)
     inputs = [" ".join(str(v) for v in row) for row in INPUTS.tolist()]
-    return MultiheadResult("multihead", p, one, many, inputs, TARGETS.tolist(), ONE_HEAD_BOUND, built_acc, built_heads,
-                           runs, seeds, heads, one_pattern, claims)
+    return MultiheadResult(
+        "multihead",
+        p,
+        one,
+        many,
+        inputs,
+        TARGETS.tolist(),
+        ONE_HEAD_BOUND,
+        built_acc,
+        built_heads,
+        runs,
+        seeds,
+        heads,
+        one_pattern,
+        claims,
+    )
 
 
-def claims_of(one: Variant, many: Variant, built_acc: float, runs: list[HeadsRun], seeds: list[int], steps: int,
-              n_heads: int, lang: str) -> list[Claim]:
+def claims_of(
+    one: Variant,
+    many: Variant,
+    built_acc: float,
+    runs: list[HeadsRun],
+    seeds: list[int],
+    steps: int,
+    n_heads: int,
+    lang: str,
+) -> list[Claim]:
     """The costs are identities (counted on the module, against each other and the closed form); the XOR claims
     compare with the proved one-head bound (6 of 8) and, for the trained count, with a coin per sequence."""
+
     def c(name: str, **fields) -> str:
         return t(f"explain.multihead.control.{name}", lang, **fields)
 
     claims = [
-        within("params_equal", t("explain.multihead.claim.params", lang, one=one.params, many=many.params, h=n_heads), lang,
-               measured=many.params, expected=one.params, tol=0, control=c("one_head_params"),
-               values={"one_head": one.params, "many_heads": many.params, "n_heads": n_heads}),
-        within("flops_equal", t("explain.multihead.claim.flops", lang, one=one.flops, many=many.flops, h=n_heads), lang,
-               measured=many.flops, expected=one.flops, tol=0, control=c("one_head_flops"),
-               values={"one_head": one.flops, "many_heads": many.flops, "n_heads": n_heads}),
-        within("flops_analytic", t("explain.multihead.claim.analytic", lang, counted=many.flops, formula=many.flops_analytic),
-               lang, measured=many.flops, expected=many.flops_analytic, tol=0, control=c("formula"),
-               values={"counted": many.flops, "formula": many.flops_analytic}),
+        within(
+            "params_equal",
+            t("explain.multihead.claim.params", lang, one=one.params, many=many.params, h=n_heads),
+            lang,
+            measured=many.params,
+            expected=one.params,
+            tol=0,
+            control=c("one_head_params"),
+            values={"one_head": one.params, "many_heads": many.params, "n_heads": n_heads},
+        ),
+        within(
+            "flops_equal",
+            t("explain.multihead.claim.flops", lang, one=one.flops, many=many.flops, h=n_heads),
+            lang,
+            measured=many.flops,
+            expected=one.flops,
+            tol=0,
+            control=c("one_head_flops"),
+            values={"one_head": one.flops, "many_heads": many.flops, "n_heads": n_heads},
+        ),
+        within(
+            "flops_analytic",
+            t("explain.multihead.claim.analytic", lang, counted=many.flops, formula=many.flops_analytic),
+            lang,
+            measured=many.flops,
+            expected=many.flops_analytic,
+            tol=0,
+            control=c("formula"),
+            values={"counted": many.flops, "formula": many.flops_analytic},
+        ),
         # all 8 right is the bound's 6 of 8 plus two sequences: a lead of 2/8 over what one head can reach
-        lead("two_heads_can", t("explain.multihead.claim.hand_built", lang, acc=built_acc, bound=ONE_HEAD_BOUND), lang,
-             measured=built_acc, baseline=ONE_HEAD_BOUND, margin=1 - ONE_HEAD_BOUND, control=c("one_head_bound"),
-             values={"accuracy": built_acc, "one_head_bound": ONE_HEAD_BOUND}),
+        lead(
+            "two_heads_can",
+            t("explain.multihead.claim.hand_built", lang, acc=built_acc, bound=ONE_HEAD_BOUND),
+            lang,
+            measured=built_acc,
+            baseline=ONE_HEAD_BOUND,
+            margin=1 - ONE_HEAD_BOUND,
+            control=c("one_head_bound"),
+            values={"accuracy": built_acc, "one_head_bound": ONE_HEAD_BOUND},
+        ),
     ]
     if runs:
         by = {r.n_heads: r for r in runs}
-        claims.append(lead("one_head_cannot", t("explain.multihead.claim.one_head", lang, best=by[1].best, bound=ONE_HEAD_BOUND,
-                                                   n=N_SEEDS, steps=steps), lang,
-                           measured=by[1].best, baseline=1.0, margin=1 - ONE_HEAD_BOUND, lower=True, control=c("all_right"),
-                           values={"best": by[1].best, "bound": ONE_HEAD_BOUND, "accuracies": by[1].accuracies}))
-        claims.append(beats_chance("trained_counts", t("explain.multihead.claim.counts", lang, n=N_SEEDS, s0=seeds[0],
-                                                         s1=seeds[-1], steps=steps, k1=by[1].solved, k2=by[2].solved,
-                                                         k4=by[4].solved, w=WIDTH, need=chance_count(N_SEEDS, COIN)), lang,
-                                   k=by[2].solved, n=N_SEEDS, p=COIN, control=c("coin"),
-                                   values={"solved_1": by[1].solved, "solved_2": by[2].solved, "solved_4": by[4].solved},
-                                   hint=t("explain.multihead.hint.counts", lang)))
+        claims.append(
+            lead(
+                "one_head_cannot",
+                t(
+                    "explain.multihead.claim.one_head",
+                    lang,
+                    best=by[1].best,
+                    bound=ONE_HEAD_BOUND,
+                    n=N_SEEDS,
+                    steps=steps,
+                ),
+                lang,
+                measured=by[1].best,
+                baseline=1.0,
+                margin=1 - ONE_HEAD_BOUND,
+                lower=True,
+                control=c("all_right"),
+                values={"best": by[1].best, "bound": ONE_HEAD_BOUND, "accuracies": by[1].accuracies},
+            )
+        )
+        claims.append(
+            beats_chance(
+                "trained_counts",
+                t(
+                    "explain.multihead.claim.counts",
+                    lang,
+                    n=N_SEEDS,
+                    s0=seeds[0],
+                    s1=seeds[-1],
+                    steps=steps,
+                    k1=by[1].solved,
+                    k2=by[2].solved,
+                    k4=by[4].solved,
+                    w=WIDTH,
+                    need=chance_count(N_SEEDS, COIN),
+                ),
+                lang,
+                k=by[2].solved,
+                n=N_SEEDS,
+                p=COIN,
+                control=c("coin"),
+                values={"solved_1": by[1].solved, "solved_2": by[2].solved, "solved_4": by[4].solved},
+                hint=t("explain.multihead.hint.counts", lang),
+            )
+        )
     return claims

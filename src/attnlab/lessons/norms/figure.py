@@ -10,9 +10,18 @@ from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
 def plot(r, fig, tr: Labels) -> None:
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     k = np.arange(len(r.sample))
-    for ax, series in ((ax1, (("ln_alone", "o", INK, 9), ("ln_in_a", "x", BLUE, 7), ("ln_in_b", "+", RED, 9))),
-                       (ax2, (("bn_in_a", "x", BLUE, 7), ("bn_in_b", "+", RED, 9), ("bn_eval_a", "s", GREY, 4),
-                              ("bn_eval_b", "d", INK, 3)))):
+    for ax, series in (
+        (ax1, (("ln_alone", "o", INK, 9), ("ln_in_a", "x", BLUE, 7), ("ln_in_b", "+", RED, 9))),
+        (
+            ax2,
+            (
+                ("bn_in_a", "x", BLUE, 7),
+                ("bn_in_b", "+", RED, 9),
+                ("bn_eval_a", "s", GREY, 4),
+                ("bn_eval_b", "d", INK, 3),
+            ),
+        ),
+    ):
         ax.plot(k, r.sample, "-", color=GREY, lw=0.8, label="x")
         for name, marker, color, size in series:
             ax.plot(k, getattr(r, name), marker, color=color, ms=size, ls="none", label=tr(f"norms.{name}"))

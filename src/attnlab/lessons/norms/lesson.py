@@ -83,24 +83,73 @@ def norms(batch: int = 8, d_model: int = 8, seed: int = 0, *, lang: str = "zh") 
     ln_diff = max(max_abs(ln_alone, ln_a), max_abs(ln_alone, ln_b))
     bn_diff, bn_eval_diff = max_abs(bn_a, bn_b), max_abs(bn_eval_a, bn_eval_b)
     formula_diff = max_abs(bn_a, by_hand)
+
     def c(name: str) -> str:
         return t(f"explain.norms.control.{name}", lang)
 
     claims = [
-        within("layernorm_same", t("explain.norms.claim.layernorm", lang, diff=ln_diff, B=B, tol=ROUNDING), lang,
-               measured=ln_diff, expected=0.0, tol=ROUNDING, control=c("alone"), values={"ln_diff": ln_diff, "batch": B}),
-        lead("batchnorm_differs", t("explain.norms.claim.batchnorm", lang, diff=bn_diff, B=B, ln=ln_diff, margin=DIFFERS), lang,
-             measured=bn_diff, baseline=ln_diff, margin=DIFFERS, control=c("layernorm"),
-             values={"bn_diff": bn_diff, "ln_diff": ln_diff, "batch": B}),
-        within("batchnorm_formula", t("explain.norms.claim.formula", lang, diff=formula_diff, tol=ROUNDING), lang,
-               measured=formula_diff, expected=0.0, tol=ROUNDING, control=c("formula"), values={"formula_diff": formula_diff}),
-        within("batchnorm_eval", t("explain.norms.claim.eval" if refused else "explain.norms.claim.eval_taken", lang,
-                                   diff=bn_eval_diff, tol=ROUNDING), lang,
-               measured=bn_eval_diff, expected=0.0, tol=ROUNDING, control=c("eval"),
-               values={"bn_eval_diff": bn_eval_diff, "alone_refused": refused}),
+        within(
+            "layernorm_same",
+            t("explain.norms.claim.layernorm", lang, diff=ln_diff, B=B, tol=ROUNDING),
+            lang,
+            measured=ln_diff,
+            expected=0.0,
+            tol=ROUNDING,
+            control=c("alone"),
+            values={"ln_diff": ln_diff, "batch": B},
+        ),
+        lead(
+            "batchnorm_differs",
+            t("explain.norms.claim.batchnorm", lang, diff=bn_diff, B=B, ln=ln_diff, margin=DIFFERS),
+            lang,
+            measured=bn_diff,
+            baseline=ln_diff,
+            margin=DIFFERS,
+            control=c("layernorm"),
+            values={"bn_diff": bn_diff, "ln_diff": ln_diff, "batch": B},
+        ),
+        within(
+            "batchnorm_formula",
+            t("explain.norms.claim.formula", lang, diff=formula_diff, tol=ROUNDING),
+            lang,
+            measured=formula_diff,
+            expected=0.0,
+            tol=ROUNDING,
+            control=c("formula"),
+            values={"formula_diff": formula_diff},
+        ),
+        within(
+            "batchnorm_eval",
+            t(
+                "explain.norms.claim.eval" if refused else "explain.norms.claim.eval_taken",
+                lang,
+                diff=bn_eval_diff,
+                tol=ROUNDING,
+            ),
+            lang,
+            measured=bn_eval_diff,
+            expected=0.0,
+            tol=ROUNDING,
+            control=c("eval"),
+            values={"bn_eval_diff": bn_eval_diff, "alone_refused": refused},
+        ),
     ]
     as_list = lambda v: v.tolist()  # noqa: E731
     return NormsResult(
-        "norms", p, as_list(x[0]), as_list(ln_alone), as_list(ln_a), as_list(ln_b), as_list(bn_a), as_list(bn_b),
-        as_list(bn_eval_a), as_list(bn_eval_b), ln_diff, bn_diff, bn_eval_diff, formula_diff, refused, claims,
+        "norms",
+        p,
+        as_list(x[0]),
+        as_list(ln_alone),
+        as_list(ln_a),
+        as_list(ln_b),
+        as_list(bn_a),
+        as_list(bn_b),
+        as_list(bn_eval_a),
+        as_list(bn_eval_b),
+        ln_diff,
+        bn_diff,
+        bn_eval_diff,
+        formula_diff,
+        refused,
+        claims,
     )

@@ -40,8 +40,14 @@ N_RANDOM_TABLES = 32  # random tables drawn to measure how much the correlation 
 SPREADS = 2 * math.sqrt(2)  # two standard deviations of the difference of two random tables' correlations
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file to train on (CLI and Python only); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file to train on (CLI and Python only); empty: the built-in 静夜思",
+    ),
     Param("chars", "str", "月光头", max_len=8, help="characters whose nearest neighbours are listed"),
     Param("d_model", "int", 32, 4, 128, step=2, help="embedding width d (even: 2 heads)"),
     Param("train_steps", "int", 200, 0, 1000, step=10, help="training steps (0: the untrained table)"),
@@ -117,8 +123,10 @@ def random_spread(S_pairs: np.ndarray, n: int, d: int, seed: int) -> float | Non
     N_RANDOM_TABLES tables: how far the correlation moves by chance alone, for a table that learned nothing."""
     g = torch.Generator().manual_seed(seed)
     iu = np.triu_indices(n, k=1)
-    draws = [spearman(cosines(torch.randn(n, d, generator=g, dtype=torch.float64)).numpy()[iu], S_pairs)
-             for _ in range(N_RANDOM_TABLES)]
+    draws = [
+        spearman(cosines(torch.randn(n, d, generator=g, dtype=torch.float64)).numpy()[iu], S_pairs)
+        for _ in range(N_RANDOM_TABLES)
+    ]
     draws = [x for x in draws if x is not None]
     return float(np.std(draws, ddof=1)) if len(draws) > 1 else None
 
@@ -159,40 +167,68 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
 
     # float64: twenty steps amplify rounding, and the page and the API must show the same last digits;
     # redraw: the initial weights from the seed alone, whatever other threads draw meanwhile
-    model = redraw(GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)), seed).double()
+    model = redraw(
+        GPT(GPTConfig(vocab_size=vocab, n_layers=1, d_model=d, n_heads=2, context_length=CONTEXT)), seed
+    ).double()
     init = model.embed.tok.weight.detach().clone()  # (V, d)
     cfg = TrainConfig(steps=max(1, steps), lr=LR, schedule="constant", grad_clip=None, seed=seed)
     # torch's AdamW with its own defaults; a run of 0 steps reports nothing (the page lists no model)
-    losses = train_small(model, cfg, lambda g: get_batch(stream, CONTEXT, BATCH, g), steps=steps,  # (B, T) each
-                         optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
-                         on_step=lambda step: progress.report(MODEL, step, steps) if steps else None)
+    losses = train_small(
+        model,
+        cfg,
+        lambda g: get_batch(stream, CONTEXT, BATCH, g),
+        steps=steps,  # (B, T) each
+        optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+        on_step=lambda step: progress.report(MODEL, step, steps) if steps else None,
+    )
     return model.embed.tok.weight.detach().double(), init.double(), losses
 
 
 def cost(p: dict) -> Cost:
     """Trains one small GPT in float64 (stoppable at every step); an odd width is refused before."""
     if p["d_model"] % 2:
-        raise ParamError(f"d_model must be even (2 heads), got {p['d_model']}", "d_model", "explain.error.divisible",
-                         width="d_model", d=p["d_model"], h=2)
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=2,
+        )
     return Cost(32.0, trains=p["train_steps"] > 0)
 
 
 @lesson
-def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train_steps: int = 200, top_k: int = 5,
-            seed: int = 0, *, lang: str = "zh") -> OneHotResult:
+def one_hot(
+    corpus: str = "",
+    chars: str = "月光头",
+    d_model: int = 32,
+    train_steps: int = 200,
+    top_k: int = 5,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> OneHotResult:
     """One-hot cosines (exactly 0), dense cosines before and after training, and nearest neighbours."""
     from attnlab.text import CharTokenizer
     from attnlab.train.data import token_stream
 
-    p = check(PARAMS, dict(corpus=corpus, chars=chars, d_model=d_model, train_steps=train_steps, top_k=top_k, seed=seed))
+    p = check(
+        PARAMS, dict(corpus=corpus, chars=chars, d_model=d_model, train_steps=train_steps, top_k=top_k, seed=seed)
+    )
     cost(p)
     texts, name = read_texts(p["corpus"])
     tok = CharTokenizer.train(texts)
     queries_chars = [c for c in dict.fromkeys(p["chars"]) if not c.isspace()]
     missing = [c for c in queries_chars if c not in tok.chars]
     if not queries_chars or missing:
-        raise ParamError(f"chars must be characters of the corpus {name}; not in it: {''.join(missing) or '(none given)'}",
-                         "chars", "explain.error.not_in_corpus", missing="".join(missing) or "—", corpus=name)
+        raise ParamError(
+            f"chars must be characters of the corpus {name}; not in it: {''.join(missing) or '(none given)'}",
+            "chars",
+            "explain.error.not_in_corpus",
+            missing="".join(missing) or "—",
+            corpus=name,
+        )
     stream = token_stream(texts, tok)  # (N,)
     V = tok.vocab_size
 
@@ -206,7 +242,6 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     pair_cos = gram.values()[i != j] / (norms[i[i != j]] * norms[j[i != j]])  # cosines of the nonzero pairs only
     onehot_max = pair_cos.abs().max().item() if pair_cos.numel() else 0.0  # every other pair has dot product 0
     onehot_norm = norms.max().item()
-
 
     E, E0, losses = train(stream, V, p["d_model"], p["train_steps"], p["seed"])
     C, C0 = cosines(E), cosines(E0)
@@ -227,30 +262,93 @@ def one_hot(corpus: str = "", chars: str = "月光头", d_model: int = 32, train
     candidates = {int(i) for i in frequent}  # a rare character's vector says little: neighbours among the frequent
     queries = []
     for ch, q in zip(queries_chars, query_ids):
-        order = [int(j) for j in torch.argsort(C[q], descending=True, stable=True) if int(j) in candidates and int(j) != q]
-        queries.append(Query(ch, int(counts[q]), [Neighbour(tok.token(j), C[q, j].item(), C0[q, j].item(),
-                                                            float(S[at[q], at[j]])) for j in order[:p["top_k"]]]))
+        order = [
+            int(j) for j in torch.argsort(C[q], descending=True, stable=True) if int(j) in candidates and int(j) != q
+        ]
+        queries.append(
+            Query(
+                ch,
+                int(counts[q]),
+                [
+                    Neighbour(tok.token(j), C[q, j].item(), C0[q, j].item(), float(S[at[q], at[j]]))
+                    for j in order[: p["top_k"]]
+                ],
+            )
+        )
     dense_mean, dense_max = off_diagonal_abs(C)
     init_mean, _ = off_diagonal_abs(C0)
     fmt = lambda x: "—" if x is None else f"{x:+.3f}"  # noqa: E731
-    note = t("explain.one_hot.note", lang, steps=p["train_steps"], n=len(stream), corpus=name, F=len(frequent),
-             corr=fmt(corr), corr0=fmt(corr0))
-    claims = claims_of(lang, V, p["d_model"], p["train_steps"], onehot_max, onehot_norm, onehot.shape[1], dense_mean, dense_max,
-                       init_mean, corr, corr0, spread, len(frequent))
+    note = t(
+        "explain.one_hot.note",
+        lang,
+        steps=p["train_steps"],
+        n=len(stream),
+        corpus=name,
+        F=len(frequent),
+        corr=fmt(corr),
+        corr0=fmt(corr0),
+    )
+    claims = claims_of(
+        lang,
+        V,
+        p["d_model"],
+        p["train_steps"],
+        onehot_max,
+        onehot_norm,
+        onehot.shape[1],
+        dense_mean,
+        dense_max,
+        init_mean,
+        corr,
+        corr0,
+        spread,
+        len(frequent),
+    )
     return OneHotResult(
-        "one-hot", p, name, int(sum(len(x) for x in texts)), V, p["d_model"], onehot_max, onehot_norm, dense_mean,
-        dense_max, init_mean, losses[0] if losses else None, losses[-1] if losses else None, len(frequent), corr, corr0,
-        spread, queries, note, claims,
+        "one-hot",
+        p,
+        name,
+        int(sum(len(x) for x in texts)),
+        V,
+        p["d_model"],
+        onehot_max,
+        onehot_norm,
+        dense_mean,
+        dense_max,
+        init_mean,
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        len(frequent),
+        corr,
+        corr0,
+        spread,
+        queries,
+        note,
+        claims,
     )
 
 
-def claims_of(lang: str, V: int, d: int, steps: int, onehot_max: float, onehot_norm: float, width: int, dense_mean: float,
-              dense_max: float, init_mean: float, corr: float | None, corr0: float | None, spread: float | None,
-              n_f: int) -> list[Claim]:
+def claims_of(
+    lang: str,
+    V: int,
+    d: int,
+    steps: int,
+    onehot_max: float,
+    onehot_norm: float,
+    width: int,
+    dense_mean: float,
+    dense_max: float,
+    init_mean: float,
+    corr: float | None,
+    corr0: float | None,
+    spread: float | None,
+    n_f: int,
+) -> list[Claim]:
     """One-hot orthogonality is an identity; "dense vectors are not orthogonal" leads one-hot's 0 by a stated gap;
     "training pulled characters used alike together" leads the untrained table's correlation by two standard
     deviations of the difference between two random tables' correlations, so it is never shown at 0 steps (the
     two tables are one) nor, at most seeds, after training on a shuffled stream."""
+
     def c(name: str) -> str:
         return t(f"explain.one_hot.control.{name}", lang)
 
@@ -258,22 +356,65 @@ def claims_of(lang: str, V: int, d: int, steps: int, onehot_max: float, onehot_n
     off = onehot_max + abs(onehot_norm - 1.0) + abs(width - V)
     dims = t("explain.one_hot.dims.fewer" if d < V else "explain.one_hot.dims.not_fewer", lang, d=d, V=V)
     claims = [
-        within("onehot_orthogonal", t("explain.one_hot.claim.onehot", lang, V=V, pairs=V * (V - 1) // 2, cos=onehot_max),
-               lang, measured=off, expected=0.0, tol=0.0, control=c("closed_form"),
-               values={"max_abs_cos": onehot_max, "norm": onehot_norm, "width": width, "vocab_size": V}),
-        lead("dense_not_orthogonal", t("explain.one_hot.claim.dense", lang, dims=dims, mean=dense_mean, max=dense_max,
-                                       init=init_mean, steps=steps, margin=NOT_ORTHOGONAL), lang,
-             measured=dense_mean, baseline=onehot_max, margin=NOT_ORTHOGONAL, control=c("onehot_cos"),
-             values={"mean_abs_cos": dense_mean, "max_abs_cos": dense_max, "init_mean_abs_cos": init_mean, "d": d,
-                     "vocab_size": V}),
+        within(
+            "onehot_orthogonal",
+            t("explain.one_hot.claim.onehot", lang, V=V, pairs=V * (V - 1) // 2, cos=onehot_max),
+            lang,
+            measured=off,
+            expected=0.0,
+            tol=0.0,
+            control=c("closed_form"),
+            values={"max_abs_cos": onehot_max, "norm": onehot_norm, "width": width, "vocab_size": V},
+        ),
+        lead(
+            "dense_not_orthogonal",
+            t(
+                "explain.one_hot.claim.dense",
+                lang,
+                dims=dims,
+                mean=dense_mean,
+                max=dense_max,
+                init=init_mean,
+                steps=steps,
+                margin=NOT_ORTHOGONAL,
+            ),
+            lang,
+            measured=dense_mean,
+            baseline=onehot_max,
+            margin=NOT_ORTHOGONAL,
+            control=c("onehot_cos"),
+            values={
+                "mean_abs_cos": dense_mean,
+                "max_abs_cos": dense_max,
+                "init_mean_abs_cos": init_mean,
+                "d": d,
+                "vocab_size": V,
+            },
+        ),
     ]
     defined = corr is not None and corr0 is not None and spread is not None and spread > 0
     margin = SPREADS * spread if defined else 1.0  # undefined: 0 against 0, a tie, never shown
-    claims.append(lead(
-        "training_context", t("explain.one_hot.claim.context" if defined else "explain.one_hot.claim.context_undefined", lang,
-                              steps=steps, corr=corr or 0.0, corr0=corr0 or 0.0, margin=margin, spread=spread or 0.0,
-                              k=N_RANDOM_TABLES, F=n_f), lang,
-        measured=corr if defined else 0.0, baseline=corr0 if defined else 0.0, margin=margin, control=c("untrained"),
-        values={"context_corr": corr, "context_corr_init": corr0, "random_spread": spread, "steps": steps},
-        hint=t("explain.one_hot.hint.context", lang)))
+    claims.append(
+        lead(
+            "training_context",
+            t(
+                "explain.one_hot.claim.context" if defined else "explain.one_hot.claim.context_undefined",
+                lang,
+                steps=steps,
+                corr=corr or 0.0,
+                corr0=corr0 or 0.0,
+                margin=margin,
+                spread=spread or 0.0,
+                k=N_RANDOM_TABLES,
+                F=n_f,
+            ),
+            lang,
+            measured=corr if defined else 0.0,
+            baseline=corr0 if defined else 0.0,
+            margin=margin,
+            control=c("untrained"),
+            values={"context_corr": corr, "context_corr_init": corr0, "random_spread": spread, "steps": steps},
+            hint=t("explain.one_hot.hint.context", lang),
+        )
+    )
     return claims

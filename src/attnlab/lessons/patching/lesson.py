@@ -36,11 +36,25 @@ from attnlab.lessons.patching.claims import claims_of
 from attnlab.train import progress
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file (its first 4,000 characters); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file (its first 4,000 characters); empty: the built-in 静夜思",
+    ),
     Param("prompt", "str", "床前明月", max_len=runs.CONTEXT, help="the clean prompt (2 to 8 characters)"),
-    Param("corrupt", "str", "床望明月", max_len=runs.CONTEXT, help="the corrupted prompt: as long, some characters changed"),
-    Param("target", "str", "光", max_len=1, help="the answer whose log-probability is measured (empty: the model's top)"),
+    Param(
+        "corrupt",
+        "str",
+        "床望明月",
+        max_len=runs.CONTEXT,
+        help="the corrupted prompt: as long, some characters changed",
+    ),
+    Param(
+        "target", "str", "光", max_len=1, help="the answer whose log-probability is measured (empty: the model's top)"
+    ),
     Param("n_layers", "int", 2, 1, 3, step=1, help="blocks of the GPT"),
     Param("n_heads", "int", 4, 1, 8, step=1, help="heads per block (must divide d_model = 32)"),
     Param("train_steps", "int", 100, 0, 400, step=10, help="training steps (0: the model stays untrained)"),
@@ -142,24 +156,46 @@ class PatchingResult(Shown):
 def cost(p: dict) -> Cost:
     """Trains one small GPT (stoppable at every step), then a few thousand forward passes of a few tokens."""
     if runs.D_MODEL % p["n_heads"]:
-        raise ParamError(f"n_heads must divide d_model = {runs.D_MODEL}, got {p['n_heads']}", "n_heads",
-                         "explain.error.divisible", width="d_model", d=runs.D_MODEL, h=p["n_heads"])
+        raise ParamError(
+            f"n_heads must divide d_model = {runs.D_MODEL}, got {p['n_heads']}",
+            "n_heads",
+            "explain.error.divisible",
+            width="d_model",
+            d=runs.D_MODEL,
+            h=p["n_heads"],
+        )
     prompt, corrupt = p["prompt"].strip(), p["corrupt"].strip()
     if len(prompt) < 2:
-        raise ParamError(f"prompt must have at least 2 characters, got {len(prompt)}", "prompt",
-                         "explain.patching.error.short", n=len(prompt))
+        raise ParamError(
+            f"prompt must have at least 2 characters, got {len(prompt)}",
+            "prompt",
+            "explain.patching.error.short",
+            n=len(prompt),
+        )
     if len(corrupt) != len(prompt):
-        raise ParamError(f"corrupt must have as many characters as prompt ({len(prompt)}: {prompt!r}), got "
-                         f"{len(corrupt)} ({corrupt!r})", "corrupt", "explain.patching.error.length",
-                         n=len(prompt), prompt=prompt, m=len(corrupt), corrupt=corrupt)
+        raise ParamError(
+            f"corrupt must have as many characters as prompt ({len(prompt)}: {prompt!r}), got "
+            f"{len(corrupt)} ({corrupt!r})",
+            "corrupt",
+            "explain.patching.error.length",
+            n=len(prompt),
+            prompt=prompt,
+            m=len(corrupt),
+            corrupt=corrupt,
+        )
     return Cost(32.0, trains=True)
 
 
 def encode(data: runs.Data, text: str, name: str) -> torch.Tensor:
     missing = "".join(sorted(set(data.tokenizer.unknown(text))))
     if missing:
-        raise ParamError(f"{name} must be characters of the corpus {data.name}; not in it: {missing}", name,
-                         "explain.error.not_in_corpus", missing=missing, corpus=data.name)
+        raise ParamError(
+            f"{name} must be characters of the corpus {data.name}; not in it: {missing}",
+            name,
+            "explain.error.not_in_corpus",
+            missing=missing,
+            corpus=data.name,
+        )
     return torch.tensor(data.tokenizer.encode(text))
 
 
@@ -168,10 +204,24 @@ def reading(m: measure.Main) -> Reading:
     top_lead = float(mean.max() - mean.quantile(0.5))
     nats = None if m.heads is None else m.heads * m.gap
     opt = lambda x: None if x is None else tolist(x)  # noqa: E731
-    return Reading(m.lp_clean, m.lp_corrupt, m.gap, tolist(m.drop["zero"]), tolist(m.drop["mean"]),
-                   tolist(m.drop["resample"]), opt(m.resid), opt(m.heads), opt(nats), tolist(m.weight_key),
-                   tolist(m.weight_prev), tolist(m.rollout), tolist(m.attention), m.importance, top_lead,
-                   0.0 if nats is None else float(nats.max()))
+    return Reading(
+        m.lp_clean,
+        m.lp_corrupt,
+        m.gap,
+        tolist(m.drop["zero"]),
+        tolist(m.drop["mean"]),
+        tolist(m.drop["resample"]),
+        opt(m.resid),
+        opt(m.heads),
+        opt(nats),
+        tolist(m.weight_key),
+        tolist(m.weight_prev),
+        tolist(m.rollout),
+        tolist(m.attention),
+        m.importance,
+        top_lead,
+        0.0 if nats is None else float(nats.max()),
+    )
 
 
 def order(values: list[float]) -> list[int]:
@@ -186,9 +236,21 @@ def head_rows(r: Reading) -> list[HeadRow]:
     cells = [(i, h) for i in range(L) for h in range(H)]
     effect = [abs(r.restore_heads[i][h]) if r.restore_heads else abs(r.drop_mean[i][h]) for i, h in cells]
     rw, re = order([r.weight_key[i][h] for i, h in cells]), order(effect)
-    return [HeadRow(i + 1, h + 1, r.weight_key[i][h], r.weight_prev[i][h], r.drop_zero[i][h], r.drop_mean[i][h],
-                    r.drop_resample[i][h], r.restore_heads[i][h] if r.restore_heads else None, rw[k], re[k])
-            for k, (i, h) in enumerate(cells)]
+    return [
+        HeadRow(
+            i + 1,
+            h + 1,
+            r.weight_key[i][h],
+            r.weight_prev[i][h],
+            r.drop_zero[i][h],
+            r.drop_mean[i][h],
+            r.drop_resample[i][h],
+            r.restore_heads[i][h] if r.restore_heads else None,
+            rw[k],
+            re[k],
+        )
+        for k, (i, h) in enumerate(cells)
+    ]
 
 
 def token_rows(r: Reading, positions: list[str]) -> list[TokenRow]:
@@ -207,22 +269,51 @@ def example_pairs(corpus: str, n_layers: int, n_heads: int, steps: int, seed: in
 
 def correlations(pairs: measure.Pairs, seed: int, lang: str) -> list[Correlation]:
     out = []
-    for name, a, b in (("head_weight", pairs.head_weight, pairs.head_effect),
-                       ("token_attention", pairs.token_attention, pairs.token_effect),
-                       ("token_rollout", pairs.token_rollout, pairs.token_effect)):
+    for name, a, b in (
+        ("head_weight", pairs.head_weight, pairs.head_effect),
+        ("token_attention", pairs.token_attention, pairs.token_effect),
+        ("token_rollout", pairs.token_rollout, pairs.token_effect),
+    ):
         chance = measure.shuffled(a, b, seed)
-        out.append(Correlation(name, t(f"explain.patching.corr.{name}", lang), int(np.size(a)), measure.spearman(a, b),
-                               *(chance or (None, None))))
+        out.append(
+            Correlation(
+                name,
+                t(f"explain.patching.corr.{name}", lang),
+                int(np.size(a)),
+                measure.spearman(a, b),
+                *(chance or (None, None)),
+            )
+        )
     return out
 
 
 @lesson
-def patching(corpus: str = "", prompt: str = "床前明月", corrupt: str = "床望明月", target: str = "光",
-             n_layers: int = 2, n_heads: int = 4, train_steps: int = 100, seed: int = 0, *,
-             lang: str = "zh") -> PatchingResult:
+def patching(
+    corpus: str = "",
+    prompt: str = "床前明月",
+    corrupt: str = "床望明月",
+    target: str = "光",
+    n_layers: int = 2,
+    n_heads: int = 4,
+    train_steps: int = 100,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> PatchingResult:
     """Train (or fetch) the model; read the prediction by ablation, patching, weights and rollout; correlate; claim."""
-    p = check(PARAMS, dict(corpus=corpus, prompt=prompt, corrupt=corrupt, target=target, n_layers=n_layers,
-                           n_heads=n_heads, train_steps=train_steps, seed=seed))
+    p = check(
+        PARAMS,
+        dict(
+            corpus=corpus,
+            prompt=prompt,
+            corrupt=corrupt,
+            target=target,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            train_steps=train_steps,
+            seed=seed,
+        ),
+    )
     cost(p)
     try:
         data = runs.corpus_data(p["corpus"].strip())
@@ -235,11 +326,18 @@ def patching(corpus: str = "", prompt: str = "床前明月", corrupt: str = "床
     n = len(clean)
     reference = [w for w in measure.windows(data.ids, n, measure.MAX_REFERENCE) if not torch.equal(w, clean)]
     if not reference:
-        raise ParamError(f"the corpus {data.name} has no window of {n} characters other than the prompt", "prompt",
-                         "explain.patching.error.no_reference", n=n, corpus=data.name)
+        raise ParamError(
+            f"the corpus {data.name} has no window of {n} characters other than the prompt",
+            "prompt",
+            "explain.patching.error.no_reference",
+            n=n,
+            corpus=data.name,
+        )
     reference = torch.stack(reference)  # (W, n)
     for name in runs.NAMES:
-        progress.report(name, 0, p["train_steps"] if name == "trained" else measure.MAX_EXAMPLES)  # listed from the start
+        progress.report(
+            name, 0, p["train_steps"] if name == "trained" else measure.MAX_EXAMPLES
+        )  # listed from the start
     key_args = (p["corpus"].strip(), p["n_layers"], p["n_heads"], p["train_steps"], p["seed"])
     trained, untrained, losses = runs.models(*key_args)
     progress.report("trained", p["train_steps"], p["train_steps"])  # done (also when the models came from the cache)
@@ -259,10 +357,37 @@ def patching(corpus: str = "", prompt: str = "床前明月", corrupt: str = "床
     token_pairs = np.stack([pairs.token_attention, pairs.token_rollout, pairs.token_effect], 1)  # (P, 3)
     positions = [a if a == b else f"{a}→{b}" for a, b in zip(clean_text, corrupt_text)]
     resid_rows = [t("explain.patching.embedding", lang)] + [str(i + 1) for i in range(p["n_layers"])]
-    note = t("explain.patching.note" if losses else "explain.patching.note_untrained", lang, corpus=data.name,
-             steps=p["train_steps"], e=len(examples), loss=losses[-1] if losses else 0.0)
+    note = t(
+        "explain.patching.note" if losses else "explain.patching.note_untrained",
+        lang,
+        corpus=data.name,
+        steps=p["train_steps"],
+        e=len(examples),
+        loss=losses[-1] if losses else 0.0,
+    )
     return PatchingResult(
-        "patching", p, data.name, V, clean_text, corrupt_text, data.tokenizer.decode([answer]), key + 1, bool(diff),
-        r_tr.restore_resid is None, positions, resid_rows, losses[0] if losses else None,
-        losses[-1] if losses else None, r_tr, r_un, head_rows(r_tr), token_rows(r_tr, positions), tolist(head_pairs),
-        tolist(token_pairs), corr, len(examples), note, claims_of(r_tr, r_un, corr, lang))
+        "patching",
+        p,
+        data.name,
+        V,
+        clean_text,
+        corrupt_text,
+        data.tokenizer.decode([answer]),
+        key + 1,
+        bool(diff),
+        r_tr.restore_resid is None,
+        positions,
+        resid_rows,
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        r_tr,
+        r_un,
+        head_rows(r_tr),
+        token_rows(r_tr, positions),
+        tolist(head_pairs),
+        tolist(token_pairs),
+        corr,
+        len(examples),
+        note,
+        claims_of(r_tr, r_un, corr, lang),
+    )

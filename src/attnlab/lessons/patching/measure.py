@@ -1,13 +1,13 @@
 """The three readings of "which part matters" that the `patching` lesson sets side by side, all from attnlab.inspect:
 
-  * measured, for one prediction: Δ log p(answer) when a head is removed (zero, mean, resample: head_effects), and
-    the share of the clean-vs-corrupt gap restored by patching one site (restoration);
-  * read off the weights: the attention a head pays from the answer position to a key position, and attention
-    rollout (the layers' attention multiplied through the residual);
-  * compared over many examples: every window of the text, every earlier position c in it, replaced by other
-    characters. There a head's measured effect is Δ log p when its output is taken from the replaced inputs
-    (head_effects, how="resample"), and a character's measured importance is Δ log p when it is replaced. Spearman's
-    rank correlation pairs each with the weights, and a shuffled pairing says what chance gives.
+* measured, for one prediction: Δ log p(answer) when a head is removed (zero, mean, resample: head_effects), and
+  the share of the clean-vs-corrupt gap restored by patching one site (restoration);
+* read off the weights: the attention a head pays from the answer position to a key position, and attention
+  rollout (the layers' attention multiplied through the residual);
+* compared over many examples: every window of the text, every earlier position c in it, replaced by other
+  characters. There a head's measured effect is Δ log p when its output is taken from the replaced inputs
+  (head_effects, how="resample"), and a character's measured importance is Δ log p when it is replaced. Spearman's
+  rank correlation pairs each with the weights, and a shuffled pairing says what chance gives.
 """
 
 from __future__ import annotations
@@ -61,21 +61,33 @@ class Main:
         return self.lp_clean - self.lp_corrupt
 
 
-def main(model, clean: torch.Tensor, corrupt: torch.Tensor, answer: int, key: int, reference: torch.Tensor,
-         vocab: int) -> Main:
+def main(
+    model, clean: torch.Tensor, corrupt: torch.Tensor, answer: int, key: int, reference: torch.Tensor, vocab: int
+) -> Main:
     """clean, corrupt: (T,) ids; reference: (W, T) windows of the text for mean and resample (other than clean)."""
     lp_clean = log_prob(run_with(model, clean)[0], answer, -1).item()
     lp_corrupt = log_prob(run_with(model, corrupt)[0], answer, -1).item()
-    drop = {how: -head_effects(model, clean, answer, how, reference=None if how == "zero" else reference)
-            for how in HOWS}  # (L, H) each
+    drop = {
+        how: -head_effects(model, clean, answer, how, reference=None if how == "zero" else reference) for how in HOWS
+    }  # (L, H) each
     resid = heads = None
     if abs(lp_clean - lp_corrupt) > GAP_FLOOR:
         resid = restoration(model, clean, corrupt, answer, "resid")  # (L + 1, T)
         heads = restoration(model, clean, corrupt, answer, "heads")  # (L, H)
     A = attention_to(model, clean)  # (L, H, T)
     T = len(clean)
-    return Main(lp_clean, lp_corrupt, drop, resid, heads, A[:, :, key], A[:, :, max(0, T - 2)],
-                rollout(model, clean)[-1], A[-1].mean(0), token_importance(model, clean, answer, vocab))
+    return Main(
+        lp_clean,
+        lp_corrupt,
+        drop,
+        resid,
+        heads,
+        A[:, :, key],
+        A[:, :, max(0, T - 2)],
+        rollout(model, clean)[-1],
+        A[-1].mean(0),
+        token_importance(model, clean, answer, vocab),
+    )
 
 
 def replaced(window: torch.Tensor, c: int, vocab: int, most: int) -> torch.Tensor:
@@ -96,8 +108,9 @@ def importance(model, rows: torch.Tensor, answer: int, lp: torch.Tensor) -> floa
 def token_importance(model, window: torch.Tensor, answer: int, vocab: int) -> list[float]:
     """Each earlier position's measured importance for the answer (the last position's own: None)."""
     lp = log_prob(run_with(model, window)[0], answer, -1)
-    return [importance(model, replaced(window, c, vocab, MAX_REPLACEMENTS), answer, lp)
-            for c in range(len(window) - 1)] + [None]
+    return [
+        importance(model, replaced(window, c, vocab, MAX_REPLACEMENTS), answer, lp) for c in range(len(window) - 1)
+    ] + [None]
 
 
 @dataclass
@@ -105,7 +118,9 @@ class Pairs:
     """Readings and measurements over examples: one row per (example, earlier position c)."""
 
     head_weight: np.ndarray  # (P, L, H): a head's attention from the answer position to c
-    head_effect: np.ndarray  # (P, L, H): |Δ log p(answer)| when that head's output comes from the inputs with c replaced
+    head_effect: (
+        np.ndarray
+    )  # (P, L, H): |Δ log p(answer)| when that head's output comes from the inputs with c replaced
     token_attention: np.ndarray  # (P,): the last layer's attention to c, mean over heads
     token_rollout: np.ndarray  # (P,): rollout from the answer position to c
     token_effect: np.ndarray  # (P,): |Δ log p(answer)| when the character at c is replaced

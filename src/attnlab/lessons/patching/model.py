@@ -42,8 +42,15 @@ def corpus_data(corpus: str) -> Data:
 def config(data: Data, n_layers: int, n_heads: int):
     from attnlab.models.gpt import GPTConfig
 
-    return GPTConfig(vocab_size=data.tokenizer.vocab_size, context_length=CONTEXT, d_model=D_MODEL, n_heads=n_heads,
-                     n_layers=n_layers, norm_first=True, activation="relu")
+    return GPTConfig(
+        vocab_size=data.tokenizer.vocab_size,
+        context_length=CONTEXT,
+        d_model=D_MODEL,
+        n_heads=n_heads,
+        n_layers=n_layers,
+        norm_first=True,
+        activation="relu",
+    )
 
 
 @lru_cache(maxsize=8)
@@ -60,6 +67,11 @@ def models(corpus: str, n_layers: int, n_heads: int, steps: int, seed: int):
     model = redraw(GPT(config(data, n_layers, n_heads)), seed)
     untrained = redraw(GPT(config(data, n_layers, n_heads)), seed).eval()  # the same start, never trained
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
-    losses = train_small(model, cfg, lambda g: get_batch(data.ids, CONTEXT, BATCH, g), steps=steps,  # (B, T) each
-                         on_step=lambda step: progress.report("trained", step, steps))  # stops when the page has gone
+    losses = train_small(
+        model,
+        cfg,
+        lambda g: get_batch(data.ids, CONTEXT, BATCH, g),
+        steps=steps,  # (B, T) each
+        on_step=lambda step: progress.report("trained", step, steps),
+    )  # stops when the page has gone
     return model.eval(), untrained, losses

@@ -14,10 +14,16 @@ def show(console, r, lang, t) -> None:
     k = "explain.patching."
     console.print(r.note, highlight=False)
     console.print(f"{r.prompt} → {r.answer} · {r.corrupt} · {t(k + 'key_is', lang)} {r.key}", highlight=False)
-    console.print(table(t(k + "h.prediction", lang), [t(k + "col." + c, lang) for c in (
-        "model", "lp_clean", "lp_corrupt", "gap", "top_lead", "best_restored")],
-        [[t(k + "row." + name, lang), x.lp_clean, x.lp_corrupt, x.gap, x.top_lead, x.best_restored]
-         for name, x in (("trained", r.trained), ("untrained", r.untrained))]))
+    console.print(
+        table(
+            t(k + "h.prediction", lang),
+            [t(k + "col." + c, lang) for c in ("model", "lp_clean", "lp_corrupt", "gap", "top_lead", "best_restored")],
+            [
+                [t(k + "row." + name, lang), x.lp_clean, x.lp_corrupt, x.gap, x.top_lead, x.best_restored]
+                for name, x in (("trained", r.trained), ("untrained", r.untrained))
+            ],
+        )
+    )
     x = r.trained
     layers = [str(i + 1) for i in range(len(x.drop_zero))]
     heads = [f"H{h + 1}" for h in range(len(x.drop_zero[0]))]
@@ -28,15 +34,47 @@ def show(console, r, lang, t) -> None:
     else:
         console.print(grid(t(k + "m.resid", lang), x.restore_resid, r.resid_rows, r.positions))
         console.print(grid(t(k + "m.heads", lang), x.restore_heads, layers, heads))
-    console.print(table(t(k + "h.weights", lang), [t(k + "col." + c, lang) for c in (
-        "layer", "head", "weight_key", "drop_zero", "drop_mean", "drop_resample", "restored", "rank_weight",
-        "rank_effect")],
-        [[str(h.layer), h.head, *[g(v, 3) for v in (h.weight_key, h.drop_zero, h.drop_mean, h.drop_resample,
-                                                    h.restored)], h.rank_weight, h.rank_effect] for h in r.heads]))
-    console.print(table(t(k + "h.tokens", lang), [t(k + "col." + c, lang) for c in (
-        "position", "char", "attention", "rollout", "importance")],
-        [[str(p.position), p.char, p.attention, p.rollout, g(p.importance)] for p in r.tokens]))
+    console.print(
+        table(
+            t(k + "h.weights", lang),
+            [
+                t(k + "col." + c, lang)
+                for c in (
+                    "layer",
+                    "head",
+                    "weight_key",
+                    "drop_zero",
+                    "drop_mean",
+                    "drop_resample",
+                    "restored",
+                    "rank_weight",
+                    "rank_effect",
+                )
+            ],
+            [
+                [
+                    str(h.layer),
+                    h.head,
+                    *[g(v, 3) for v in (h.weight_key, h.drop_zero, h.drop_mean, h.drop_resample, h.restored)],
+                    h.rank_weight,
+                    h.rank_effect,
+                ]
+                for h in r.heads
+            ],
+        )
+    )
+    console.print(
+        table(
+            t(k + "h.tokens", lang),
+            [t(k + "col." + c, lang) for c in ("position", "char", "attention", "rollout", "importance")],
+            [[str(p.position), p.char, p.attention, p.rollout, g(p.importance)] for p in r.tokens],
+        )
+    )
     console.print(t(k + "course", lang), highlight=False)
-    console.print(table(t(k + "h.corr", lang), [t(k + "col." + c, lang) for c in (
-        "reading", "n", "rho", "chance_mean", "chance_q95")],
-        [[c.label, c.n, g(c.rho), g(c.chance_mean), g(c.chance_q95)] for c in r.correlations]))
+    console.print(
+        table(
+            t(k + "h.corr", lang),
+            [t(k + "col." + c, lang) for c in ("reading", "n", "rho", "chance_mean", "chance_q95")],
+            [[c.label, c.n, g(c.rho), g(c.chance_mean), g(c.chance_q95)] for c in r.correlations],
+        )
+    )

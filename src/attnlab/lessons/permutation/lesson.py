@@ -77,7 +77,10 @@ def choose_perm(tokens: list[str], how: str, seed: int) -> list[int]:
             return perm
     raise ParamError(
         f"shuffle={how!r} leaves {''.join(tokens)!r} unchanged; choose another shuffle or a sentence whose characters differ",
-        "sentence", "explain.error.unchanged", shuffle=how, sentence="".join(tokens),
+        "sentence",
+        "explain.error.unchanged",
+        shuffle=how,
+        sentence="".join(tokens),
     )
 
 
@@ -92,24 +95,45 @@ def run_case(layer, x: torch.Tensor, perm: list[int], with_positions: bool) -> C
         out_s, w_s = layer(x_shuffled + pe, need_weights=True)  # and 0..n-1 again on the shuffled order
     diff = (out_s - out[:, perm]).abs().max().item()  # equivariance: f(P X) = P f(X)
     return Case(
-        with_positions, diff, out.abs().max().item(), w[0].mean(0).tolist(), w_s[0].mean(0).tolist(),
-        out[0, :, :SHOWN_DIMS].tolist(), out_s[0, :, :SHOWN_DIMS].tolist(),
+        with_positions,
+        diff,
+        out.abs().max().item(),
+        w[0].mean(0).tolist(),
+        w_s[0].mean(0).tolist(),
+        out[0, :, :SHOWN_DIMS].tolist(),
+        out_s[0, :, :SHOWN_DIMS].tolist(),
     )
 
 
 @lesson
 def permutation(
-    sentence: str = "床前明月光", shuffle: str = "random", d_model: int = 16, n_heads: int = 2, seed: int = 0, *, lang: str = "zh"
+    sentence: str = "床前明月光",
+    shuffle: str = "random",
+    d_model: int = 16,
+    n_heads: int = 2,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
 ) -> PermutationResult:
     """The same self-attention layer on a sentence and on its shuffle, without and with positions."""
     p = check(PARAMS, dict(sentence=sentence, shuffle=shuffle, d_model=d_model, n_heads=n_heads, seed=seed))
     tokens = [c for c in p["sentence"] if not c.isspace()]
     if len(tokens) < 2:
-        raise ParamError(f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}", "sentence",
-                         "explain.error.sentence_short", got=repr(p["sentence"]))
+        raise ParamError(
+            f"sentence needs at least 2 characters (spaces ignored), got {p['sentence']!r}",
+            "sentence",
+            "explain.error.sentence_short",
+            got=repr(p["sentence"]),
+        )
     if p["d_model"] % p["n_heads"]:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}", "n_heads",
-                         "explain.error.divisible", width="d_model", d=p["d_model"], h=p["n_heads"])
+        raise ParamError(
+            f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
+            "n_heads",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=p["n_heads"],
+        )
     perm = choose_perm(tokens, p["shuffle"], p["seed"])
 
     from attnlab.nn import MultiHeadAttention
@@ -128,34 +152,83 @@ def permutation(
     pair = {}
     for name, use_pe in (("without_positions", False), ("with_positions", True)):
         case = run_case(layer, pair_x, [1, 0], use_pe)
-        pair[name] = {"ming_yue": case.outputs[0], "yue_ming": case.outputs_shuffled[1], "max_diff": case.max_diff,
-                      "scale": case.scale}
+        pair[name] = {
+            "ming_yue": case.outputs[0],
+            "yue_ming": case.outputs_shuffled[1],
+            "max_diff": case.max_diff,
+            "scale": case.scale,
+        }
 
     claims = claims_of(plain, positioned, pair, lang)
     return PermutationResult(
-        topic="permutation", params=p, tokens=tokens, shuffled=[tokens[j] for j in perm], perm=perm,
-        without_positions=plain, with_positions=positioned, pair=pair, claims=claims,
+        topic="permutation",
+        params=p,
+        tokens=tokens,
+        shuffled=[tokens[j] for j in perm],
+        perm=perm,
+        without_positions=plain,
+        with_positions=positioned,
+        pair=pair,
+        claims=claims,
     )
 
 
 def claims_of(plain: Case, positioned: Case, pair: dict, lang: str) -> list[Claim]:
     """Equivariance is an identity (to float32 rounding); that positions break it, and that 明 then tells 明月 from
     月明, is a lead over the same layer without positions, by 1% of the largest output entry."""
+
     def c(name: str) -> str:
         return t(f"explain.permutation.control.{name}", lang)
 
     margin, pair_margin = DIFFERS * plain.scale, DIFFERS * pair["without_positions"]["scale"]
     plain_pair, pos_pair = pair["without_positions"]["max_diff"], pair["with_positions"]["max_diff"]
     return [
-        within("equivariant", t("explain.permutation.claim.equivariant", lang, diff=plain.max_diff, tol=ROUNDING), lang,
-               measured=plain.max_diff, expected=0.0, tol=ROUNDING, control=c("shuffled_rows"),
-               values={"max_diff": plain.max_diff}),
-        lead("positions_break", t("explain.permutation.claim.positions", lang, diff=positioned.max_diff, plain=plain.max_diff,
-                                  margin=margin, share=DIFFERS), lang,
-             measured=positioned.max_diff, baseline=plain.max_diff, margin=margin, control=c("no_positions"),
-             values={"with_positions": positioned.max_diff, "without_positions": plain.max_diff, "scale": plain.scale}),
-        lead("mingyue", t("explain.permutation.claim.pair", lang, plain=plain_pair, pos=pos_pair, margin=pair_margin,
-                          share=DIFFERS), lang,
-             measured=pos_pair, baseline=plain_pair, margin=pair_margin, control=c("pair_no_positions"),
-             values={"with_positions": pos_pair, "without_positions": plain_pair, "scale": pair["without_positions"]["scale"]}),
+        within(
+            "equivariant",
+            t("explain.permutation.claim.equivariant", lang, diff=plain.max_diff, tol=ROUNDING),
+            lang,
+            measured=plain.max_diff,
+            expected=0.0,
+            tol=ROUNDING,
+            control=c("shuffled_rows"),
+            values={"max_diff": plain.max_diff},
+        ),
+        lead(
+            "positions_break",
+            t(
+                "explain.permutation.claim.positions",
+                lang,
+                diff=positioned.max_diff,
+                plain=plain.max_diff,
+                margin=margin,
+                share=DIFFERS,
+            ),
+            lang,
+            measured=positioned.max_diff,
+            baseline=plain.max_diff,
+            margin=margin,
+            control=c("no_positions"),
+            values={"with_positions": positioned.max_diff, "without_positions": plain.max_diff, "scale": plain.scale},
+        ),
+        lead(
+            "mingyue",
+            t(
+                "explain.permutation.claim.pair",
+                lang,
+                plain=plain_pair,
+                pos=pos_pair,
+                margin=pair_margin,
+                share=DIFFERS,
+            ),
+            lang,
+            measured=pos_pair,
+            baseline=plain_pair,
+            margin=pair_margin,
+            control=c("pair_no_positions"),
+            values={
+                "with_positions": pos_pair,
+                "without_positions": plain_pair,
+                "scale": pair["without_positions"]["scale"],
+            },
+        ),
     ]

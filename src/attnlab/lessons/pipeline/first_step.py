@@ -111,6 +111,7 @@ class FirstStep(Shown):
 
 # ---- measurements --------------------------------------------------------------------------------------
 
+
 def _p(model, context_ids: list[int], target_id: int, device) -> float:
     """p(target | context) from the last position, in eval mode."""
     model.eval()
@@ -122,14 +123,14 @@ def _p(model, context_ids: list[int], target_id: int, device) -> float:
 def _plain(model, probe, lr_start: float, device) -> PlainStep:
     # In float64: the rule's effect is first order in lr, so even the smallest lr the form accepts moves p
     # by more than rounding would hide.
-    ctx = probe.context_ids[-model.config.context_length:]
+    ctx = probe.context_ids[-model.config.context_length :]
     base = copy.deepcopy(model).double().eval()
     logits = base(torch.tensor([ctx], device=device))[0, -1]  # (V,): the position that predicts the target
     loss = -torch.log_softmax(logits, dim=-1)[probe.target_id]  # −log p(target)
     params = [p for p in base.parameters() if p.requires_grad]
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
-    grad_sq = float(sum((g ** 2).sum() for g in grads))
+    grad_sq = float(sum((g**2).sum() for g in grads))
     p_before = math.exp(-float(loss.detach()))
     lr, p_after, halvings = lr_start, p_before, 0
     for halvings in range(MAX_HALVINGS + 1):  # backtracking: halve lr until p rises (first order: it must)
@@ -141,14 +142,22 @@ def _plain(model, probe, lr_start: float, device) -> PlainStep:
         p_after = _p(stepped, ctx, probe.target_id, device)
         if p_after > p_before:
             break
-    return PlainStep(lr=lr, lr_start=lr_start, halvings=halvings, grad_sq=grad_sq, predicted_drop=lr * grad_sq,
-                     p_before=p_before, p_after=p_after, loss_before=-math.log(p_before),
-                     loss_after=-math.log(p_after) if p_after > 0 else math.inf)
+    return PlainStep(
+        lr=lr,
+        lr_start=lr_start,
+        halvings=halvings,
+        grad_sq=grad_sq,
+        predicted_drop=lr * grad_sq,
+        p_before=p_before,
+        p_after=p_after,
+        loss_before=-math.log(p_before),
+        loss_after=-math.log(p_after) if p_after > 0 else math.inf,
+    )
 
 
 def _adam(model, data, cfg, probe, device) -> AdamStep:
     """One step of the real loop on a copy; the batch is the one that step draws (the same seeded generator)."""
-    ctx = probe.context_ids[-model.config.context_length:]
+    ctx = probe.context_ids[-model.config.context_length :]
     copy_ = copy.deepcopy(model)
     x, y = get_batch(data.train, model.config.context_length, cfg.batch_size, torch.Generator().manual_seed(cfg.seed))
     x, y = x.to(device), y.to(device)  # (B, T): the first step's batch
@@ -182,11 +191,22 @@ def _adam(model, data, cfg, probe, device) -> AdamStep:
                 gmin, gmax = min(gmin, float(g[big].min())), max(gmax, float(g[big].max()))
     with torch.no_grad():
         line_after = float(lm_loss(copy_.eval(), x, y))
-    return AdamStep(lr=cfg.lr_at(0), positions=int(y.numel()), p_before=p_before,
-                    p_after=_p(copy_, ctx, probe.target_id, device), line_loss_before=line_before,
-                    line_loss_after=line_after, numbers=sum(p.numel() for p in copy_.parameters()), moved=moved,
-                    large=large, near_lr=near, over_lr=over, max_ratio=max_ratio, grad_min=gmin if large else 0.0,
-                    grad_max=gmax)
+    return AdamStep(
+        lr=cfg.lr_at(0),
+        positions=int(y.numel()),
+        p_before=p_before,
+        p_after=_p(copy_, ctx, probe.target_id, device),
+        line_loss_before=line_before,
+        line_loss_after=line_after,
+        numbers=sum(p.numel() for p in copy_.parameters()),
+        moved=moved,
+        large=large,
+        near_lr=near,
+        over_lr=over,
+        max_ratio=max_ratio,
+        grad_min=gmin if large else 0.0,
+        grad_max=gmax,
+    )
 
 
 _SEED_CACHE: dict[tuple, SeedCount] = {}
@@ -196,7 +216,15 @@ def _over_seeds(model, data, cfg, probe, device, seeds: int) -> SeedCount:
     """The plain step and the first AdamW step for fresh models of seeds 0 .. seeds-1 (built as new_run
     builds them: torch.manual_seed(seed), then the model). Cached per settings: the numbers never change."""
     stream = hashlib.sha256(data.train.cpu().numpy().tobytes()).hexdigest()
-    key = (repr(model.config), repr(dataclasses.replace(cfg, seed=0)), stream, tuple(probe.context_ids), probe.target_id, str(device), seeds)
+    key = (
+        repr(model.config),
+        repr(dataclasses.replace(cfg, seed=0)),
+        stream,
+        tuple(probe.context_ids),
+        probe.target_id,
+        str(device),
+        seeds,
+    )
     if key not in _SEED_CACHE:
         lowered = raised = raised_plain = 0
         for seed in range(seeds):
@@ -215,6 +243,7 @@ def _over_seeds(model, data, cfg, probe, device, seeds: int) -> SeedCount:
 
 
 # ---- the lesson ----------------------------------------------------------------------------------------
+
 
 def can_count(model) -> bool:
     """Whether counting over seeds is quick enough for this model (one fresh model and two steps a seed)."""
@@ -236,17 +265,28 @@ def first_step(run, *, seeds: int | None = None, lang: str = "zh") -> FirstStep:
     if not 0 <= seeds <= 100:
         raise ValueError(f"seeds must be from 0 to 100, got {seeds}")
     if seeds and not can_count(model):
-        raise ValueError(f"this model has more than {COUNT_LIMIT:,} parameters: too large to count over seeds here; "
-                         "ask for seeds=0")
+        raise ValueError(
+            f"this model has more than {COUNT_LIMIT:,} parameters: too large to count over seeds here; ask for seeds=0"
+        )
     rng_devices = [device] if torch.device(device).type == "cuda" else []  # dropout on a GPU draws from its own stream
-    with torch.random.fork_rng(devices=rng_devices), threads_for(model):  # the run's random streams are left as they were
+    with (
+        torch.random.fork_rng(devices=rng_devices),
+        threads_for(model),
+    ):  # the run's random streams are left as they were
         plain = _plain(model, probe, cfg.lr_at(0), device)
         adam = _adam(model, data=run.data, cfg=cfg, probe=probe, device=device)
         count = _over_seeds(model, run.data, cfg, probe, device, seeds) if seeds else None
     model.train()
-    return FirstStep(context=probe.context, target=probe.target, seed=cfg.seed, plain=plain, adamw=adam,
-                     over_seeds=count, arithmetic=neg_log(plain.p_before),
-                     claims=_claims(probe.target, plain, adam, count, lang))
+    return FirstStep(
+        context=probe.context,
+        target=probe.target,
+        seed=cfg.seed,
+        plain=plain,
+        adamw=adam,
+        over_seeds=count,
+        arithmetic=neg_log(plain.p_before),
+        claims=_claims(probe.target, plain, adam, count, lang),
+    )
 
 
 def plain_margin(plain: PlainStep) -> float:
@@ -264,48 +304,142 @@ def _claims(target: str, plain: PlainStep, adam: AdamStep, count: SeedCount | No
     d = lambda a, b: f"{b - a:+.2g}"  # noqa: E731
     pm = plain_margin(plain)
     claims = [
-        lead("plain_raises",
-             t("pipeline.step5.claim.plain", lang, target=target, lr=f"{plain.lr:g}", a=f(plain.p_before),
-               b=f(plain.p_after), d=d(plain.p_before, plain.p_after), halvings=plain.halvings,
-               fall=f"{plain.loss_before - plain.loss_after:.3g}", est=f"{plain.predicted_drop:.3g}", m=f"{pm:.3g}"),
-             lang, measured=plain.loss_after, baseline=plain.loss_before, margin=pm, lower=True,
-             control=_control(lang, "untrained_loss"),
-             values={"p_before": plain.p_before, "p_after": plain.p_after, "first_order": plain.predicted_drop,
-                     "lr": plain.lr}),
-        lead("adamw_first",
-             t("pipeline.step5.claim.adamw", lang, target=target, lr=f"{adam.lr:g}", a=f(adam.p_before),
-               b=f(adam.p_after), d=d(adam.p_before, adam.p_after), m=f(RISE * adam.p_before)),
-             lang, measured=adam.p_after, baseline=adam.p_before, margin=RISE * adam.p_before,
-             control=_control(lang, "untrained_p"), values={"p_before": adam.p_before, "p_after": adam.p_after},
-             hint=t("pipeline.step5.hint.adamw", lang)),
-        lead("adamw_line",
-             t("pipeline.step5.claim.line", lang, n=adam.positions, a=f(adam.line_loss_before),
-               b=f(adam.line_loss_after), d=d(adam.line_loss_before, adam.line_loss_after),
-               m=f(RISE * adam.line_loss_before)),
-             lang, measured=adam.line_loss_after, baseline=adam.line_loss_before, lower=True,
-             margin=RISE * adam.line_loss_before, control=_control(lang, "untrained_line"),
-             values={"before": adam.line_loss_before, "after": adam.line_loss_after, "positions": adam.positions}),
+        lead(
+            "plain_raises",
+            t(
+                "pipeline.step5.claim.plain",
+                lang,
+                target=target,
+                lr=f"{plain.lr:g}",
+                a=f(plain.p_before),
+                b=f(plain.p_after),
+                d=d(plain.p_before, plain.p_after),
+                halvings=plain.halvings,
+                fall=f"{plain.loss_before - plain.loss_after:.3g}",
+                est=f"{plain.predicted_drop:.3g}",
+                m=f"{pm:.3g}",
+            ),
+            lang,
+            measured=plain.loss_after,
+            baseline=plain.loss_before,
+            margin=pm,
+            lower=True,
+            control=_control(lang, "untrained_loss"),
+            values={
+                "p_before": plain.p_before,
+                "p_after": plain.p_after,
+                "first_order": plain.predicted_drop,
+                "lr": plain.lr,
+            },
+        ),
+        lead(
+            "adamw_first",
+            t(
+                "pipeline.step5.claim.adamw",
+                lang,
+                target=target,
+                lr=f"{adam.lr:g}",
+                a=f(adam.p_before),
+                b=f(adam.p_after),
+                d=d(adam.p_before, adam.p_after),
+                m=f(RISE * adam.p_before),
+            ),
+            lang,
+            measured=adam.p_after,
+            baseline=adam.p_before,
+            margin=RISE * adam.p_before,
+            control=_control(lang, "untrained_p"),
+            values={"p_before": adam.p_before, "p_after": adam.p_after},
+            hint=t("pipeline.step5.hint.adamw", lang),
+        ),
+        lead(
+            "adamw_line",
+            t(
+                "pipeline.step5.claim.line",
+                lang,
+                n=adam.positions,
+                a=f(adam.line_loss_before),
+                b=f(adam.line_loss_after),
+                d=d(adam.line_loss_before, adam.line_loss_after),
+                m=f(RISE * adam.line_loss_before),
+            ),
+            lang,
+            measured=adam.line_loss_after,
+            baseline=adam.line_loss_before,
+            lower=True,
+            margin=RISE * adam.line_loss_before,
+            control=_control(lang, "untrained_line"),
+            values={"before": adam.line_loss_before, "after": adam.line_loss_after, "positions": adam.positions},
+        ),
         # Adam's first step is m̂/(√v̂ + ε) = g/(|g| + ε): every number with |g| >= 1e-6 moves by 0.99·lr to lr,
         # none by more than lr. The count of numbers off that closed form must be 0.
-        within("adamw_sign",
-               t("pipeline.step5.claim.sign", lang, large=f"{adam.large:,}", moved=f"{adam.moved:,}",
-                 numbers=f"{adam.numbers:,}", near=f"{adam.near_lr:,}", ratio=f"{adam.max_ratio:.6f}",
-                 gmin=f"{adam.grad_min:.1e}", gmax=f"{adam.grad_max:.1e}", off=f"{adam.large - adam.near_lr + adam.over_lr:,}"),
-               lang, measured=adam.large - adam.near_lr + adam.over_lr + (adam.large == 0), expected=0, tol=0,
-               control=_control(lang, "sign"),
-               values={"large": adam.large, "near_lr": adam.near_lr, "over_lr": adam.over_lr, "max_ratio": adam.max_ratio,
-                       "moved": adam.moved, "numbers": adam.numbers}),
+        within(
+            "adamw_sign",
+            t(
+                "pipeline.step5.claim.sign",
+                lang,
+                large=f"{adam.large:,}",
+                moved=f"{adam.moved:,}",
+                numbers=f"{adam.numbers:,}",
+                near=f"{adam.near_lr:,}",
+                ratio=f"{adam.max_ratio:.6f}",
+                gmin=f"{adam.grad_min:.1e}",
+                gmax=f"{adam.grad_max:.1e}",
+                off=f"{adam.large - adam.near_lr + adam.over_lr:,}",
+            ),
+            lang,
+            measured=adam.large - adam.near_lr + adam.over_lr + (adam.large == 0),
+            expected=0,
+            tol=0,
+            control=_control(lang, "sign"),
+            values={
+                "large": adam.large,
+                "near_lr": adam.near_lr,
+                "over_lr": adam.over_lr,
+                "max_ratio": adam.max_ratio,
+                "moved": adam.moved,
+                "numbers": adam.numbers,
+            },
+        ),
     ]
     if count is not None:
-        claims[1:1] = [beats_chance("plain_over_seeds",
-                                    t("pipeline.step5.claim.plain_seeds", lang, target=target, k=count.raised_plain,
-                                      n=count.seeds, last=count.seeds - 1),
-                                    lang, k=count.raised_plain, n=count.seeds, p=RANDOM_DIRECTION,
-                                    control=_control(lang, "random_direction"))]
-        claims.append(beats_chance("adamw_over_seeds",
-                                   t("pipeline.step5.claim.seeds", lang, target=target, k=count.raised, n=count.seeds,
-                                     last=count.seeds - 1, lowered=count.lowered),
-                                   lang, k=count.raised, n=count.seeds, p=RANDOM_DIRECTION,
-                                   control=_control(lang, "random_direction"), values={"lowered": count.lowered},
-                                   hint=t("pipeline.step5.hint.adamw", lang)))
+        claims[1:1] = [
+            beats_chance(
+                "plain_over_seeds",
+                t(
+                    "pipeline.step5.claim.plain_seeds",
+                    lang,
+                    target=target,
+                    k=count.raised_plain,
+                    n=count.seeds,
+                    last=count.seeds - 1,
+                ),
+                lang,
+                k=count.raised_plain,
+                n=count.seeds,
+                p=RANDOM_DIRECTION,
+                control=_control(lang, "random_direction"),
+            )
+        ]
+        claims.append(
+            beats_chance(
+                "adamw_over_seeds",
+                t(
+                    "pipeline.step5.claim.seeds",
+                    lang,
+                    target=target,
+                    k=count.raised,
+                    n=count.seeds,
+                    last=count.seeds - 1,
+                    lowered=count.lowered,
+                ),
+                lang,
+                k=count.raised,
+                n=count.seeds,
+                p=RANDOM_DIRECTION,
+                control=_control(lang, "random_direction"),
+                values={"lowered": count.lowered},
+                hint=t("pipeline.step5.hint.adamw", lang),
+            )
+        )
     return claims

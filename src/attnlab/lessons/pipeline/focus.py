@@ -73,26 +73,59 @@ def _heads(model, tokenizer, text: str, query: str, expected: str | None):
     for m in att.maps:
         row = m.weights[i][: i + 1]  # (i+1,) what the query reads
         top = max(range(i + 1), key=row.__getitem__)
-        heads.append(HeadFocus(layer=m.layer, head=m.head, weights=row, top=top, top_token=seen[top],
-                               top_weight=row[top], expected_weight=row[e] if e is not None else None))
+        heads.append(
+            HeadFocus(
+                layer=m.layer,
+                head=m.head,
+                weights=row,
+                top=top,
+                top_token=seen[top],
+                top_weight=row[top],
+                expected_weight=row[e] if e is not None else None,
+            )
+        )
     return seen, i, e, heads
 
 
-def focus(model, tokenizer, text: str, query: str = DEFAULT_QUERY, expected: str | None = DEFAULT_EXPECTED, *,
-          over_seeds: SeedFocus | None = None, lang: str = "zh") -> Focus:
+def focus(
+    model,
+    tokenizer,
+    text: str,
+    query: str = DEFAULT_QUERY,
+    expected: str | None = DEFAULT_EXPECTED,
+    *,
+    over_seeds: SeedFocus | None = None,
+    lang: str = "zh",
+) -> Focus:
     """Where `query` (its first occurrence in `text`) looks, in every layer and head of `model`."""
     seen, i, e, heads = _heads(model, tokenizer, text, query, expected)
     hits = sum(h.top == e for h in heads) if e is not None else 0
-    return Focus(text=text, tokens=seen, query=query, query_index=i, expected=expected if e is not None else None,
-                 expected_index=e, uniform=1 / (i + 1), heads=heads, expected_top=hits, over_seeds=over_seeds,
-                 claims=_claims(query, seen, e, heads, hits, over_seeds, lang))
+    return Focus(
+        text=text,
+        tokens=seen,
+        query=query,
+        query_index=i,
+        expected=expected if e is not None else None,
+        expected_index=e,
+        uniform=1 / (i + 1),
+        heads=heads,
+        expected_top=hits,
+        over_seeds=over_seeds,
+        claims=_claims(query, seen, e, heads, hits, over_seeds, lang),
+    )
 
 
 _SEED_CACHE: dict[tuple, SeedFocus] = {}
 
 
-def focus_over_seeds(corpus: str, settings: dict, text: str, query: str = DEFAULT_QUERY,
-                     expected: str = DEFAULT_EXPECTED, seeds: int = 10) -> SeedFocus:
+def focus_over_seeds(
+    corpus: str,
+    settings: dict,
+    text: str,
+    query: str = DEFAULT_QUERY,
+    expected: str = DEFAULT_EXPECTED,
+    seeds: int = 10,
+) -> SeedFocus:
     """Train a fresh run (attnlab.train.new_run(corpus, **settings, seed=s)) for s = 0 .. seeds-1 and count the
     heads in which `expected` gets `query`'s largest weight. Each run trains its whole budget (a second or
     more per seed); the counts are cached per settings, since they never change."""
@@ -109,16 +142,19 @@ def focus_over_seeds(corpus: str, settings: dict, text: str, query: str = DEFAUL
         run = new_run(corpus, **settings, seed=seed, device="cpu")
         work = count_work(sum(p.numel() for p in run.model.parameters()), run.config.steps, seeds)
         if work > COUNT_WORK_LIMIT:
-            raise ValueError(f"counting over {seeds} seeds would train {work:.2g} parameter-steps, more than this "
-                             f"lab allows ({COUNT_WORK_LIMIT:.2g}); use fewer seeds, steps or a smaller model")
+            raise ValueError(
+                f"counting over {seeds} seeds would train {work:.2g} parameter-steps, more than this "
+                f"lab allows ({COUNT_WORK_LIMIT:.2g}); use fewer seeds, steps or a smaller model"
+            )
         run.trainer.run()
         _, _, e, heads = _heads(run.model, run.tokenizer, text, query, expected)
         n = sum(h.top == e for h in heads) if e is not None else 0
         per_model, hits, with_expected = len(heads), hits + n, with_expected + (n > 0)
     if len(_SEED_CACHE) > 32:
         _SEED_CACHE.clear()
-    _SEED_CACHE[key] = SeedFocus(seeds=seeds, heads=per_model, seeds_with_expected=with_expected,
-                                 heads_with_expected=hits)
+    _SEED_CACHE[key] = SeedFocus(
+        seeds=seeds, heads=per_model, seeds_with_expected=with_expected, heads_with_expected=hits
+    )
     return _SEED_CACHE[key]
 
 
@@ -131,27 +167,79 @@ def _claims(query, seen, e, heads, hits, over_seeds, lang) -> list[Claim]:
     for h in heads:
         second = max((w for j, w in enumerate(h.weights) if j != h.top), default=0.0)
         nxt = max((j for j in range(c) if j != h.top), key=h.weights.__getitem__, default=h.top)
-        claims.append(lead(f"top_{h.layer + 1}_{h.head + 1}",
-                           t("pipeline.focus.claim.top", lang, query=query, layer=h.layer + 1, head=h.head + 1,
-                             token=h.top_token, index=h.top + 1, w=f"{h.top_weight:.4f}", next=seen[nxt],
-                             second=f"{second:.4f}", m=f"{LEADS:.2f}"),
-                           lang, measured=h.top_weight, baseline=second, margin=LEADS,
-                           control=t("pipeline.focus.control.runner_up", lang),
-                           values={"top": h.top_weight, "next": second, "uniform": 1 / c}))
+        claims.append(
+            lead(
+                f"top_{h.layer + 1}_{h.head + 1}",
+                t(
+                    "pipeline.focus.claim.top",
+                    lang,
+                    query=query,
+                    layer=h.layer + 1,
+                    head=h.head + 1,
+                    token=h.top_token,
+                    index=h.top + 1,
+                    w=f"{h.top_weight:.4f}",
+                    next=seen[nxt],
+                    second=f"{second:.4f}",
+                    m=f"{LEADS:.2f}",
+                ),
+                lang,
+                measured=h.top_weight,
+                baseline=second,
+                margin=LEADS,
+                control=t("pipeline.focus.control.runner_up", lang),
+                values={"top": h.top_weight, "next": second, "uniform": 1 / c},
+            )
+        )
     if e is not None:
         n = len(heads)
-        claims.append(beats_chance("expected_heads",
-                                   t("pipeline.focus.claim.expected", lang, query=query, expected=seen[e], k=hits, n=n,
-                                     c=c, chance=f"{n / c:.3g}", need=chance_count(n, 1 / c)),
-                                   lang, k=hits, n=n, p=1 / c, control=t("pipeline.focus.control.chance", lang, c=c)))
+        claims.append(
+            beats_chance(
+                "expected_heads",
+                t(
+                    "pipeline.focus.claim.expected",
+                    lang,
+                    query=query,
+                    expected=seen[e],
+                    k=hits,
+                    n=n,
+                    c=c,
+                    chance=f"{n / c:.3g}",
+                    need=chance_count(n, 1 / c),
+                ),
+                lang,
+                k=hits,
+                n=n,
+                p=1 / c,
+                control=t("pipeline.focus.control.chance", lang, c=c),
+            )
+        )
     if over_seeds is not None and e is not None:
         s = over_seeds
         hn = s.seeds * s.heads
-        claims.append(beats_chance("expected_seeds",
-                                   t("pipeline.focus.claim.seeds", lang, query=query, expected=seen[e],
-                                     k=s.seeds_with_expected, n=s.seeds, last=s.seeds - 1, hk=s.heads_with_expected,
-                                     hn=hn, c=c, chance=f"{hn / c:.3g}", need=chance_count(hn, 1 / c)),
-                                   lang, k=s.heads_with_expected, n=hn, p=1 / c,
-                                   control=t("pipeline.focus.control.chance", lang, c=c),
-                                   values={"models": s.seeds_with_expected, "seeds": s.seeds}))
+        claims.append(
+            beats_chance(
+                "expected_seeds",
+                t(
+                    "pipeline.focus.claim.seeds",
+                    lang,
+                    query=query,
+                    expected=seen[e],
+                    k=s.seeds_with_expected,
+                    n=s.seeds,
+                    last=s.seeds - 1,
+                    hk=s.heads_with_expected,
+                    hn=hn,
+                    c=c,
+                    chance=f"{hn / c:.3g}",
+                    need=chance_count(hn, 1 / c),
+                ),
+                lang,
+                k=s.heads_with_expected,
+                n=hn,
+                p=1 / c,
+                control=t("pipeline.focus.control.chance", lang, c=c),
+                values={"models": s.seeds_with_expected, "seeds": s.seeds},
+            )
+        )
     return claims

@@ -50,7 +50,7 @@ def reference_windows(ids: list[int]) -> torch.Tensor:
     """Every window of half the text's length (rounded up) at every offset: (N, w). The mean is over these rows
     and their positions, so each token is seen in more than one context."""
     w = (len(ids) + 1) // 2
-    return torch.tensor([ids[s:s + w] for s in range(len(ids) - w + 1)])  # (N, w)
+    return torch.tensor([ids[s : s + w] for s in range(len(ids) - w + 1)])  # (N, w)
 
 
 def heads_absent(model) -> str | None:
@@ -80,8 +80,15 @@ def head_effects_view(model, tokenizer, text: str, how: str = "zero") -> HeadEff
     shade = delta.abs() / size if size > 0 else torch.zeros_like(delta)  # (L, H)
     low = int(delta.argmin())
     return HeadEffectsView(
-        how=how, tokens=tokenizer.tokens(ids), answer=LensCell(target, tokenizer.token(target),
-                                                               float(log_probs[target].exp())),
-        log_p=float(log_probs[target]), n_layers=L, n_heads=H, delta=tolist(delta), shade=tolist(shade),
-        windows=0 if reference is None else reference.shape[0], window=0 if reference is None else reference.shape[1],
-        largest=HeadDelta(layer=low // H, head=low % H, delta=float(delta.flatten()[low])))
+        how=how,
+        tokens=tokenizer.tokens(ids),
+        answer=LensCell(target, tokenizer.token(target), float(log_probs[target].exp())),
+        log_p=float(log_probs[target]),
+        n_layers=L,
+        n_heads=H,
+        delta=tolist(delta),
+        shade=tolist(shade),
+        windows=0 if reference is None else reference.shape[0],
+        window=0 if reference is None else reference.shape[1],
+        largest=HeadDelta(layer=low // H, head=low % H, delta=float(delta.flatten()[low])),
+    )

@@ -58,22 +58,46 @@ def lens_view(model, tokenizer, text: str, lang: str = "zh") -> LensView:
     probs = lens.softmax(-1)  # (L+1, T, vocab)
     best_p, best = probs.max(-1)  # (L+1, T) each
     names = tokenizer.tokens(range(tokenizer.vocab_size))
-    rows = [LensRow(layer=k, top=[LensCell(i, names[i], q) for i, q in zip(best[k].tolist(), best_p[k].tolist())])
-            for k in range(lens.shape[0])]
+    rows = [
+        LensRow(layer=k, top=[LensCell(i, names[i], q) for i, q in zip(best[k].tolist(), best_p[k].tolist())])
+        for k in range(lens.shape[0])
+    ]
     answer = rows[-1].top[-1]
     ranks, p = answer_by_layer(lens[:, -1:], answer.id, position=-1)  # the last position only
     settles = len(ranks)
     while settles > 0 and ranks[settles - 1] == 0:
         settles -= 1
     uniform = 1 / tokenizer.vocab_size
-    builds = lead("lens_builds", t("pipeline.lens.claim", lang, answer=answer.token, layers=len(p) - 1,
-                                   p0=f"{p[0]:.4g}", pl=f"{p[-1]:.4g}", u=f"{uniform:.4g}"),
-                  lang, measured=p[-1], baseline=p[0], margin=uniform, control=t("pipeline.lens.control", lang))
-    return LensView(tokens=tokenizer.tokens(ids), cropped=cropped, rows=rows, answer=answer, answer_rank=ranks,
-                    answer_prob=p, settles=settles, uniform=uniform, claims=[builds])
+    builds = lead(
+        "lens_builds",
+        t(
+            "pipeline.lens.claim",
+            lang,
+            answer=answer.token,
+            layers=len(p) - 1,
+            p0=f"{p[0]:.4g}",
+            pl=f"{p[-1]:.4g}",
+            u=f"{uniform:.4g}",
+        ),
+        lang,
+        measured=p[-1],
+        baseline=p[0],
+        margin=uniform,
+        control=t("pipeline.lens.control", lang),
+    )
+    return LensView(
+        tokens=tokenizer.tokens(ids),
+        cropped=cropped,
+        rows=rows,
+        answer=answer,
+        answer_rank=ranks,
+        answer_prob=p,
+        settles=settles,
+        uniform=uniform,
+        claims=[builds],
+    )
 
 
 def lens_absent(model) -> str | None:
     """Why a model has no lens card (a catalog key's last part), or None."""
     return "no_head" if not hasattr(model, "lm_head") or not hasattr(model, "blocks") else None
-

@@ -102,8 +102,13 @@ def _ids(tokenizer, text: str, context_length: int) -> tuple[list[int], int]:
 
 def tokens_step(tokenizer, text: str = DEFAULT_TEXT) -> TokensStep:
     ids = tokenizer.encode(text)
-    return TokensStep(text=text, tokens=tokenizer.tokens(ids), ids=ids,
-                      vocab=tokenizer.tokens(range(tokenizer.vocab_size)), vocab_size=tokenizer.vocab_size)
+    return TokensStep(
+        text=text,
+        tokens=tokenizer.tokens(ids),
+        ids=ids,
+        vocab=tokenizer.tokens(range(tokenizer.vocab_size)),
+        vocab_size=tokenizer.vocab_size,
+    )
 
 
 def _forward(model, ids: list[int]):
@@ -123,17 +128,26 @@ def _embedding(model, tokenizer, ids: list[int], tr) -> EmbeddingStep:
     tok_rows = tr["embed.tokens"][0]  # (T, d_model)
     pos_rows = tr["embed.positions"] if "embed.positions" in tr else None  # (T, d_model)
     sums = tok_rows + pos_rows if pos_rows is not None else tok_rows  # x_i = E[id_i] + P[i]
-    return EmbeddingStep(tokens=tokenizer.tokens(ids), ids=ids, positions=model.config.positions,
-                         d_model=model.config.d_model, token_rows=tolist(tok_rows),
-                         position_rows=tolist(pos_rows) if pos_rows is not None else None, sums=tolist(sums))
+    return EmbeddingStep(
+        tokens=tokenizer.tokens(ids),
+        ids=ids,
+        positions=model.config.positions,
+        d_model=model.config.d_model,
+        token_rows=tolist(tok_rows),
+        position_rows=tolist(pos_rows) if pos_rows is not None else None,
+        sums=tolist(sums),
+    )
 
 
 def _attention(model, tokenizer, ids: list[int], tr) -> AttentionStep:
     c = model.config
     found = [i for i in range(c.n_layers) if f"layers.{i}.attn.weights" in tr]  # ffn-only blocks have none
     heads = tr[f"layers.{found[0]}.attn.weights"].shape[1] if found else 0  # one-head: 1, not config.n_heads
-    maps = [HeadMap(layer=i, head=h, weights=tolist(tr[f"layers.{i}.attn.weights"][0, h]))  # (T, T)
-            for i in found for h in range(heads)]
+    maps = [
+        HeadMap(layer=i, head=h, weights=tolist(tr[f"layers.{i}.attn.weights"][0, h]))  # (T, T)
+        for i in found
+        for h in range(heads)
+    ]
     return AttentionStep(tokens=tokenizer.tokens(ids), n_layers=c.n_layers, n_heads=heads, maps=maps)
 
 
@@ -147,8 +161,9 @@ def attention_step(model, tokenizer, text: str = DEFAULT_TEXT) -> AttentionStep:
     return _attention(model, tokenizer, ids, _forward(model, ids))
 
 
-def next_step(model, tokenizer, context: str = DEFAULT_CONTEXT, target: str | None = DEFAULT_TARGET,
-              top: int = 10) -> NextStep:
+def next_step(
+    model, tokenizer, context: str = DEFAULT_CONTEXT, target: str | None = DEFAULT_TARGET, top: int = 10
+) -> NextStep:
     """The distribution after `context`; with a one-token `target`, its probability and -log of it."""
     ids, _ = _ids(tokenizer, context, model.config.context_length)
     target_id = None
@@ -163,12 +178,21 @@ def next_step(model, tokenizer, context: str = DEFAULT_CONTEXT, target: str | No
     best = sorted(dist, key=lambda n: -n.prob)[:top]
     p_target = dist[target_id].prob if target_id is not None else None
     vocab = tokenizer.vocab_size
-    return NextStep(context=context, target=target or None, distribution=dist, top=best, p_target=p_target,
-                    loss=-math.log(p_target) if p_target else None, uniform=1 / vocab, uniform_loss=math.log(vocab))
+    return NextStep(
+        context=context,
+        target=target or None,
+        distribution=dist,
+        top=best,
+        p_target=p_target,
+        loss=-math.log(p_target) if p_target else None,
+        uniform=1 / vocab,
+        uniform_loss=math.log(vocab),
+    )
 
 
-def pipeline(model, tokenizer, text: str = DEFAULT_TEXT, context: str = DEFAULT_CONTEXT,
-             target: str | None = DEFAULT_TARGET) -> PipelineView:
+def pipeline(
+    model, tokenizer, text: str = DEFAULT_TEXT, context: str = DEFAULT_CONTEXT, target: str | None = DEFAULT_TARGET
+) -> PipelineView:
     """Steps ① to ④ for `text` (cropped to its last context_length tokens) and `context` -> `target`."""
     ids, cropped = _ids(tokenizer, text, model.config.context_length)
     tr = _forward(model, ids)  # one pass serves ② and ③

@@ -68,11 +68,21 @@ def _num(v) -> float | None:
 def summary(name: str, model, tokenizer, meta: dict) -> ModelSummary:
     c = model.config
     step = meta.get("step")
-    return ModelSummary(name=name, corpus=meta.get("corpus"), tokenizer=tokenizer.kind, layers=c.n_layers,
-                        heads=c.n_heads, d_model=c.d_model, context=c.context_length, positions=c.positions,
-                        vocab_size=tokenizer.vocab_size, n_params=sum(p.numel() for p in model.parameters()),
-                        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
-                        loss=_num(meta.get("loss")), val_loss=_num(meta.get("val_loss")))
+    return ModelSummary(
+        name=name,
+        corpus=meta.get("corpus"),
+        tokenizer=tokenizer.kind,
+        layers=c.n_layers,
+        heads=c.n_heads,
+        d_model=c.d_model,
+        context=c.context_length,
+        positions=c.positions,
+        vocab_size=tokenizer.vocab_size,
+        n_params=sum(p.numel() for p in model.parameters()),
+        step=step if isinstance(step, int) and not isinstance(step, bool) else None,
+        loss=_num(meta.get("loss")),
+        val_loss=_num(meta.get("val_loss")),
+    )
 
 
 def check_text(tokenizer, text: str) -> str:
@@ -87,14 +97,21 @@ def check_text(tokenizer, text: str) -> str:
     return text
 
 
-def focus_view(model, tokenizer, text: str = DEFAULT_TEXT, query: str = DEFAULT_QUERY,
-               expected: str = DEFAULT_EXPECTED, lang: str = "zh") -> FocusView:
+def focus_view(
+    model,
+    tokenizer,
+    text: str = DEFAULT_TEXT,
+    query: str = DEFAULT_QUERY,
+    expected: str = DEFAULT_EXPECTED,
+    lang: str = "zh",
+) -> FocusView:
     unseen = tokenizer.unknown(text)
     if unseen:
         return FocusView(text=text, focus=None, unseen=unseen, problem=None)
     try:
-        return FocusView(text=text, focus=focus(model, tokenizer, text, query, expected, lang=lang), unseen=[],
-                         problem=None)
+        return FocusView(
+            text=text, focus=focus(model, tokenizer, text, query, expected, lang=lang), unseen=[], problem=None
+        )
     except ValueError as err:  # e.g. a BPE model that spells 月 as two byte tokens
         return FocusView(text=text, focus=None, unseen=[], problem=str(err))
 
@@ -106,7 +123,12 @@ def model_view(name: str, model, tokenizer, meta: dict, text: str, lang: str = "
     steps = pipeline(model, tokenizer, text=text, context=text, target=None)
     steps.next.top = sorted(steps.next.distribution, key=lambda n: -n.prob)[:TOP]
     no_lens, no_heads = lens_absent(model), heads_absent(model)
-    return ModelView(summary=summary(name, model, tokenizer, meta), steps=steps,
-                     focus=focus_view(model, tokenizer, lang=lang),
-                     lens=None if no_lens else lens_view(model, tokenizer, text, lang), lens_absent=no_lens,
-                     heads=None if no_heads else head_effects_view(model, tokenizer, text, how), heads_absent=no_heads)
+    return ModelView(
+        summary=summary(name, model, tokenizer, meta),
+        steps=steps,
+        focus=focus_view(model, tokenizer, lang=lang),
+        lens=None if no_lens else lens_view(model, tokenizer, text, lang),
+        lens_absent=no_lens,
+        heads=None if no_heads else head_effects_view(model, tokenizer, text, how),
+        heads_absent=no_heads,
+    )

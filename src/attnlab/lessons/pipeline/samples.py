@@ -45,12 +45,15 @@ def draw_seed() -> int:
     return random.randrange(0, 2**31 - 1 - N_SAMPLES)
 
 
-def sample_texts(model, tokenizer, prompt: str, *, n: int = N_SAMPLES, seed: int = 0, first: Generation | None = None,
-                 **settings) -> tuple[Samples, list[Generation]]:
+def sample_texts(
+    model, tokenizer, prompt: str, *, n: int = N_SAMPLES, seed: int = 0, first: Generation | None = None, **settings
+) -> tuple[Samples, list[Generation]]:
     """n generations with seeds seed .. seed+n-1 (settings as for `generate`), summarised; and the generations
     themselves (the page shows the first one step by step). `first`: the seed's generation, already made."""
-    gens = [first if i == 0 and first is not None else generate(model, tokenizer, prompt, seed=seed + i, **settings)
-            for i in range(n)]
+    gens = [
+        first if i == 0 and first is not None else generate(model, tokenizer, prompt, seed=seed + i, **settings)
+        for i in range(n)
+    ]
     greedy = gens[0].settings["greedy"]
     first: dict[str, int] = {}
     samples = []
@@ -59,5 +62,6 @@ def sample_texts(model, tokenizer, prompt: str, *, n: int = N_SAMPLES, seed: int
         first.setdefault(g.text, i)
     drawn = [s.chosen.prob for g in gens for s in g.steps]
     settings_shown = {k: gens[0].settings[k] for k in ("temperature", "top_k", "top_p", "greedy", "max_new_tokens")}
-    return Samples(prompt=prompt, settings=settings_shown, samples=samples, distinct=len(first),
-                   least_sure=min(drawn, default=1.0)), gens
+    return Samples(
+        prompt=prompt, settings=settings_shown, samples=samples, distinct=len(first), least_sure=min(drawn, default=1.0)
+    ), gens

@@ -35,8 +35,12 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
     emb.add_column("x = E + P")
     for i, tok in enumerate(e.tokens):
         pos = " ".join(num(v, 2) for v in e.position_rows[i][:shown]) if e.position_rows is not None else "—"
-        emb.add_row(f"{escape(tok)} ({i})", " ".join(num(v, 2) for v in e.token_rows[i][:shown]), pos,
-                    " ".join(num(v, 2) for v in e.sums[i][:shown]))
+        emb.add_row(
+            f"{escape(tok)} ({i})",
+            " ".join(num(v, 2) for v in e.token_rows[i][:shown]),
+            pos,
+            " ".join(num(v, 2) for v in e.sums[i][:shown]),
+        )
     console.print(emb)
 
     a = view.attention
@@ -74,8 +78,14 @@ def show_focus(console, ckpt, tokens: list[str], lang: str) -> None:
     from attnlab.lessons.pipeline.focus import DEFAULT_EXPECTED, DEFAULT_QUERY, focus
 
     query = DEFAULT_QUERY if DEFAULT_QUERY in tokens else tokens[-1]
-    f = focus(ckpt.model, ckpt.tokenizer, "".join(tokens), query, DEFAULT_EXPECTED if query == DEFAULT_QUERY else None,
-              lang=lang)
+    f = focus(
+        ckpt.model,
+        ckpt.tokenizer,
+        "".join(tokens),
+        query,
+        DEFAULT_EXPECTED if query == DEFAULT_QUERY else None,
+        lang=lang,
+    )
     console.print(t("pipeline.focus.h", lang, query=f.query), style="bold")
     table = Table(show_edge=False)
     table.add_column(t("pipeline.focus.head", lang))
@@ -103,15 +113,24 @@ def show_steps(gen, lang: str, form: str | None = None) -> None:
     console = Console()
     console.rule(t("pipeline.step6.title", lang))
     s = gen.settings
-    console.print(t("pipeline.step6.settings", lang, temperature=num(s["temperature"]),
-                    top_k=s["top_k"] or "—", top_p=s["top_p"] or "—"), style="dim")
+    console.print(
+        t(
+            "pipeline.step6.settings",
+            lang,
+            temperature=num(s["temperature"]),
+            top_k=s["top_k"] or "—",
+            top_p=s["top_p"] or "—",
+        ),
+        style="dim",
+    )
     places = verse_places(gen) if form else None
     if form:
         from attnlab.text.forms import FORMS
 
         verses, chars = FORMS[form]
-        console.print(t("poems.form", lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars),
-                      style="dim")
+        console.print(
+            t("poems.form", lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars), style="dim"
+        )
     table = Table(show_edge=False)
     table.add_column("#", justify="right")
     if places:
@@ -122,14 +141,24 @@ def show_steps(gen, lang: str, form: str | None = None) -> None:
     table.add_column(t("pipeline.cli.filter", lang))
     for step in gen.steps:
         for i, c in enumerate(step.candidates):
-            mark = (f"✓ {t('pipeline.cli.kept', lang)}" if c.kept
-                    else f"× {t('pipeline.cli.cut.' + (c.cut_by or 'greedy'), lang)}")
+            mark = (
+                f"✓ {t('pipeline.cli.kept', lang)}"
+                if c.kept
+                else f"× {t('pipeline.cli.cut.' + (c.cut_by or 'greedy'), lang)}"
+            )
             if c.id == step.chosen.id:
                 mark += f"  ← {t('pipeline.step6.chosen', lang)}"
             where = [places[step.index] if i == 0 else ""] if places else []
-            table.add_row(str(step.index + 1) if i == 0 else "", *where, escape(c.token), prob_text(c.prob),
-                          prob_text(c.filtered_prob), mark, style=None if c.kept else "dim",
-                          end_section=i == len(step.candidates) - 1)
+            table.add_row(
+                str(step.index + 1) if i == 0 else "",
+                *where,
+                escape(c.token),
+                prob_text(c.prob),
+                prob_text(c.filtered_prob),
+                mark,
+                style=None if c.kept else "dim",
+                end_section=i == len(step.candidates) - 1,
+            )
     console.print(table)
     console.print(t("pipeline.cli.legend", lang), style="dim")
     if places:

@@ -9,8 +9,11 @@ def plot(r, fig, tr: Labels) -> None:
     axes = fig.subplots(1, len(r.layers))
     for ax, layer in zip(axes, r.layers):
         heat(ax, layer.block_norms, cmap="Purples", vmin=0, annotate=True, fmt="{:.2g}")
-        ax.set_title(f"{tr('pw.' + layer.layer)}\n{tr('pw.off', v=layer.off_diagonal_max)}", fontsize=10,
-                     color=RED if layer.mixes_positions else INK)
+        ax.set_title(
+            f"{tr('pw.' + layer.layer)}\n{tr('pw.off', v=layer.off_diagonal_max)}",
+            fontsize=10,
+            color=RED if layer.mixes_positions else INK,
+        )
         ax.set(xlabel="j (x_j)", ylabel="i (y_i)")
     title = tr("pw.title") + ("  ·  " + tr("pw.bug") if r.params["bug"] else "")
     fig.suptitle(title, fontsize=13)

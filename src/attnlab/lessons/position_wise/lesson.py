@@ -92,7 +92,9 @@ def block_norms(fn, x: torch.Tensor) -> torch.Tensor:
 
 
 @lesson
-def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0, *, lang: str = "zh") -> PositionWiseResult:
+def position_wise(
+    n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0, *, lang: str = "zh"
+) -> PositionWiseResult:
     """Block norms of the Jacobian for attention, FFN, LayerNorm, residual and a whole block."""
     p = check(PARAMS, dict(n=n, d_model=d_model, bug=bug, seed=seed))
     n, d = p["n"], p["d_model"]
@@ -109,19 +111,43 @@ def position_wise(n: int = 5, d_model: int = 8, bug: bool = False, seed: int = 0
     for name in LAYERS:
         grid = block_norms(fns[name], x)
         off_max = grid[off].max().item()
-        layers.append(LayerJacobian(name, t(f"explain.plot.pw.{name}", lang), grid.tolist(), off_max, grid.diagonal().min().item(), off_max != 0.0))
+        layers.append(
+            LayerJacobian(
+                name,
+                t(f"explain.plot.pw.{name}", lang),
+                grid.tolist(),
+                off_max,
+                grid.diagonal().min().item(),
+                off_max != 0.0,
+            )
+        )
     by = {layer.layer: layer for layer in layers}
     att = by["attention"]
     scale = max(max(row) for row in att.block_norms)  # the attention's largest block: what "mixing" is measured against
     claims = [
-        lead("attention_mixes", t("explain.position_wise.claim.attention", lang, v=att.off_diagonal_max, margin=MIXES * scale,
-                                  share=MIXES), lang,
-             measured=att.off_diagonal_max, baseline=0.0, margin=MIXES * scale, control=t("explain.position_wise.control.zero", lang),
-             values={"off_diagonal_max": att.off_diagonal_max, "largest_block": scale}),
+        lead(
+            "attention_mixes",
+            t("explain.position_wise.claim.attention", lang, v=att.off_diagonal_max, margin=MIXES * scale, share=MIXES),
+            lang,
+            measured=att.off_diagonal_max,
+            baseline=0.0,
+            margin=MIXES * scale,
+            control=t("explain.position_wise.control.zero", lang),
+            values={"off_diagonal_max": att.off_diagonal_max, "largest_block": scale},
+        ),
     ]
     for name in ("ffn", "layernorm", "residual"):  # an identity: off the diagonal exactly 0; the bug contradicts it
         v = by[name].off_diagonal_max
-        claims.append(within(f"{name}_alone", t(f"explain.position_wise.claim.{name}", lang, v=v), lang,
-                             measured=v, expected=0.0, tol=0.0, control=t("explain.position_wise.control.zero", lang),
-                             values={"off_diagonal_max": v, "bug": p["bug"]}))
+        claims.append(
+            within(
+                f"{name}_alone",
+                t(f"explain.position_wise.claim.{name}", lang, v=v),
+                lang,
+                measured=v,
+                expected=0.0,
+                tol=0.0,
+                control=t("explain.position_wise.control.zero", lang),
+                values={"off_diagonal_max": v, "bug": p["bug"]},
+            )
+        )
     return PositionWiseResult("position-wise", p, layers, claims)

@@ -71,13 +71,19 @@ def rotation(omega: float, delta: int) -> np.ndarray:
 
 
 @lesson
-def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check: int = 1000, *, lang: str = "zh") -> PositionalResult:
+def positional(
+    n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check: int = 1000, *, lang: str = "zh"
+) -> PositionalResult:
     """The sinusoidal table and the check that a shift by delta is one fixed rotation per frequency."""
     p = check(PARAMS, dict(n_positions=n_positions, d_model=d_model, delta=delta, n_check=n_check))
     n_positions, d_model, delta, n_check = p["n_positions"], p["d_model"], p["delta"], p["n_check"]
     if d_model % 2:
-        raise ParamError(f"d_model must be even (sin and cos come in pairs), got {d_model}", "d_model", "explain.error.even",
-                         got=d_model)
+        raise ParamError(
+            f"d_model must be even (sin and cos come in pairs), got {d_model}",
+            "d_model",
+            "explain.error.even",
+            got=d_model,
+        )
 
     table = pe_table(n_positions, d_model)
     omegas = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
@@ -85,8 +91,8 @@ def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check
     rotations = []
     for i, omega in enumerate(omegas):
         R = rotation(omega, delta)
-        pairs = checked[:n_check, 2 * i: 2 * i + 2]  # (n_check, 2) = (sin, cos)(omega pos)
-        shifted = checked[delta: delta + n_check, 2 * i: 2 * i + 2]  # (n_check, 2) at pos + delta
+        pairs = checked[:n_check, 2 * i : 2 * i + 2]  # (n_check, 2) = (sin, cos)(omega pos)
+        shifted = checked[delta : delta + n_check, 2 * i : 2 * i + 2]  # (n_check, 2) at pos + delta
         error = np.abs(pairs @ R.T - shifted).max()  # R @ (sin, cos)^T for every pos at once
         rotations.append(Rotation(i, float(omega), float(omega * delta), R.tolist(), float(error)))
     max_err = max(r.max_error for r in rotations)
@@ -95,19 +101,40 @@ def positional(n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check
 
     layer = sinusoidal_positions(n_positions, d_model).double().numpy()
     layer_diff = float(np.abs(layer - table).max())
-    dims = sorted({2 * (d_model // 16), 2 * (d_model // 8), 2 * (d_model // 8) + 1, 2 * (d_model // 4) + 1, d_model - 2})
+    dims = sorted(
+        {2 * (d_model // 16), 2 * (d_model // 8), 2 * (d_model // 8) + 1, 2 * (d_model // 4) + 1, d_model - 2}
+    )
     claims = [
-        within("rotation", t("explain.positional.claim.rotation", lang, delta=delta, n=n_check, err=max_err, tol=ROTATION_TOL),
-               lang, measured=max_err, expected=0.0, tol=ROTATION_TOL, control=t("explain.positional.control.shifted", lang),
-               values={"max_error": max_err, "delta": delta, "n_check": n_check}),
-        within("layer", t("explain.positional.claim.layer", lang, diff=layer_diff, tol=LAYER_TOL), lang,
-               measured=layer_diff, expected=0.0, tol=LAYER_TOL, control=t("explain.positional.control.formula", lang),
-               values={"max_diff": layer_diff}),
+        within(
+            "rotation",
+            t("explain.positional.claim.rotation", lang, delta=delta, n=n_check, err=max_err, tol=ROTATION_TOL),
+            lang,
+            measured=max_err,
+            expected=0.0,
+            tol=ROTATION_TOL,
+            control=t("explain.positional.control.shifted", lang),
+            values={"max_error": max_err, "delta": delta, "n_check": n_check},
+        ),
+        within(
+            "layer",
+            t("explain.positional.claim.layer", lang, diff=layer_diff, tol=LAYER_TOL),
+            lang,
+            measured=layer_diff,
+            expected=0.0,
+            tol=LAYER_TOL,
+            control=t("explain.positional.control.formula", lang),
+            values={"max_diff": layer_diff},
+        ),
     ]
     return PositionalResult(
-        topic="positional", params=p, table=table.tolist(),
+        topic="positional",
+        params=p,
+        table=table.tolist(),
         curves={f"{d}": table[:, d].tolist() for d in dims},
-        rotations=rotations, max_rotation_error=max_err,
-        wavelengths=(2 * np.pi / omegas).tolist(), layer_max_diff=layer_diff,
-        note=t("explain.positional.note", lang), claims=claims,
+        rotations=rotations,
+        max_rotation_error=max_err,
+        wavelengths=(2 * np.pi / omegas).tolist(),
+        layer_max_diff=layer_diff,
+        note=t("explain.positional.note", lang),
+        claims=claims,
     )

@@ -27,15 +27,30 @@ TIE = 1e-4  # two weights closer than this: the head prefers neither (a tie, cou
 # (pair id, the two candidates, first noun first, ((case id, sentence, implied referent), (case id, ...))).
 # The heavy sentence is chapter 16's 小明把书放在桌子上，因为它太重了 rendered in English.
 COREF_PAIRS = (
-    ("tired_wide", ("animal", "street"), (
-        ("tired", "The animal didn't cross the street because it was too tired.", "animal"),
-        ("wide", "The animal didn't cross the street because it was too wide.", "street"))),
-    ("heavy_sturdy", ("book", "table"), (
-        ("heavy", "Xiaoming put the book on the table because it was too heavy.", "book"),
-        ("sturdy", "Xiaoming put the book on the table because it was sturdy.", "table"))),
-    ("big_small", ("trophy", "suitcase"), (
-        ("big", "The trophy didn't fit in the suitcase because it was too big.", "trophy"),
-        ("small", "The trophy didn't fit in the suitcase because it was too small.", "suitcase"))),
+    (
+        "tired_wide",
+        ("animal", "street"),
+        (
+            ("tired", "The animal didn't cross the street because it was too tired.", "animal"),
+            ("wide", "The animal didn't cross the street because it was too wide.", "street"),
+        ),
+    ),
+    (
+        "heavy_sturdy",
+        ("book", "table"),
+        (
+            ("heavy", "Xiaoming put the book on the table because it was too heavy.", "book"),
+            ("sturdy", "Xiaoming put the book on the table because it was sturdy.", "table"),
+        ),
+    ),
+    (
+        "big_small",
+        ("trophy", "suitcase"),
+        (
+            ("big", "The trophy didn't fit in the suitcase because it was too big.", "trophy"),
+            ("small", "The trophy didn't fit in the suitcase because it was too small.", "suitcase"),
+        ),
+    ),
 )
 
 
@@ -109,12 +124,26 @@ def count_case(case_id: str, pair: str, text: str, tokens, it: int, candidates, 
     other = next(c for c in candidates if c != implied)
     mean = {c: rounded(float(reads[:, :, i].mean()), 4) for i, c in enumerate(candidates)}
     return CorefCase(
-        id=case_id, pair=pair, text=text, tokens=list(tokens), pronoun_index=it, candidates=list(candidates),
-        implied=implied, other=other, first_noun=candidates[0], heads=heads, n_heads=len(heads),
-        n_prefer_implied=sum(h.prefers == implied for h in heads), n_prefer_other=sum(h.prefers == other for h in heads),
-        n_ties=ties, n_untied=len(heads) - ties, n_prefer_first=sum(h.prefers == candidates[0] for h in heads),
-        chance_expected=(len(heads) - ties) / 2, chance_needed=chance_count(len(heads) - ties, 0.5),
-        last_layer_prefer_implied=sum(h.prefers == implied for h in heads if h.layer == n_layers), mean_weight=mean,
+        id=case_id,
+        pair=pair,
+        text=text,
+        tokens=list(tokens),
+        pronoun_index=it,
+        candidates=list(candidates),
+        implied=implied,
+        other=other,
+        first_noun=candidates[0],
+        heads=heads,
+        n_heads=len(heads),
+        n_prefer_implied=sum(h.prefers == implied for h in heads),
+        n_prefer_other=sum(h.prefers == other for h in heads),
+        n_ties=ties,
+        n_untied=len(heads) - ties,
+        n_prefer_first=sum(h.prefers == candidates[0] for h in heads),
+        chance_expected=(len(heads) - ties) / 2,
+        chance_needed=chance_count(len(heads) - ties, 0.5),
+        last_layer_prefer_implied=sum(h.prefers == implied for h in heads if h.layer == n_layers),
+        mean_weight=mean,
     )
 
 
@@ -123,10 +152,16 @@ def count_pair(pair_id: str, a: CorefCase, b: CorefCase) -> CorefPair:
     first, second = a.candidates
     both = [(x.prefers, y.prefers) for x, y in zip(a.heads, b.heads) if x.prefers and y.prefers]
     return CorefPair(
-        id=pair_id, cases=[a.id, b.id], candidates=list(a.candidates), untied=len(both),
-        first_a=sum(x == first for x, _ in both), first_b=sum(y == first for _, y in both),
-        switched_with=both.count((first, second)), switched_against=both.count((second, first)),
-        kept_first=both.count((first, first)), kept_second=both.count((second, second)),
+        id=pair_id,
+        cases=[a.id, b.id],
+        candidates=list(a.candidates),
+        untied=len(both),
+        first_a=sum(x == first for x, _ in both),
+        first_b=sum(y == first for _, y in both),
+        switched_with=both.count((first, second)),
+        switched_against=both.count((second, first)),
+        kept_first=both.count((first, first)),
+        kept_second=both.count((second, second)),
     )
 
 
@@ -143,42 +178,104 @@ def claims_of(cases: list[CorefCase], pairs: list[CorefPair], lang: str) -> list
     claims = []
     for case in cases:
         where = "first" if case.implied == case.first_noun else "second"
-        fields = dict(text=case.text, n=case.n_prefer_implied, other=case.n_prefer_other, rival=case.other,
-                      ties=case.n_ties, of=case.n_heads, implied=case.implied, first=case.first_noun,
-                      n_first=case.n_prefer_first, need=case.chance_needed, untied=case.n_untied)
-        claims.append(beats_chance(
-            f"majority_{case.id}", t(f"real.coref.claim.majority_{where}", lang, **fields), lang,
-            k=case.n_prefer_implied, n=case.n_untied, p=0.5, control=control("chance"),
-            values={"prefer_implied": case.n_prefer_implied, "prefer_other": case.n_prefer_other, "ties": case.n_ties,
-                    "prefer_first_noun": case.n_prefer_first, "heads": case.n_heads}))
+        fields = dict(
+            text=case.text,
+            n=case.n_prefer_implied,
+            other=case.n_prefer_other,
+            rival=case.other,
+            ties=case.n_ties,
+            of=case.n_heads,
+            implied=case.implied,
+            first=case.first_noun,
+            n_first=case.n_prefer_first,
+            need=case.chance_needed,
+            untied=case.n_untied,
+        )
+        claims.append(
+            beats_chance(
+                f"majority_{case.id}",
+                t(f"real.coref.claim.majority_{where}", lang, **fields),
+                lang,
+                k=case.n_prefer_implied,
+                n=case.n_untied,
+                p=0.5,
+                control=control("chance"),
+                values={
+                    "prefer_implied": case.n_prefer_implied,
+                    "prefer_other": case.n_prefer_other,
+                    "ties": case.n_ties,
+                    "prefer_first_noun": case.n_prefer_first,
+                    "heads": case.n_heads,
+                },
+            )
+        )
     for pair in pairs:
         a, b = (by[i] for i in pair.cases)
         switched = pair.switched_with + pair.switched_against
         compared = pair.switched_with + pair.kept_first
-        fields = dict(a=a.id, b=b.id, first=a.first_noun, second=b.implied, fa=pair.first_a, fb=pair.first_b,
-                      with_=pair.switched_with, against=pair.switched_against, kept_first=pair.kept_first,
-                      kept_second=pair.kept_second, untied=pair.untied, flip_margin=sign_margin(switched),
-                      meaning_margin=sign_margin(compared))
-        values = {"first_a": pair.first_a, "first_b": pair.first_b, "switched_with": pair.switched_with,
-                  "switched_against": pair.switched_against, "kept_first": pair.kept_first,
-                  "kept_second": pair.kept_second, "untied": pair.untied}
-        claims.append(lead(
-            f"flip_{pair.id}", t("real.coref.claim.flip", lang, **fields), lang,
-            measured=pair.first_b, baseline=pair.first_a, lower=True, margin=sign_margin(switched),
-            control=control("same_heads", a=a.id, first=a.first_noun), values=values))
-        claims.append(lead(
-            f"meaning_{pair.id}", t("real.coref.claim.meaning", lang, **fields), lang,
-            measured=pair.switched_with, baseline=pair.kept_first, margin=sign_margin(compared),
-            control=control("first_noun", first=a.first_noun), values=values))
+        fields = dict(
+            a=a.id,
+            b=b.id,
+            first=a.first_noun,
+            second=b.implied,
+            fa=pair.first_a,
+            fb=pair.first_b,
+            with_=pair.switched_with,
+            against=pair.switched_against,
+            kept_first=pair.kept_first,
+            kept_second=pair.kept_second,
+            untied=pair.untied,
+            flip_margin=sign_margin(switched),
+            meaning_margin=sign_margin(compared),
+        )
+        values = {
+            "first_a": pair.first_a,
+            "first_b": pair.first_b,
+            "switched_with": pair.switched_with,
+            "switched_against": pair.switched_against,
+            "kept_first": pair.kept_first,
+            "kept_second": pair.kept_second,
+            "untied": pair.untied,
+        }
+        claims.append(
+            lead(
+                f"flip_{pair.id}",
+                t("real.coref.claim.flip", lang, **fields),
+                lang,
+                measured=pair.first_b,
+                baseline=pair.first_a,
+                lower=True,
+                margin=sign_margin(switched),
+                control=control("same_heads", a=a.id, first=a.first_noun),
+                values=values,
+            )
+        )
+        claims.append(
+            lead(
+                f"meaning_{pair.id}",
+                t("real.coref.claim.meaning", lang, **fields),
+                lang,
+                measured=pair.switched_with,
+                baseline=pair.kept_first,
+                margin=sign_margin(compared),
+                control=control("first_noun", first=a.first_noun),
+                values=values,
+            )
+        )
     return claims
 
 
 def finding(pairs: list[CorefPair], claims: list[Claim], lang: str) -> str:
     """What the heads follow, in one sentence built from the counts (it says no more than the claims show)."""
-    total = dict(kept=sum(p.kept_first + p.kept_second for p in pairs), untied=sum(p.untied for p in pairs),
-                 first=sum(p.kept_first for p in pairs), second=sum(p.kept_second for p in pairs),
-                 with_=sum(p.switched_with for p in pairs), against=sum(p.switched_against for p in pairs),
-                 n=len(pairs))
+    total = dict(
+        kept=sum(p.kept_first + p.kept_second for p in pairs),
+        untied=sum(p.untied for p in pairs),
+        first=sum(p.kept_first for p in pairs),
+        second=sum(p.kept_second for p in pairs),
+        with_=sum(p.switched_with for p in pairs),
+        against=sum(p.switched_against for p in pairs),
+        n=len(pairs),
+    )
     status = {c.id: c.status for c in claims}
     moved = [p.id.replace("_", "/") for p in pairs if status[f"flip_{p.id}"] == "shown"]
     first = [p.id.replace("_", "/") for p in pairs if status[f"meaning_{p.id}"] == "contradicted"]

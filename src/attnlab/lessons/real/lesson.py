@@ -80,6 +80,7 @@ def model_available() -> bool:
 
 # ---- one sentence --------------------------------------------------------------------------------------
 
+
 @dataclass
 class HeadDetail:
     """One head's full map, and beside each weight the size of what it actually adds: ||a_ij v_j||."""
@@ -155,8 +156,16 @@ def head_detail(tr, layer: int, head: int) -> HeadDetail:
     v_norm = v.norm(dim=-1)  # (T,)
     contrib = a * v_norm[None, :]  # (T, T): ||a_ij v_j|| = a_ij ||v_j|| since a_ij >= 0
     top_w, top_c = a.argmax(-1).tolist(), contrib.argmax(-1).tolist()
-    return HeadDetail(layer, head, _rounded(a), _rounded(v_norm, 3), _rounded(contrib, 3), top_w, top_c,
-                      sum(w != c for w, c in zip(top_w, top_c)))
+    return HeadDetail(
+        layer,
+        head,
+        _rounded(a),
+        _rounded(v_norm, 3),
+        _rounded(contrib, 3),
+        top_w,
+        top_c,
+        sum(w != c for w, c in zip(top_w, top_c)),
+    )
 
 
 def _check_head(layer, head, n_layers: int, n_heads: int) -> None:
@@ -178,17 +187,27 @@ def analyse(text: str = DEFAULT_TEXT, layer: int | None = None, head: int | None
     enc, tr = _run(text)
     w = _stack_weights(tr, c.n_layers)  # (L, H, T, T)
     marks = [is_sep_or_punct(x) for x in enc.tokens]
-    scores = pattern_scores(w, marks) if len(enc.ids) >= 2 else {p: torch.zeros(c.n_layers, c.n_heads) for p in PATTERNS}
+    scores = (
+        pattern_scores(w, marks) if len(enc.ids) >= 2 else {p: torch.zeros(c.n_layers, c.n_heads) for p in PATTERNS}
+    )
     unknown = [text[a:b] for (a, b), i in zip(enc.offsets, enc.ids) if i == tok.id_of("[UNK]")]
     return RealAnalysis(
-        model=MODEL, text=text, tokens=enc.tokens, ids=enc.ids, n_layers=c.n_layers, n_heads=c.n_heads,
-        weights=_rounded(w), sentence_scores={p: _rounded(s, 3) for p, s in scores.items()},
-        patterns=head_patterns(), detail=head_detail(tr, layer, head) if layer is not None else None,
+        model=MODEL,
+        text=text,
+        tokens=enc.tokens,
+        ids=enc.ids,
+        n_layers=c.n_layers,
+        n_heads=c.n_heads,
+        weights=_rounded(w),
+        sentence_scores={p: _rounded(s, 3) for p, s in scores.items()},
+        patterns=head_patterns(),
+        detail=head_detail(tr, layer, head) if layer is not None else None,
         unknown=unknown,
     )
 
 
 # ---- head patterns on a set of sentences ----------------------------------------------------------------
+
 
 @dataclass
 class HeadScore:
@@ -225,6 +244,7 @@ def head_patterns() -> HeadPatterns:
 
 
 # ---- coreference ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Coreference(Shown):
@@ -272,6 +292,7 @@ def coreference(lang: str = "zh") -> Coreference:
 
 
 # ---- embeddings -----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Neighbour:
@@ -358,23 +379,53 @@ def embeddings(word: str = "king", k: int = 10, lang: str = "zh") -> Embeddings:
     x, y = ANALOGY[0], ANALOGY[3]
     claims = [
         # The arithmetic must bring queen to rank 1 from a lower place among king's own neighbours.
-        lead("analogy_top1", t("real.emb.claim.analogy", lang, rank=rank, alone=rank_alone), lang,
-             measured=rank, baseline=rank_alone, margin=max(rank_alone - 1, 1), lower=True,
-             control=t("real.control.king_alone", lang), values={"rank": rank, "rank_king_alone": rank_alone}),
-        within("onehot_zero", t("real.emb.claim.onehot", lang, cos=num(onehot_cos), x=x, y=y), lang,
-               measured=onehot_cos, expected=0.0, tol=0.0, control=t("real.control.orthogonal", lang),
-               values={"cosine": onehot_cos}),
-        lead("dense_related", t("real.emb.claim.dense", lang, cos=num(dense_cos), mean=num(typical_mean), bound=num(typical_q), x=x, y=y),
-             lang, measured=dense_cos, baseline=typical_mean, margin=typical_q - typical_mean,
-             control=t("real.control.typical", lang, x=x),
-             values={"cosine": dense_cos, "typical_mean": typical_mean, "typical_q99": typical_q}),
+        lead(
+            "analogy_top1",
+            t("real.emb.claim.analogy", lang, rank=rank, alone=rank_alone),
+            lang,
+            measured=rank,
+            baseline=rank_alone,
+            margin=max(rank_alone - 1, 1),
+            lower=True,
+            control=t("real.control.king_alone", lang),
+            values={"rank": rank, "rank_king_alone": rank_alone},
+        ),
+        within(
+            "onehot_zero",
+            t("real.emb.claim.onehot", lang, cos=num(onehot_cos), x=x, y=y),
+            lang,
+            measured=onehot_cos,
+            expected=0.0,
+            tol=0.0,
+            control=t("real.control.orthogonal", lang),
+            values={"cosine": onehot_cos},
+        ),
+        lead(
+            "dense_related",
+            t("real.emb.claim.dense", lang, cos=num(dense_cos), mean=num(typical_mean), bound=num(typical_q), x=x, y=y),
+            lang,
+            measured=dense_cos,
+            baseline=typical_mean,
+            margin=typical_q - typical_mean,
+            control=t("real.control.typical", lang, x=x),
+            values={"cosine": dense_cos, "typical_mean": typical_mean, "typical_q99": typical_q},
+        ),
     ]
     return Embeddings(
-        word=tok.token(i), word_id=i, d_model=E.shape[1], vocab_size=E.shape[0],
+        word=tok.token(i),
+        word_id=i,
+        d_model=E.shape[1],
+        vocab_size=E.shape[0],
         neighbours=[Neighbour(tok.token(j), rounded(s, 4)) for j, s in near],
-        analogy=list(ANALOGY), analogy_rank=rank,
+        analogy=list(ANALOGY),
+        analogy_rank=rank,
         analogy_top=[Neighbour(tok.token(j), rounded(s, 4)) for j, s in top],
-        analogy_cosine=rounded(float(cos[target]), 4), pair=[x, y],
-        onehot_cosine=onehot_cos, dense_cosine=rounded(dense_cos, 4), claims=claims,
-        analogy_rank_king_alone=rank_alone, typical_cosine=rounded(typical_mean, 4), typical_q99=rounded(typical_q, 4),
+        analogy_cosine=rounded(float(cos[target]), 4),
+        pair=[x, y],
+        onehot_cosine=onehot_cos,
+        dense_cosine=rounded(dense_cos, 4),
+        claims=claims,
+        analogy_rank_king_alone=rank_alone,
+        typical_cosine=rounded(typical_mean, 4),
+        typical_q99=rounded(typical_q, 4),
     )

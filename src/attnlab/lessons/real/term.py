@@ -44,8 +44,10 @@ def blocks(cells: list[list[str]], rows: list[str], cols: list[str], width: int)
             used += GAP + widths[end]
             end += 1
         head = pad("", label) + "".join(" " * GAP + pad(cols[j], widths[j]) for j in range(start, end))
-        body = [pad(r, label, right=False) + "".join(" " * GAP + pad(cells[i][j], widths[j]) for j in range(start, end))
-                for i, r in enumerate(rows)]
+        body = [
+            pad(r, label, right=False) + "".join(" " * GAP + pad(cells[i][j], widths[j]) for j in range(start, end))
+            for i, r in enumerate(rows)
+        ]
         out.append((start, end, [head] + body))
         start = end
     return out

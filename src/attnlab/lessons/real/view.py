@@ -60,19 +60,61 @@ def show_coref(co, lang: str) -> None:
     console.print(t("real.coref.intro", lang), style="dim", markup=False)
     for case in co.cases:
         console.print(case.text, style="bold", markup=False)
-        console.print("  " + t("real.coref.count", lang, n=case.n_prefer_implied, of=case.n_heads, implied=case.implied,
-                                other=case.n_prefer_other, rival=case.other, ties=case.n_ties,
-                                last=case.last_layer_prefer_implied, heads=case.n_heads // 6), markup=False)
-        console.print("  " + t("real.coref.chance", lang, expected=num(case.chance_expected), untied=case.n_untied,
-                                need=case.chance_needed) + " " + t("real.coref.first", lang, first=case.first_noun, n=case.n_prefer_first),
-                      markup=False)
-        console.print("  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {num(w)}" for c, w in case.mean_weight.items()), markup=False)
+        console.print(
+            "  "
+            + t(
+                "real.coref.count",
+                lang,
+                n=case.n_prefer_implied,
+                of=case.n_heads,
+                implied=case.implied,
+                other=case.n_prefer_other,
+                rival=case.other,
+                ties=case.n_ties,
+                last=case.last_layer_prefer_implied,
+                heads=case.n_heads // 6,
+            ),
+            markup=False,
+        )
+        console.print(
+            "  "
+            + t(
+                "real.coref.chance",
+                lang,
+                expected=num(case.chance_expected),
+                untied=case.n_untied,
+                need=case.chance_needed,
+            )
+            + " "
+            + t("real.coref.first", lang, first=case.first_noun, n=case.n_prefer_first),
+            markup=False,
+        )
+        console.print(
+            "  " + t("real.coref.mean", lang) + ": " + ", ".join(f"{c} {num(w)}" for c, w in case.mean_weight.items()),
+            markup=False,
+        )
     console.rule(t("real.coref.pairs.h", lang))
     for p in co.pairs:
-        console.print(t("real.coref.pair.h", lang, a=p.cases[0], b=p.cases[1]) + ": " + t(
-            "real.coref.pair.text", lang, a=p.cases[0], b=p.cases[1], first=p.candidates[0], second=p.candidates[1],
-            untied=p.untied, fa=p.first_a, fb=p.first_b, with_=p.switched_with, against=p.switched_against,
-            kept_first=p.kept_first, kept_second=p.kept_second), markup=False)
+        console.print(
+            t("real.coref.pair.h", lang, a=p.cases[0], b=p.cases[1])
+            + ": "
+            + t(
+                "real.coref.pair.text",
+                lang,
+                a=p.cases[0],
+                b=p.cases[1],
+                first=p.candidates[0],
+                second=p.candidates[1],
+                untied=p.untied,
+                fa=p.first_a,
+                fb=p.first_b,
+                with_=p.switched_with,
+                against=p.switched_against,
+                kept_first=p.kept_first,
+                kept_second=p.kept_second,
+            ),
+            markup=False,
+        )
     console.print(co.finding, style="bold", markup=False)
     print_claims(console, co.claims)
     console.print(co.caveat, style="dim", markup=False)
@@ -86,7 +128,15 @@ def show_embeddings(e, lang: str) -> None:
 
     console = Console(highlight=False)
     console.rule(f"[bold]{t('real.emb.h', lang)}")
-    console.print(t("real.emb.near", lang, word=e.word) + ": " + ", ".join(f"{n.token} {num(n.cosine)}" for n in e.neighbours), markup=False)
-    console.print(t("real.emb.analogy", lang) + ": " + t("real.emb.analogy.rank", lang, rank=e.analogy_rank, cos=num(e.analogy_cosine)), markup=False)
+    console.print(
+        t("real.emb.near", lang, word=e.word) + ": " + ", ".join(f"{n.token} {num(n.cosine)}" for n in e.neighbours),
+        markup=False,
+    )
+    console.print(
+        t("real.emb.analogy", lang)
+        + ": "
+        + t("real.emb.analogy.rank", lang, rank=e.analogy_rank, cos=num(e.analogy_cosine)),
+        markup=False,
+    )
     console.print(t("real.emb.onehot.text", lang, onehot=num(e.onehot_cosine), dense=num(e.dense_cosine)), markup=False)
     print_claims(console, e.claims)

@@ -15,8 +15,14 @@ def plot(r, fig, tr: Labels) -> None:
     for c in curves:
         color = LAMBDA_COLORS.get(c.lam, INK)
         ax1.semilogy(c.distance, c.bound, ls="--", lw=1, color=color)
-        ax1.semilogy(c.distance, [max(m, 1e-300) for m in c.measured], "-", lw=2 if c.lam == r.chosen.lam else 1.2,
-                     color=color, label=f"λ = {c.lam:g}")
+        ax1.semilogy(
+            c.distance,
+            [max(m, 1e-300) for m in c.measured],
+            "-",
+            lw=2 if c.lam == r.chosen.lam else 1.2,
+            color=color,
+            label=f"λ = {c.lam:g}",
+        )
     ax1.semilogy(r.chosen.distance, r.linear.measured, ":", color=INK, lw=2, label=tr("rnn.linear", lam=r.linear.lam))
     ax1.set(xlabel="t − k", ylabel="‖∂h_t/∂h_k‖₂", title=tr("rnn.title"))
 
@@ -24,8 +30,14 @@ def plot(r, fig, tr: Labels) -> None:
     ax2.semilogy(r.lstm.distance, r.lstm.direct_mean, "-", color=BLUE, lw=2, label=tr("rnn.direct_mean"))
     ax2.semilogy(r.lstm.distance, r.lstm.direct_max, "--", color=BLUE, lw=1, label=tr("rnn.direct_max"))
     ax2.semilogy(r.lstm.distance, [max(v, 1e-300) for v in r.lstm.full], "-", color=GREY, lw=1.2, label=tr("rnn.full"))
-    ax2.semilogy(r.chosen.distance, [max(m, 1e-300) for m in r.chosen.measured], "-", color=RED, lw=1.2,
-                 label=tr("rnn.rnn_chosen", lam=r.chosen.lam))
+    ax2.semilogy(
+        r.chosen.distance,
+        [max(m, 1e-300) for m in r.chosen.measured],
+        "-",
+        color=RED,
+        lw=1.2,
+        label=tr("rnn.rnn_chosen", lam=r.chosen.lam),
+    )
     ax2.set(xlabel="t − k", ylabel="‖∂c_t/∂c_k‖", title=tr("rnn.lstm_title", f=r.lstm.mean_forget))
     ax2.legend(fontsize=8)
     fig.tight_layout()

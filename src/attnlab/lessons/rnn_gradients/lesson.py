@@ -169,18 +169,30 @@ def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> 
     check_err = max((J - torch.diag(p)).abs().max().item() for J, p in zip(held_J, direct))
     distance = [T - k for k in range(T)][::-1]
     return LSTMCurve(
-        distance, [p.mean().item() for p in direct][::-1], [p.max().item() for p in direct][::-1], full[::-1],
-        f.mean().item(), check_err,
+        distance,
+        [p.mean().item() for p in direct][::-1],
+        [p.max().item() for p in direct][::-1],
+        full[::-1],
+        f.mean().item(),
+        check_err,
     )
 
 
 @lesson
 def rnn_gradients(
-    lam: float = 0.9, steps: int = 40, hidden: int = 32, forget_bias: float = 3.0, input_scale: float = 0.3,
-    seed: int = 0, *, lang: str = "zh",
+    lam: float = 0.9,
+    steps: int = 40,
+    hidden: int = 32,
+    forget_bias: float = 3.0,
+    input_scale: float = 0.3,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
 ) -> RNNGradientsResult:
     """Measured ||d h_t / d h_k|| for a tanh RNN against lambda^(t-k), and the LSTM's forget-gate product."""
-    p = check(PARAMS, dict(lam=lam, steps=steps, hidden=hidden, forget_bias=forget_bias, input_scale=input_scale, seed=seed))
+    p = check(
+        PARAMS, dict(lam=lam, steps=steps, hidden=hidden, forget_bias=forget_bias, input_scale=input_scale, seed=seed)
+    )
     g = torch.Generator().manual_seed(p["seed"])
     d_in = 8
     xs = torch.randn(1, p["steps"], d_in, generator=g, dtype=torch.float64) * p["input_scale"]  # (1, T, d_in)
@@ -203,38 +215,143 @@ def rnn_gradients(
         return t(f"explain.rnn_gradients.control.{name}", lang)
 
     claims = [
-        within("rnn_bound", t("explain.rnn_gradients.claim.bound", lang, lam=chosen.lam, T=T, ratio=chosen.max_ratio,
-                              m=chosen.measured[-1], b=chosen.bound[-1]), lang,
-               measured=over, expected=0, tol=0, control=ctl("bound"),
-               values={"max_ratio": chosen.max_ratio, "distances_over": over, "measured_T": chosen.measured[-1],
-                       "bound_T": chosen.bound[-1]}),
+        within(
+            "rnn_bound",
+            t(
+                "explain.rnn_gradients.claim.bound",
+                lang,
+                lam=chosen.lam,
+                T=T,
+                ratio=chosen.max_ratio,
+                m=chosen.measured[-1],
+                b=chosen.bound[-1],
+            ),
+            lang,
+            measured=over,
+            expected=0,
+            tol=0,
+            control=ctl("bound"),
+            values={
+                "max_ratio": chosen.max_ratio,
+                "distances_over": over,
+                "measured_T": chosen.measured[-1],
+                "bound_T": chosen.bound[-1],
+            },
+        ),
         # The course: the gradient vanishes over time steps. Against a step that keeps the norm (an orthogonal W_h
         # without the tanh: exactly 1 at every distance), T steps apart it must be 10 times smaller.
-        lead("vanishes", t("explain.rnn_gradients.claim.vanishes", lang, lam=fading.lam, T=T, m=rnn_T, m1=fading.measured[0],
-                           kept=FADED) + ("" if fading is chosen else t("explain.rnn_gradients.claim.vanish_case", lang,
-                                                                         lam=chosen.lam, case=fading.lam)), lang,
-             measured=rnn_T, baseline=1.0, margin=1.0 - FADED, lower=True, control=ctl("norm_kept"),
-             values={"lam": fading.lam, "steps": T, "measured_T": rnn_T, "measured_1": fading.measured[0], "sure_from": sure},
-             hint=t("explain.rnn_gradients.hint.vanishes", lang, lam=fading.lam, T=sure)),
+        lead(
+            "vanishes",
+            t(
+                "explain.rnn_gradients.claim.vanishes",
+                lang,
+                lam=fading.lam,
+                T=T,
+                m=rnn_T,
+                m1=fading.measured[0],
+                kept=FADED,
+            )
+            + (
+                ""
+                if fading is chosen
+                else t("explain.rnn_gradients.claim.vanish_case", lang, lam=chosen.lam, case=fading.lam)
+            ),
+            lang,
+            measured=rnn_T,
+            baseline=1.0,
+            margin=1.0 - FADED,
+            lower=True,
+            control=ctl("norm_kept"),
+            values={
+                "lam": fading.lam,
+                "steps": T,
+                "measured_T": rnn_T,
+                "measured_1": fading.measured[0],
+                "sure_from": sure,
+            },
+            hint=t("explain.rnn_gradients.hint.vanishes", lang, lam=fading.lam, T=sure),
+        ),
         # The LSTM's answer: its direct cell path (the product of forget gates) against that RNN's gradient, in decades.
-        lead("lstm_keeps", t("explain.rnn_gradients.claim.lstm_keeps", lang, T=T, lstm=lstm_T, rnn=rnn_T, lam=fading.lam,
-                             f=lstm.mean_forget, fb=p["forget_bias"]), lang,
-             measured=log_lstm, baseline=log_rnn, margin=KEPT, control=ctl("rnn"),
-             values={"lstm_T": lstm_T, "rnn_T": rnn_T, "lam": fading.lam, "log10_lstm_T": log_lstm, "log10_rnn_T": log_rnn,
-                     "mean_forget": lstm.mean_forget},
-             hint=t("explain.rnn_gradients.hint.lstm_keeps", lang)),
-        within("lstm_direct", t("explain.rnn_gradients.claim.direct", lang, err=lstm.direct_check), lang,
-               measured=lstm.direct_check, expected=0.0, tol=1e-12, control=ctl("autograd"), values={"diff": lstm.direct_check}),
-        within("linear_exact", t(f"explain.rnn_gradients.claim.linear_{regime}", lang, lam=chosen.lam, T=T,
-                                 m=linear.measured[-1], b=chosen.bound[-1], err=linear.max_rel_error), lang,
-               measured=linear.max_rel_error, expected=0.0, tol=1e-9, control=ctl("power"),
-               values={"max_rel_error": linear.max_rel_error, "linear_T": linear.measured[-1], "lam_T": chosen.bound[-1]}),
-        lead("saturation", t("explain.rnn_gradients.claim.saturation", lang, lam=chosen.lam, T=T, tanh=chosen.measured[-1],
-                             lin=linear.measured[-1], ratio=linear.tanh_over_linear, slope=chosen.mean_slope), lang,
-             measured=linear.tanh_over_linear, baseline=1.0, margin=1.0 - HALVED, lower=True, control=ctl("linear"),
-             values={"tanh_T": chosen.measured[-1], "linear_T": linear.measured[-1], "ratio": linear.tanh_over_linear,
-                     "mean_tanh_slope": chosen.mean_slope},
-             hint=t("explain.rnn_gradients.hint.saturation", lang)),
+        lead(
+            "lstm_keeps",
+            t(
+                "explain.rnn_gradients.claim.lstm_keeps",
+                lang,
+                T=T,
+                lstm=lstm_T,
+                rnn=rnn_T,
+                lam=fading.lam,
+                f=lstm.mean_forget,
+                fb=p["forget_bias"],
+            ),
+            lang,
+            measured=log_lstm,
+            baseline=log_rnn,
+            margin=KEPT,
+            control=ctl("rnn"),
+            values={
+                "lstm_T": lstm_T,
+                "rnn_T": rnn_T,
+                "lam": fading.lam,
+                "log10_lstm_T": log_lstm,
+                "log10_rnn_T": log_rnn,
+                "mean_forget": lstm.mean_forget,
+            },
+            hint=t("explain.rnn_gradients.hint.lstm_keeps", lang),
+        ),
+        within(
+            "lstm_direct",
+            t("explain.rnn_gradients.claim.direct", lang, err=lstm.direct_check),
+            lang,
+            measured=lstm.direct_check,
+            expected=0.0,
+            tol=1e-12,
+            control=ctl("autograd"),
+            values={"diff": lstm.direct_check},
+        ),
+        within(
+            "linear_exact",
+            t(
+                f"explain.rnn_gradients.claim.linear_{regime}",
+                lang,
+                lam=chosen.lam,
+                T=T,
+                m=linear.measured[-1],
+                b=chosen.bound[-1],
+                err=linear.max_rel_error,
+            ),
+            lang,
+            measured=linear.max_rel_error,
+            expected=0.0,
+            tol=1e-9,
+            control=ctl("power"),
+            values={"max_rel_error": linear.max_rel_error, "linear_T": linear.measured[-1], "lam_T": chosen.bound[-1]},
+        ),
+        lead(
+            "saturation",
+            t(
+                "explain.rnn_gradients.claim.saturation",
+                lang,
+                lam=chosen.lam,
+                T=T,
+                tanh=chosen.measured[-1],
+                lin=linear.measured[-1],
+                ratio=linear.tanh_over_linear,
+                slope=chosen.mean_slope,
+            ),
+            lang,
+            measured=linear.tanh_over_linear,
+            baseline=1.0,
+            margin=1.0 - HALVED,
+            lower=True,
+            control=ctl("linear"),
+            values={
+                "tanh_T": chosen.measured[-1],
+                "linear_T": linear.measured[-1],
+                "ratio": linear.tanh_over_linear,
+                "mean_tanh_slope": chosen.mean_slope,
+            },
+            hint=t("explain.rnn_gradients.hint.saturation", lang),
+        ),
     ]
     return RNNGradientsResult("rnn-gradients", p, chosen, curves, lstm, linear, claims)
-

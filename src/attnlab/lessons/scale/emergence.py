@@ -21,13 +21,27 @@ from attnlab.text.forms import classify
 
 # Opening couplets we typed; a sweep uses those that open a poem of its training split (so it could have read them).
 OPENINGS: tuple[tuple[str, str], ...] = (
-    ("白日依山尽", "黄河入海流"), ("春眠不觉晓", "处处闻啼鸟"), ("国破山河在", "城春草木深"),
-    ("空山不见人", "但闻人语响"), ("海上生明月", "天涯共此时"), ("离离原上草", "一岁一枯荣"),
-    ("松下问童子", "言师采药去"), ("独坐幽篁里", "弹琴复长啸"), ("移舟泊烟渚", "日暮客愁新"),
-    ("向晚意不适", "驱车登古原"), ("好雨知时节", "当春乃发生"), ("两个黄鹂鸣翠柳", "一行白鹭上青天"),
-    ("朝辞白帝彩云间", "千里江陵一日还"), ("故人西辞黄鹤楼", "烟花三月下扬州"), ("葡萄美酒夜光杯", "欲饮琵琶马上催"),
-    ("秦时明月汉时关", "万里长征人未还"), ("独在异乡为异客", "每逢佳节倍思亲"), ("床前明月光", "疑是地上霜"),
-    ("红豆生南国", "春来发几枝"), ("千山鸟飞绝", "万径人踪灭"), ("锄禾日当午", "汗滴禾下土"),
+    ("白日依山尽", "黄河入海流"),
+    ("春眠不觉晓", "处处闻啼鸟"),
+    ("国破山河在", "城春草木深"),
+    ("空山不见人", "但闻人语响"),
+    ("海上生明月", "天涯共此时"),
+    ("离离原上草", "一岁一枯荣"),
+    ("松下问童子", "言师采药去"),
+    ("独坐幽篁里", "弹琴复长啸"),
+    ("移舟泊烟渚", "日暮客愁新"),
+    ("向晚意不适", "驱车登古原"),
+    ("好雨知时节", "当春乃发生"),
+    ("两个黄鹂鸣翠柳", "一行白鹭上青天"),
+    ("朝辞白帝彩云间", "千里江陵一日还"),
+    ("故人西辞黄鹤楼", "烟花三月下扬州"),
+    ("葡萄美酒夜光杯", "欲饮琵琶马上催"),
+    ("秦时明月汉时关", "万里长征人未还"),
+    ("独在异乡为异客", "每逢佳节倍思亲"),
+    ("床前明月光", "疑是地上霜"),
+    ("红豆生南国", "春来发几枝"),
+    ("千山鸟飞绝", "万径人踪灭"),
+    ("锄禾日当午", "汗滴禾下土"),
 )
 SAMPLES = 32  # poems sampled per model for the form score
 HELD_OUT_POEMS = 32  # held-out regular poems read for the smooth form score
@@ -38,6 +52,7 @@ LONGEST = 80  # characters: a 七律 with its marks and line breaks is 67
 @dataclass
 class Items:
     """What every model of one sweep is scored on (the same items for every size)."""
+
     couplets: list[tuple[str, str]]  # (first verse, second verse), each opening a poem of the training split
     held_out: list[list[int]]  # held-out regular poems as token ids, the end-of-text mark first
     corpus_form_share: float | None  # share of the training poems in a scored regular form: the level to reach
@@ -91,7 +106,7 @@ def sample_poems(model, eot: int, n: int, seed: int, device) -> list[list[int]]:
         seq = torch.cat([seq, nxt.to(device)], dim=1)
     poems = []
     for row in seq[:, 1:].tolist():
-        poems.append(row[:row.index(eot)] if eot in row else None)  # None: never finished within the context
+        poems.append(row[: row.index(eot)] if eot in row else None)  # None: never finished within the context
     return poems
 
 
@@ -102,8 +117,15 @@ def measure(model, tokenizer, items: Items, *, seed: int = 0) -> dict:
     was = model.training
     model.eval()
     try:
-        out = {"form_score": None, "form_prob": None, "exact_recall": None, "recall_prob": None,
-               "samples": SAMPLES, "couplets": len(items.couplets), "held_out_poems": len(items.held_out)}
+        out = {
+            "form_score": None,
+            "form_prob": None,
+            "exact_recall": None,
+            "recall_prob": None,
+            "samples": SAMPLES,
+            "couplets": len(items.couplets),
+            "held_out_poems": len(items.held_out),
+        }
         if items.corpus_form_share is not None:
             poems = sample_poems(model, tokenizer.eot_id, SAMPLES, seed, device)
             ok = [p is not None and classify(tokenizer.decode(p)) in SCORED_FORMS for p in poems]
@@ -129,7 +151,7 @@ def measure(model, tokenizer, items: Items, *, seed: int = 0) -> dict:
                 seq = list(ids)
                 for _ in target:  # greedy, for the exact score
                     seq.append(int(model(torch.tensor([seq], device=device))[0, -1].argmax()))
-                hits += seq[len(ids):] == target
+                hits += seq[len(ids) :] == target
             out["exact_recall"] = hits / len(items.couplets)
             out["recall_prob"] = math.exp(sum(logps) / len(logps))
         return out
@@ -180,8 +202,19 @@ def table(runs: list[dict]) -> list[dict]:
             continue
         if key not in best or r["budget"] > best[key]["budget"]:
             best[key] = r
-    keys = ("name", "n_params", "budget", "tokens", "val_loss", "form_score", "form_prob", "exact_recall", "recall_prob",
-            "samples", "couplets")
+    keys = (
+        "name",
+        "n_params",
+        "budget",
+        "tokens",
+        "val_loss",
+        "form_score",
+        "form_prob",
+        "exact_recall",
+        "recall_prob",
+        "samples",
+        "couplets",
+    )
     return [{k: r.get(k) for k in keys} for r in sorted(best.values(), key=lambda r: r["n_params"])]
 
 
@@ -189,13 +222,21 @@ def summarize(runs: list[dict]) -> dict:
     """The emergence table and the shape of each score across sizes."""
     rows = table(runs)
     out = {"rows": rows, "jump_share": JUMP, "shapes": {}}
-    for metric, n_key in (("form_score", "samples"), ("form_prob", None), ("exact_recall", "couplets"),
-                          ("recall_prob", None)):
+    for metric, n_key in (
+        ("form_score", "samples"),
+        ("form_prob", None),
+        ("exact_recall", "couplets"),
+        ("recall_prob", None),
+    ):
         values = [r[metric] for r in rows]
         n = rows[0][n_key] if rows and n_key else None
         present = [v for v in values if v is not None]
         floor = noise(metric, present, n) if present else 0.0
         if metric in SMOOTH:  # a probability from 0.001 to 0.003 has tripled: compare logarithms
             values = [math.log(v) if v else None for v in values]
-        out["shapes"][metric] = {**shape(values, floor), "noise": floor, "scale": "log" if metric in SMOOTH else "linear"}
+        out["shapes"][metric] = {
+            **shape(values, floor),
+            "noise": floor,
+            "scale": "log" if metric in SMOOTH else "linear",
+        }
     return out

@@ -14,7 +14,9 @@ def plot(r, fig, tr: Labels) -> None:
     names = [x.name for x in r.published]
     ys = range(len(names))
     ax.barh([y - 0.2 for y in ys], [x.counted for x in r.published], height=0.4, color=BLUE, label=tr("scale.counted"))
-    ax.barh([y + 0.2 for y in ys], [x.published for x in r.published], height=0.4, color=GREY, label=tr("scale.published"))
+    ax.barh(
+        [y + 0.2 for y in ys], [x.published for x in r.published], height=0.4, color=GREY, label=tr("scale.published")
+    )
     ax.set_xscale("log")
     ax.set_yticks(list(ys), names, fontsize=8)
     ax.invert_yaxis()
@@ -50,7 +52,9 @@ def plot(r, fig, tr: Labels) -> None:
         ax.legend(fontsize=6, ncol=2)
     else:
         ax.bar(range(len(r.vocabularies)), [v.size for v in r.vocabularies], color=BLUE)
-        ax.set_xticks(range(len(r.vocabularies)), [v.name.split(" (")[0] for v in r.vocabularies], fontsize=7, rotation=15)
+        ax.set_xticks(
+            range(len(r.vocabularies)), [v.name.split(" (")[0] for v in r.vocabularies], fontsize=7, rotation=15
+        )
         for i, v in enumerate(r.vocabularies):
             ax.text(i, v.size, f"{v.size:,}", ha="center", va="bottom", fontsize=7)
         ax.set(ylabel=tr("scale.vocab_axis"), title=tr("scale.vocab_title"))
@@ -59,12 +63,22 @@ def plot(r, fig, tr: Labels) -> None:
     rows = (s or {}).get("emergence", {}).get("rows") or []
     if rows:
         n = [row["n_params"] for row in rows]
-        for metric, color, style in (("form_score", RED, "o-"), ("exact_recall", RED, "s--"),
-                                     ("form_prob", BLUE, "o-"), ("recall_prob", BLUE, "s--")):
+        for metric, color, style in (
+            ("form_score", RED, "o-"),
+            ("exact_recall", RED, "s--"),
+            ("form_prob", BLUE, "o-"),
+            ("recall_prob", BLUE, "s--"),
+        ):
             vals = [row[metric] for row in rows]
             if any(v is not None for v in vals):
-                ax.plot(n, [v if v is not None else float("nan") for v in vals], style, color=color, ms=3,
-                        label=tr(f"scale.metric.{metric}"))
+                ax.plot(
+                    n,
+                    [v if v is not None else float("nan") for v in vals],
+                    style,
+                    color=color,
+                    ms=3,
+                    label=tr(f"scale.metric.{metric}"),
+                )
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1e-3)  # the right verse's p can be tiny; the exact scores reach 0
         ax.set_ylim(bottom=0, top=1.5)

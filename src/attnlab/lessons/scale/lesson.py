@@ -45,8 +45,14 @@ PARAMS = (
     Param("gated", "bool", False, help="a gated FFN (SwiGLU: three matrices)"),
     Param("tied", "bool", True, help="the output layer shares the token table"),
     Param("tokens", "int", 0, 0, 10**15, step=1, help="its training tokens (0: 20 per parameter, Chinchilla's rule)"),
-    Param("sweep", "str", "", max_len=4096, cli_only=True,
-          help="a finished `attnlab scale` folder (or its scale.json) to show beside the counts"),
+    Param(
+        "sweep",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a finished `attnlab scale` folder (or its scale.json) to show beside the counts",
+    ),
 )
 QUICK = {"layers": 2, "d_model": 64, "heads": 4, "vocab": 100, "context": 32}
 TOGETHER = True
@@ -130,10 +136,22 @@ def row(model, machine: Machine) -> Row:
     a = model.architecture
     n = count_params(a)
     trained = count_flops(a, model.tokens) if model.tokens else None
-    return Row(model.name, a.to_dict(), n, model.params, (n - model.params) / model.params, model.differs,
-               non_embedding_params(a), forward_flops(a) / a.context, model.tokens,
-               6 * n * model.tokens if model.tokens else None, trained, model.train_flops,
-               trained / machine.flops_per_s / 86400 if trained else None, model.source)
+    return Row(
+        model.name,
+        a.to_dict(),
+        n,
+        model.params,
+        (n - model.params) / model.params,
+        model.differs,
+        non_embedding_params(a),
+        forward_flops(a) / a.context,
+        model.tokens,
+        6 * n * model.tokens if model.tokens else None,
+        trained,
+        model.train_flops,
+        trained / machine.flops_per_s / 86400 if trained else None,
+        model.source,
+    )
 
 
 def yours(p: dict, machine: Machine) -> Yours | None:
@@ -142,20 +160,42 @@ def yours(p: dict, machine: Machine) -> Yours | None:
         return None
     for name in ("d_model", "heads", "vocab", "context"):
         if not p[name]:
-            raise ParamError(f"{name} is needed with --layers: give every size of your configuration", name,
-                             "explain.scale.error.missing", what=name)
+            raise ParamError(
+                f"{name} is needed with --layers: give every size of your configuration",
+                name,
+                "explain.scale.error.missing",
+                what=name,
+            )
     try:
-        a = Architecture(layers=p["layers"], d_model=p["d_model"], heads=p["heads"], vocab=p["vocab"],
-                         context=p["context"], kv_heads=p["kv_heads"] or None, d_ff=p["d_ff"] or None,
-                         gated=p["gated"], head="tied" if p["tied"] else "separate")
+        a = Architecture(
+            layers=p["layers"],
+            d_model=p["d_model"],
+            heads=p["heads"],
+            vocab=p["vocab"],
+            context=p["context"],
+            kv_heads=p["kv_heads"] or None,
+            d_ff=p["d_ff"] or None,
+            gated=p["gated"],
+            head="tied" if p["tied"] else "separate",
+        )
     except ValueError as err:
-        blamed = next((n for n in ("kv_heads", "d_ff", "heads") if str(err).startswith(n)), "heads")  # the field at fault
+        blamed = next(
+            (n for n in ("kv_heads", "d_ff", "heads") if str(err).startswith(n)), "heads"
+        )  # the field at fault
         raise ParamError(str(err), blamed, "explain.scale.error.shape", why=str(err)) from None
     n = count_params(a)
     tokens = p["tokens"] or CHINCHILLA * n
     trained = count_flops(a, tokens)
-    return Yours(a.to_dict(), n, non_embedding_params(a), param_parts(a), forward_flops(a) / a.context, tokens,
-                 trained, trained / machine.flops_per_s / 86400)
+    return Yours(
+        a.to_dict(),
+        n,
+        non_embedding_params(a),
+        param_parts(a),
+        forward_flops(a) / a.context,
+        tokens,
+        trained,
+        trained / machine.flops_per_s / 86400,
+    )
 
 
 def read_sweep(path: str) -> dict | None:
@@ -168,11 +208,13 @@ def read_sweep(path: str) -> dict | None:
         file = where / "scale.json" if where.is_dir() else where
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ParamError(f"cannot read a finished sweep at {path}: {err}", "sweep", "explain.scale.error.sweep",
-                         path=path) from None
+        raise ParamError(
+            f"cannot read a finished sweep at {path}: {err}", "sweep", "explain.scale.error.sweep", path=path
+        ) from None
     if not isinstance(data, dict) or not {"runs", "fit", "optimum"} <= set(data):
-        raise ParamError(f"{file} is not a scale.json written by `attnlab scale`", "sweep", "explain.scale.error.sweep",
-                         path=path)
+        raise ParamError(
+            f"{file} is not a scale.json written by `attnlab scale`", "sweep", "explain.scale.error.sweep", path=path
+        )
     return {**data, "folder": str(file.parent)}
 
 
@@ -181,33 +223,103 @@ def claims_for(rows: list[Row], lang: str) -> list[Claim]:
     against the one published training compute (GPT-3's 3.14e23 FLOPs)."""
     checked = [r for r in rows if r.differs is None]
     worst = max(checked, key=lambda r: abs(r.off))
-    out = [within("counts", t("explain.scale.claim.counts", lang, n=len(checked), worst=worst.name, off=100 * worst.off,
-                              tol=100 * TOLERANCE, left=", ".join(r.name for r in rows if r.differs) or "—"), lang,
-                  measured=abs(worst.off), expected=0.0, tol=TOLERANCE, control=t("explain.scale.control.published", lang),
-                  values={"models": len(checked), "worst": worst.name, "worst_off": worst.off})]
+    out = [
+        within(
+            "counts",
+            t(
+                "explain.scale.claim.counts",
+                lang,
+                n=len(checked),
+                worst=worst.name,
+                off=100 * worst.off,
+                tol=100 * TOLERANCE,
+                left=", ".join(r.name for r in rows if r.differs) or "—",
+            ),
+            lang,
+            measured=abs(worst.off),
+            expected=0.0,
+            tol=TOLERANCE,
+            control=t("explain.scale.control.published", lang),
+            values={"models": len(checked), "worst": worst.name, "worst_off": worst.off},
+        )
+    ]
     for r in rows:
         if r.published_train_flops and r.train_flops_6nd:
             off = (r.train_flops_6nd - r.published_train_flops) / r.published_train_flops
-            out.append(within("compute", t("explain.scale.claim.compute", lang, name=r.name, six=r.train_flops_6nd,
-                                           published=r.published_train_flops, off=100 * off, tol=100 * TOLERANCE), lang,
-                              measured=abs(off), expected=0.0, tol=TOLERANCE,
-                              control=t("explain.scale.control.compute", lang),
-                              values={"model": r.name, "six_nd": r.train_flops_6nd,
-                                      "published": r.published_train_flops, "counted": r.train_flops}))
+            out.append(
+                within(
+                    "compute",
+                    t(
+                        "explain.scale.claim.compute",
+                        lang,
+                        name=r.name,
+                        six=r.train_flops_6nd,
+                        published=r.published_train_flops,
+                        off=100 * off,
+                        tol=100 * TOLERANCE,
+                    ),
+                    lang,
+                    measured=abs(off),
+                    expected=0.0,
+                    tol=TOLERANCE,
+                    control=t("explain.scale.control.compute", lang),
+                    values={
+                        "model": r.name,
+                        "six_nd": r.train_flops_6nd,
+                        "published": r.published_train_flops,
+                        "counted": r.train_flops,
+                    },
+                )
+            )
     return out
 
 
 @lesson
-def scale(layers: int = 0, d_model: int = 0, heads: int = 0, kv_heads: int = 0, d_ff: int = 0, vocab: int = 0,
-          context: int = 0, gated: bool = False, tied: bool = True, tokens: int = 0, sweep: str = "", *,
-          lang: str = "zh") -> ScaleResult:
+def scale(
+    layers: int = 0,
+    d_model: int = 0,
+    heads: int = 0,
+    kv_heads: int = 0,
+    d_ff: int = 0,
+    vocab: int = 0,
+    context: int = 0,
+    gated: bool = False,
+    tied: bool = True,
+    tokens: int = 0,
+    sweep: str = "",
+    *,
+    lang: str = "zh",
+) -> ScaleResult:
     """The published models counted, this machine's rate, your configuration, and a finished sweep if named."""
-    p = check(PARAMS, dict(layers=layers, d_model=d_model, heads=heads, kv_heads=kv_heads, d_ff=d_ff, vocab=vocab,
-                           context=context, gated=gated, tied=tied, tokens=tokens, sweep=sweep))
+    p = check(
+        PARAMS,
+        dict(
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            kv_heads=kv_heads,
+            d_ff=d_ff,
+            vocab=vocab,
+            context=context,
+            gated=gated,
+            tied=tied,
+            tokens=tokens,
+            sweep=sweep,
+        ),
+    )
     machine = measure_machine()
     mine = yours(p, machine)
     rows = [row(m, machine) for m in PUBLISHED]
     vocabularies = [Vocabulary(name, size, size * 768, size * 4096) for name, size in VOCABULARIES]
-    return ScaleResult("scale", p, rows, vocabularies, {r.name: r.flops_per_token for r in rows},
-                       {r.name: r.train_flops for r in rows}, machine, mine, read_sweep(p["sweep"]),
-                       claims_for(rows, lang))
+    return ScaleResult(
+        "scale",
+        p,
+        rows,
+        vocabularies,
+        {r.name: r.flops_per_token for r in rows},
+        {r.name: r.train_flops for r in rows},
+        machine,
+        mine,
+        read_sweep(p["sweep"]),
+        claims_for(rows, lang),
+    )

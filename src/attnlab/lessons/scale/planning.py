@@ -33,8 +33,16 @@ EVAL_ITERS = 40  # held-out batches of the final estimate, the same batches for 
 
 
 def model_config(layers: int, d_model: int, vocab_size: int):
-    return preset("poems-small", vocab_size=vocab_size, n_layers=layers, d_model=d_model,
-                  n_heads=max(1, d_model // 16), context_length=CONTEXT, d_ff=None, dropout=0.0)
+    return preset(
+        "poems-small",
+        vocab_size=vocab_size,
+        n_layers=layers,
+        d_model=d_model,
+        n_heads=max(1, d_model // 16),
+        context_length=CONTEXT,
+        d_ff=None,
+        dropout=0.0,
+    )
 
 
 def flops_per_step(cfg) -> int:
@@ -42,8 +50,17 @@ def flops_per_step(cfg) -> int:
 
 
 def train_config(steps: int, seed: int) -> TrainConfig:
-    return TrainConfig(steps=steps, batch_size=BATCH, lr=LR, schedule="cosine", warmup_steps=min(100, steps // 10),
-                       weight_decay=0.1, seed=seed, eval_iters=EVAL_ITERS, log_interval=max(1, steps // 20))
+    return TrainConfig(
+        steps=steps,
+        batch_size=BATCH,
+        lr=LR,
+        schedule="cosine",
+        warmup_steps=min(100, steps // 10),
+        weight_decay=0.1,
+        seed=seed,
+        eval_iters=EVAL_ITERS,
+        log_interval=max(1, steps // 20),
+    )
 
 
 def new_trainer(cfg, data, steps: int, *, seed: int, device: str) -> Trainer:
@@ -87,8 +104,15 @@ class Plan:
 
     def key(self) -> dict:
         """What a resumed sweep must share with the one that wrote the runs."""
-        return {"corpus_sha256": self.corpus_sha256, "vocab_size": self.vocab_size, "seed": self.seed,
-                "runs": [asdict(r) for r in self.runs], "context": CONTEXT, "batch": BATCH, "lr": LR}
+        return {
+            "corpus_sha256": self.corpus_sha256,
+            "vocab_size": self.vocab_size,
+            "seed": self.seed,
+            "runs": [asdict(r) for r in self.runs],
+            "context": CONTEXT,
+            "batch": BATCH,
+            "lr": LR,
+        }
 
 
 def step_seconds(data, vocab_size: int, ladder, device: str, steps: int = 3) -> dict[tuple[int, int], float]:
@@ -109,8 +133,17 @@ def step_seconds(data, vocab_size: int, ladder, device: str, steps: int = 3) -> 
     return out
 
 
-def plan_sweep(data, vocab_size: int, *, minutes: float, seconds_per_step: dict, ladder=LADDER,
-               corpus: str = "", corpus_sha256: str | None = None, seed: int = 0) -> Plan:
+def plan_sweep(
+    data,
+    vocab_size: int,
+    *,
+    minutes: float,
+    seconds_per_step: dict,
+    ladder=LADDER,
+    corpus: str = "",
+    corpus_sha256: str | None = None,
+    seed: int = 0,
+) -> Plan:
     """The largest budgets C, 4·C, 16·C whose runs fit `minutes` by the measured step times."""
     train_tokens = len(data.train)
     cfgs = {size: model_config(*size, vocab_size) for size in ladder}
@@ -118,7 +151,7 @@ def plan_sweep(data, vocab_size: int, *, minutes: float, seconds_per_step: dict,
     def runs_for(c0: float) -> list[RunSpec]:
         runs = []
         for b in range(N_BUDGETS):
-            c = c0 * BUDGET_RATIO ** b
+            c = c0 * BUDGET_RATIO**b
             for size, cfg in cfgs.items():
                 steps = int(c // flops_per_step(cfg))
                 if steps >= MIN_STEPS and steps * BATCH * CONTEXT <= MAX_EPOCHS * train_tokens:
@@ -138,12 +171,20 @@ def plan_sweep(data, vocab_size: int, *, minutes: float, seconds_per_step: dict,
             best = (c0, runs)
         if c0 > 1e30:
             break
-        c0 *= 2 ** 0.25
+        c0 *= 2**0.25
     if best is None:
         raise ValueError(f"no sweep fits {minutes:g} minutes here: give it more time")
     c0, runs = best
-    return Plan(corpus, corpus_sha256, vocab_size, train_tokens, seed, [c0 * BUDGET_RATIO ** b for b in range(N_BUDGETS)],
-                runs, seconds(runs))
+    return Plan(
+        corpus,
+        corpus_sha256,
+        vocab_size,
+        train_tokens,
+        seed,
+        [c0 * BUDGET_RATIO**b for b in range(N_BUDGETS)],
+        runs,
+        seconds(runs),
+    )
 
 
 def load_plan(out: Path, corpus: str, sha: str | None, vocab_size: int, seed: int) -> Plan | None:
@@ -155,12 +196,26 @@ def load_plan(out: Path, corpus: str, sha: str | None, vocab_size: int, seed: in
             raise ValueError(f"{out} is not empty and holds no sweep: give an empty or new folder")
         return None
     kept = json.loads(path.read_text(encoding="utf-8"))
-    if (kept.get("corpus_sha256"), kept.get("vocab_size"), kept.get("seed")) != (sha, vocab_size, seed) or \
-            (kept.get("context"), kept.get("batch"), kept.get("lr")) != (CONTEXT, BATCH, LR):
-        raise ValueError(f"{out} holds another sweep (another corpus, seed or settings); give an empty folder, or "
-                         "the same corpus and seed to resume it")
-    return Plan(corpus, sha, vocab_size, kept["train_tokens"], seed, kept["budgets"],
-                [RunSpec(**r) for r in kept["runs"]], kept.get("estimated_s", 0.0), kept.get("step_seconds", {}))
+    if (kept.get("corpus_sha256"), kept.get("vocab_size"), kept.get("seed")) != (sha, vocab_size, seed) or (
+        kept.get("context"),
+        kept.get("batch"),
+        kept.get("lr"),
+    ) != (CONTEXT, BATCH, LR):
+        raise ValueError(
+            f"{out} holds another sweep (another corpus, seed or settings); give an empty folder, or "
+            "the same corpus and seed to resume it"
+        )
+    return Plan(
+        corpus,
+        sha,
+        vocab_size,
+        kept["train_tokens"],
+        seed,
+        kept["budgets"],
+        [RunSpec(**r) for r in kept["runs"]],
+        kept.get("estimated_s", 0.0),
+        kept.get("step_seconds", {}),
+    )
 
 
 def seconds_left(plan: Plan, runs: list[RunSpec]) -> float:

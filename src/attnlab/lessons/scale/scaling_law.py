@@ -40,7 +40,11 @@ EXPONENT_BOUND = 5.0  # |alpha|, |beta|: published exponents lie between 0.05 an
 _WALL = 1e4  # the wall's stiffness, in the objective's units (delta^2)
 
 # Hoffmann et al.'s grid of initial values (their appendix D), for a, b, e, alpha, beta
-_GRID_AB, _GRID_E, _GRID_EXP = (0.0, 5.0, 10.0, 15.0, 20.0, 25.0), (-1.0, -0.5, 0.0, 0.5, 1.0), (0.0, 0.5, 1.0, 1.5, 2.0)
+_GRID_AB, _GRID_E, _GRID_EXP = (
+    (0.0, 5.0, 10.0, 15.0, 20.0, 25.0),
+    (-1.0, -0.5, 0.0, 0.5, 1.0),
+    (0.0, 0.5, 1.0, 1.5, 2.0),
+)
 
 
 @dataclass
@@ -94,10 +98,11 @@ class Optimum:
 
 # ---- the law, in log space, and its Huber objective --------------------------------------------------------------
 
+
 def _log_terms(theta, log_x):
     """theta (S, 2J+1) = a_1..a_J, e, alpha_1..alpha_J for S fits; log_x (J, R): J variables over R runs."""
     j = log_x.shape[0]
-    amp, e, expo = theta[:, :j, None], theta[:, j, None, None], theta[:, j + 1:, None]  # (S,J,1) (S,1,1) (S,J,1)
+    amp, e, expo = theta[:, :j, None], theta[:, j, None, None], theta[:, j + 1 :, None]  # (S,J,1) (S,1,1) (S,J,1)
     power_terms = amp - expo * log_x  # (S, J, R): log(A_j / x_j^alpha_j)
     return np.concatenate([power_terms, np.broadcast_to(e, (len(theta), 1, log_x.shape[1]))], 1)  # (S, J+1, R)
 
@@ -124,7 +129,7 @@ def _objective(theta, log_x, log_loss, weights):
     g_amp, g_e = df_dterm[:, :-1].sum(-1), df_dterm[:, -1:].sum(-1)  # (S, J), (S, 1)
     g_expo = -(df_dterm[:, :-1] * log_x).sum(-1)  # (S, J)
     beyond = np.maximum(np.abs(theta) - _bounds(log_x.shape[0]), 0.0)  # (S, P): 0 inside the box
-    f_wall, g_wall = _WALL * (beyond ** 2).sum(-1), 2 * _WALL * beyond * np.sign(theta)
+    f_wall, g_wall = _WALL * (beyond**2).sum(-1), 2 * _WALL * beyond * np.sign(theta)
     return f + f_wall, np.concatenate([g_amp, g_e, g_expo], 1) + g_wall  # (S,), (S, P)
 
 
@@ -134,6 +139,7 @@ def _bounds(j: int):
 
 
 # ---- fitting ---------------------------------------------------------------------------------------------------
+
 
 def _lbfgs(theta0, value_and_grad, max_iter: int):
     """L-BFGS on S independent fits in lockstep (Nocedal & Wright, algorithms 7.4 and 3.1): each row keeps its own
@@ -252,6 +258,7 @@ def _rms(theta, log_x, log_loss) -> float:
 
 # ---- public ----------------------------------------------------------------------------------------------------
 
+
 def fit_law(n_params, tokens, losses, *, bootstrap: int = 200, seed: int = 0) -> LawFit:
     """Chinchilla's L(N, D) = E + A/N^alpha + B/D^beta over runs (N_i, D_i, L_i), with 95% bootstrap intervals."""
     n_arr, d_arr, l_arr = _check_runs({"n_params": n_params, "tokens": tokens, "losses": losses}, min_runs=5)
@@ -264,14 +271,26 @@ def fit_law(n_params, tokens, losses, *, bootstrap: int = 200, seed: int = 0) ->
     n_range, d_range = [float(n_arr.min()), float(n_arr.max())], [float(d_arr.min()), float(d_arr.max())]
     mean_loss = float(l_arr.mean())
     fit = LawFit(
-        E=math.exp(e), A=math.exp(a), B=math.exp(b), alpha=alpha, beta=beta,
-        alpha_interval=_interval(boot[:, 3]), beta_interval=_interval(boot[:, 4]),
+        E=math.exp(e),
+        A=math.exp(a),
+        B=math.exp(b),
+        alpha=alpha,
+        beta=beta,
+        alpha_interval=_interval(boot[:, 3]),
+        beta_interval=_interval(boot[:, 4]),
         E_interval=_interval(np.exp(boot[:, 2])),
         size_effect_interval=_interval(_effect(boot[:, 0], boot[:, 3], *n_range, mean_loss)),
         data_effect_interval=_interval(_effect(boot[:, 1], boot[:, 4], *d_range, mean_loss)),
-        n_runs=len(l_arr), n_sizes=len(np.unique(n_arr)), n_budgets=len(np.unique(d_arr)),
-        n_range=n_range, d_range=d_range, rms_log_residual=_rms(best, log_x, log_loss),
-        bootstrap=bootstrap, shown=False, reason="")
+        n_runs=len(l_arr),
+        n_sizes=len(np.unique(n_arr)),
+        n_budgets=len(np.unique(d_arr)),
+        n_range=n_range,
+        d_range=d_range,
+        rms_log_residual=_rms(best, log_x, log_loss),
+        bootstrap=bootstrap,
+        shown=False,
+        reason="",
+    )
     fit.reason = _law_verdict(fit)
     fit.shown = fit.reason == "shown"
     return fit
@@ -288,11 +307,20 @@ def fit_power(x, losses, *, bootstrap: int = 200, seed: int = 0) -> PowerFit:
     a, e, alpha = (float(v) for v in best)
     x_range = [float(x_arr.min()), float(x_arr.max())]
     fit = PowerFit(
-        E=math.exp(e), A=math.exp(a), alpha=alpha, alpha_interval=_interval(boot[:, 2]),
+        E=math.exp(e),
+        A=math.exp(a),
+        alpha=alpha,
+        alpha_interval=_interval(boot[:, 2]),
         E_interval=_interval(np.exp(boot[:, 1])),
         effect_interval=_interval(_effect(boot[:, 0], boot[:, 2], *x_range, float(l_arr.mean()))),
-        n_runs=len(l_arr), n_points=len(np.unique(x_arr)), x_range=x_range,
-        rms_log_residual=_rms(best, log_x, log_loss), bootstrap=bootstrap, shown=False, reason="")
+        n_runs=len(l_arr),
+        n_points=len(np.unique(x_arr)),
+        x_range=x_range,
+        rms_log_residual=_rms(best, log_x, log_loss),
+        bootstrap=bootstrap,
+        shown=False,
+        reason="",
+    )
     fit.reason = _power_verdict(fit)
     fit.shown = fit.reason == "shown"
     return fit
@@ -335,8 +363,10 @@ def _power_verdict(fit: PowerFit) -> str:
 def compute_optimal(fit: LawFit, flops):
     """The N and D minimising the fitted L at compute C = 6·N·D (closed form); an Optimum, or a list for a list."""
     if not (fit.alpha > 0 and fit.beta > 0 and fit.A > 0 and fit.B > 0):
-        raise ValueError(f"compute_optimal needs alpha, beta, A, B > 0; the fit has alpha={fit.alpha}, "
-                         f"beta={fit.beta}, A={fit.A}, B={fit.B}")
+        raise ValueError(
+            f"compute_optimal needs alpha, beta, A, B > 0; the fit has alpha={fit.alpha}, "
+            f"beta={fit.beta}, A={fit.A}, B={fit.B}"
+        )
     one = np.ndim(flops) == 0
     budgets = _check_column("flops", [flops] if one else flops)
     a, b = fit.alpha, fit.beta
@@ -345,14 +375,16 @@ def compute_optimal(fit: LawFit, flops):
     for c in budgets:
         n_opt = g * (c / 6) ** (b / (a + b))
         d_opt = (c / 6) / n_opt
-        loss = fit.E + fit.A / n_opt ** a + fit.B / d_opt ** b
+        loss = fit.E + fit.A / n_opt**a + fit.B / d_opt**b
         out.append(Optimum(flops=float(c), n_params=n_opt, tokens=d_opt, tokens_per_param=d_opt / n_opt, loss=loss))
     return out[0] if one else out
 
 
 def isoflop_minima(n_params, tokens, flops_budget_labels, losses) -> list[dict]:
     """The measured optimum per compute budget: the run with the lowest loss under each label, by budget."""
-    n_arr, d_arr, l_arr = _check_runs({"n_params": n_params, "tokens": tokens, "losses": losses}, min_runs=1, why="one to pick")
+    n_arr, d_arr, l_arr = _check_runs(
+        {"n_params": n_params, "tokens": tokens, "losses": losses}, min_runs=1, why="one to pick"
+    )
     labels = _check_column("flops_budget_labels", flops_budget_labels)
     if len(labels) != len(l_arr):
         raise ValueError(f"expected one flops_budget_label per run ({len(l_arr)}), got {len(labels)}")
@@ -360,11 +392,20 @@ def isoflop_minima(n_params, tokens, flops_budget_labels, losses) -> list[dict]:
     for i, label in enumerate(labels.tolist()):
         if label not in best or l_arr[i] < l_arr[best[label]]:
             best[label] = i
-    return [{"budget": label, "n_params": float(n_arr[i]), "tokens": float(d_arr[i]), "loss": float(l_arr[i]),
-             "tokens_per_param": float(d_arr[i] / n_arr[i])} for label, i in sorted(best.items())]
+    return [
+        {
+            "budget": label,
+            "n_params": float(n_arr[i]),
+            "tokens": float(d_arr[i]),
+            "loss": float(l_arr[i]),
+            "tokens_per_param": float(d_arr[i] / n_arr[i]),
+        }
+        for label, i in sorted(best.items())
+    ]
 
 
 # ---- input checks ----------------------------------------------------------------------------------------------
+
 
 def _check_runs(columns: dict, min_runs: int, why: str = "one per free parameter"):
     arrays = {name: _check_column(name, values) for name, values in columns.items()}
@@ -393,5 +434,6 @@ def _check_column(name: str, values):
 
 def _check_bootstrap(bootstrap) -> None:
     if not isinstance(bootstrap, (int, np.integer)) or isinstance(bootstrap, bool) or bootstrap < MIN_BOOTSTRAP:
-        raise ValueError(f"expected bootstrap an int >= {MIN_BOOTSTRAP} (resamples for a 95% interval), "
-                         f"got {bootstrap!r}")
+        raise ValueError(
+            f"expected bootstrap an int >= {MIN_BOOTSTRAP} (resamples for a 95% interval), got {bootstrap!r}"
+        )

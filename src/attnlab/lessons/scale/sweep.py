@@ -29,8 +29,17 @@ from attnlab.models.window_mlp import n_params as mlp_params
 from attnlab.train.loop import Trainer
 
 
-def train_point(spec: RunSpec, data, vocab_size: int, *, seed: int, device: str,
-                on_step: Callable[[int, int], None] | None = None, tokenizer=None, items: Items | None = None) -> dict:
+def train_point(
+    spec: RunSpec,
+    data,
+    vocab_size: int,
+    *,
+    seed: int,
+    device: str,
+    on_step: Callable[[int, int], None] | None = None,
+    tokenizer=None,
+    items: Items | None = None,
+) -> dict:
     """Train one run of the plan and measure it: one point of the law, and (given the sweep's items and tokenizer)
     its emergence scores, exact and smooth (lessons/scale/emergence.py)."""
     cfg = planning.model_config(spec.layers, spec.d_model, vocab_size)
@@ -39,11 +48,23 @@ def train_point(spec: RunSpec, data, vocab_size: int, *, seed: int, device: str,
     result = trainer.run(callback=(lambda e: on_step(e["step"], spec.steps)) if on_step else None)
     scores = measure(trainer.model, tokenizer, items, seed=seed) if items is not None else {}
     return {
-        "name": spec.name, "layers": spec.layers, "d_model": spec.d_model, "heads": spec.heads, "budget": spec.budget,
-        "n_params": non_embedding_params(cfg), "n_params_total": sum(p.numel() for p in trainer.model.parameters()),
-        "tokens": spec.tokens, "flops": spec.flops, "steps": spec.steps, "val_loss": result.val_loss,
-        "train_loss": result.loss, "seconds": round(time.perf_counter() - start, 2), "seed": seed,
-        "form_score": None, "exact_recall": None, **scores,
+        "name": spec.name,
+        "layers": spec.layers,
+        "d_model": spec.d_model,
+        "heads": spec.heads,
+        "budget": spec.budget,
+        "n_params": non_embedding_params(cfg),
+        "n_params_total": sum(p.numel() for p in trainer.model.parameters()),
+        "tokens": spec.tokens,
+        "flops": spec.flops,
+        "steps": spec.steps,
+        "val_loss": result.val_loss,
+        "train_loss": result.loss,
+        "seconds": round(time.perf_counter() - start, 2),
+        "seed": seed,
+        "form_score": None,
+        "exact_recall": None,
+        **scores,
     }
 
 
@@ -88,11 +109,19 @@ def train_mlp(budget: int, flops: float, data, vocab_size: int, *, seed: int, de
     torch.manual_seed(seed)
     trainer = Trainer(WindowMLP(cfg), data, planning.train_config(steps, seed), device=device)
     result = trainer.run()
-    return {"budget": budget, "window": cfg.window, "n_params": mlp_params(cfg), "tokens": tokens,
-            "flops": float(steps * mlp_flops_per_step(cfg)), "steps": steps, "val_loss": result.val_loss}
+    return {
+        "budget": budget,
+        "window": cfg.window,
+        "n_params": mlp_params(cfg),
+        "tokens": tokens,
+        "flops": float(steps * mlp_flops_per_step(cfg)),
+        "steps": steps,
+        "val_loss": result.val_loss,
+    }
 
 
 # ---- the whole sweep ---------------------------------------------------------------------------------------------
+
 
 def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int = 200) -> dict:
     """scale.json: the runs, the fitted law L(N, D) with its intervals, and the compute-optimal size per budget
@@ -104,7 +133,11 @@ def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int =
     measured = isoflop_minima(n, d, labels, loss) if points else []
     optimum = []
     for b, c in enumerate(plan.budgets):
-        row = {"budget": b, "flops": c, "measured": next(({**m, "budget": b} for m in measured if m["budget"] == c), None)}
+        row = {
+            "budget": b,
+            "flops": c,
+            "measured": next(({**m, "budget": b} for m in measured if m["budget"] == c), None),
+        }
         if fit is not None and fit.alpha > 0 and fit.beta > 0:
             mean_c6 = [6 * r["n_params"] * r["tokens"] for r in points if r["budget"] == b]
             if mean_c6:  # the law's own compute, 6·N·D, at this budget's runs
@@ -114,18 +147,38 @@ def summarize(plan: Plan, runs: list[dict], mlp: list[dict], *, bootstrap: int =
                 row["fitted"] = best
         optimum.append(row)
     return {
-        "corpus": plan.corpus, "corpus_sha256": plan.corpus_sha256, "vocab_size": plan.vocab_size,
-        "train_tokens": plan.train_tokens, "context": planning.CONTEXT, "batch": planning.BATCH, "seed": plan.seed,
+        "corpus": plan.corpus,
+        "corpus_sha256": plan.corpus_sha256,
+        "vocab_size": plan.vocab_size,
+        "train_tokens": plan.train_tokens,
+        "context": planning.CONTEXT,
+        "batch": planning.BATCH,
+        "seed": plan.seed,
         "n_params_counts": "non-embedding (Kaplan et al. 2020); compute counts every product, the head's included",
-        "uniform_loss": math.log(plan.vocab_size), "budgets": plan.budgets, "runs": runs, "mlp_baseline": mlp,
-        "fit": asdict(fit) if fit is not None else None, "optimum": optimum, "chinchilla_tokens_per_param": 20,
+        "uniform_loss": math.log(plan.vocab_size),
+        "budgets": plan.budgets,
+        "runs": runs,
+        "mlp_baseline": mlp,
+        "fit": asdict(fit) if fit is not None else None,
+        "optimum": optimum,
+        "chinchilla_tokens_per_param": 20,
         "emergence": {**emergence.summarize(runs), "uniform_prob": 1 / plan.vocab_size},
     }
 
 
-def run_sweep(corpus_data, out: str | Path, *, minutes: float, device: str = "cpu", seed: int = 0,
-              ladder=None, bootstrap: int = 200, progress: Callable[[dict], None] | None = None,
-              seconds_per_step: dict | None = None, command: str | None = None) -> dict:
+def run_sweep(
+    corpus_data,
+    out: str | Path,
+    *,
+    minutes: float,
+    device: str = "cpu",
+    seed: int = 0,
+    ladder=None,
+    bootstrap: int = 200,
+    progress: Callable[[dict], None] | None = None,
+    seconds_per_step: dict | None = None,
+    command: str | None = None,
+) -> dict:
     """Plan (or reload the plan of) a sweep in `out`, train what is not finished, and write out/scale.json.
     `corpus_data` = (name, sha256, tokenizer, TokenData). progress(event) gets {"phase", "run", "done", "of",
     "step", "steps", "left_s"} as it goes. `seconds_per_step` {(layers, d_model): s} replaces the measurement
@@ -139,34 +192,80 @@ def run_sweep(corpus_data, out: str | Path, *, minutes: float, device: str = "cp
         if seconds_per_step is None:
             say({"phase": "calibrate"})
         times = seconds_per_step or planning.step_seconds(data, tokenizer.vocab_size, ladder, device)
-        plan = planning.plan_sweep(data, tokenizer.vocab_size, minutes=minutes, seconds_per_step=times,
-                                   ladder=ladder, corpus=name, corpus_sha256=sha, seed=seed)
+        plan = planning.plan_sweep(
+            data,
+            tokenizer.vocab_size,
+            minutes=minutes,
+            seconds_per_step=times,
+            ladder=ladder,
+            corpus=name,
+            corpus_sha256=sha,
+            seed=seed,
+        )
         plan.step_seconds = {f"L{k[0]}-d{k[1]}": v for k, v in times.items()}
-        write_json(out / "plan.json", {**plan.key(), "budgets": plan.budgets, "estimated_s": plan.estimated_s,
-                                       "train_tokens": plan.train_tokens, "corpus": name,
-                                       "step_seconds": plan.step_seconds})
+        write_json(
+            out / "plan.json",
+            {
+                **plan.key(),
+                "budgets": plan.budgets,
+                "estimated_s": plan.estimated_s,
+                "train_tokens": plan.train_tokens,
+                "corpus": name,
+                "step_seconds": plan.step_seconds,
+            },
+        )
     done = finished_runs(out, plan)
     left = planning.seconds_left(plan, [r for r in plan.runs if r.name not in done])
-    say({"phase": "plan", "runs": len(plan.runs), "sizes": len({(r.layers, r.d_model) for r in plan.runs}),
-         "budgets": plan.budgets, "done": len(done), "left_s": left})
+    say(
+        {
+            "phase": "plan",
+            "runs": len(plan.runs),
+            "sizes": len({(r.layers, r.d_model) for r in plan.runs}),
+            "budgets": plan.budgets,
+            "done": len(done),
+            "left_s": left,
+        }
+    )
     runs, start = [], time.perf_counter()
     items = emergence.items_for(tokenizer, data, planning.CONTEXT)
     for i, spec in enumerate(plan.runs):
         if spec.name in done:
             runs.append(done[spec.name])
             continue
-        say({"phase": "run", "run": spec.name, "done": i, "of": len(plan.runs),
-             "left_s": planning.seconds_left(plan, [r for r in plan.runs[i:] if r.name not in done])})
-        record = train_point(spec, data, tokenizer.vocab_size, seed=seed, device=device, tokenizer=tokenizer, items=items,
-                             on_step=lambda step, steps: say({"phase": "step", "run": spec.name, "step": step,
-                                                              "steps": steps, "done": i, "of": len(plan.runs)}))
+        say(
+            {
+                "phase": "run",
+                "run": spec.name,
+                "done": i,
+                "of": len(plan.runs),
+                "left_s": planning.seconds_left(plan, [r for r in plan.runs[i:] if r.name not in done]),
+            }
+        )
+        record = train_point(
+            spec,
+            data,
+            tokenizer.vocab_size,
+            seed=seed,
+            device=device,
+            tokenizer=tokenizer,
+            items=items,
+            on_step=lambda step, steps: say(
+                {"phase": "step", "run": spec.name, "step": step, "steps": steps, "done": i, "of": len(plan.runs)}
+            ),
+        )
         write_json(out / "runs" / f"{spec.name}.json", record)  # kept at once: a killed sweep loses only this run
         runs.append(record)
     say({"phase": "baseline"})
-    mlp = [m for b, c in enumerate(plan.budgets) if (m := train_mlp(b, c, data, tokenizer.vocab_size, seed=seed,
-                                                                   device=device)) is not None]
+    mlp = [
+        m
+        for b, c in enumerate(plan.budgets)
+        if (m := train_mlp(b, c, data, tokenizer.vocab_size, seed=seed, device=device)) is not None
+    ]
     say({"phase": "fit"})
-    result = {**summarize(plan, runs, mlp, bootstrap=bootstrap), "seconds": round(time.perf_counter() - start, 1),
-              "command": command}
+    result = {
+        **summarize(plan, runs, mlp, bootstrap=bootstrap),
+        "seconds": round(time.perf_counter() - start, 1),
+        "command": command,
+    }
     write_json(out / "scale.json", result)
     return result

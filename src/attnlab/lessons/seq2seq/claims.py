@@ -48,46 +48,139 @@ def claims_of(r, lang: str) -> list[Claim]:
     at = r.lengths.index(L)
     c = functools.partial(_control, lang)
     seeds = len(r.seeds)
-    over = (t("explain.seq2seq.over.one", lang, seed=r.seeds[0]) if seeds == 1
-            else t("explain.seq2seq.over.many", lang, n=seeds))
+    over = (
+        t("explain.seq2seq.over.one", lang, seed=r.seeds[0])
+        if seeds == 1
+        else t("explain.seq2seq.over.many", lang, n=seeds)
+    )
     hint = t("explain.seq2seq.hint.trained", lang)
     claims = []
     for cid, kind in (("bottleneck", "bahdanau"), ("bottleneck_cross", "transformer")):
         s = gap_stats(r, kind, "no_attention", at, at)
-        claims.append(lead(
-            cid, t(f"explain.seq2seq.claim.{cid}", lang, L=L, att=s["better"], none=s["worse"], over=over,
-                   margin=s["margin"] * 100), lang,
-            measured=s["better"], baseline=s["worse"], margin=s["margin"], control=c("no_attention", L=L),
-            values={"length": L, "attention": s["better"], "no_attention": s["worse"], "gap": s["gap"],
-                    "gap_by_seed": s["by_seed"], "standard_error": s["se"], "seeds": seeds}, hint=hint))
+        claims.append(
+            lead(
+                cid,
+                t(
+                    f"explain.seq2seq.claim.{cid}",
+                    lang,
+                    L=L,
+                    att=s["better"],
+                    none=s["worse"],
+                    over=over,
+                    margin=s["margin"] * 100,
+                ),
+                lang,
+                measured=s["better"],
+                baseline=s["worse"],
+                margin=s["margin"],
+                control=c("no_attention", L=L),
+                values={
+                    "length": L,
+                    "attention": s["better"],
+                    "no_attention": s["worse"],
+                    "gap": s["gap"],
+                    "gap_by_seed": s["by_seed"],
+                    "standard_error": s["se"],
+                    "seeds": seeds,
+                },
+                hint=hint,
+            )
+        )
     s = gap_stats(r, "no_attention", "no_attention", 0, at)
     n0 = r.lengths[0]
-    claims.append(lead(
-        "falls", t("explain.seq2seq.claim.falls", lang, n0=n0, a0=s["better"], L=L, aL=s["worse"], over=over,
-                   margin=s["margin"] * 100), lang,
-        measured=s["worse"], baseline=s["better"], margin=s["margin"], lower=True, control=c("short", n0=n0),
-        values={"short": n0, "length": L, "accuracy_short": s["better"], "accuracy_long": s["worse"], "drop": s["gap"],
-                "drop_by_seed": s["by_seed"], "standard_error": s["se"], "seeds": seeds}, hint=hint))
+    claims.append(
+        lead(
+            "falls",
+            t(
+                "explain.seq2seq.claim.falls",
+                lang,
+                n0=n0,
+                a0=s["better"],
+                L=L,
+                aL=s["worse"],
+                over=over,
+                margin=s["margin"] * 100,
+            ),
+            lang,
+            measured=s["worse"],
+            baseline=s["better"],
+            margin=s["margin"],
+            lower=True,
+            control=c("short", n0=n0),
+            values={
+                "short": n0,
+                "length": L,
+                "accuracy_short": s["better"],
+                "accuracy_long": s["worse"],
+                "drop": s["gap"],
+                "drop_by_seed": s["by_seed"],
+                "standard_error": s["se"],
+                "seeds": seeds,
+            },
+            hint=hint,
+        )
+    )
     k = r.checks
-    claims.append(within(
-        "final_only", t("explain.seq2seq.claim.final_only", lang, others=k["others_change"], last=k["last_change"]), lang,
-        measured=k["others_change"], expected=0.0, tol=0.0, control=c("final_only"),
-        values={"others_change": k["others_change"], "last_change": k["last_change"]}))
+    claims.append(
+        within(
+            "final_only",
+            t("explain.seq2seq.claim.final_only", lang, others=k["others_change"], last=k["last_change"]),
+            lang,
+            measured=k["others_change"],
+            expected=0.0,
+            tol=0.0,
+            control=c("final_only"),
+            values={"others_change": k["others_change"], "last_change": k["last_change"]},
+        )
+    )
     err = max(k["alpha_sum_error"], k["alpha_hand_error"], k["context_hand_error"])
-    claims.append(within(
-        "alpha", t("explain.seq2seq.claim.alpha", lang, sum_err=k["alpha_sum_error"], hand=k["alpha_hand_error"],
-                   ctx=k["context_hand_error"], tol=IDENTITY_TOL), lang,
-        measured=err, expected=0.0, tol=IDENTITY_TOL, control=c("alpha"),
-        values={"alpha_sum_error": k["alpha_sum_error"], "alpha_hand_error": k["alpha_hand_error"],
-                "context_hand_error": k["context_hand_error"]}))
+    claims.append(
+        within(
+            "alpha",
+            t(
+                "explain.seq2seq.claim.alpha",
+                lang,
+                sum_err=k["alpha_sum_error"],
+                hand=k["alpha_hand_error"],
+                ctx=k["context_hand_error"],
+                tol=IDENTITY_TOL,
+            ),
+            lang,
+            measured=err,
+            expected=0.0,
+            tol=IDENTITY_TOL,
+            control=c("alpha"),
+            values={
+                "alpha_sum_error": k["alpha_sum_error"],
+                "alpha_hand_error": k["alpha_hand_error"],
+                "context_hand_error": k["context_hand_error"],
+            },
+        )
+    )
     chance = r.chance_alignment
     need = (1 - chance) / 2  # at least halfway from a uniform map to a perfect one
     for cid, kind in (("alignment", "bahdanau"), ("alignment_cross", "transformer")):
         got = r.alignment_score[kind]
-        claims.append(lead(
-            cid, t(f"explain.seq2seq.claim.{cid}", lang, score=got, chance=chance, over=over, margin=need * 100,
-                   lo=r.train_lengths[0], hi=L), lang,
-            measured=got, baseline=chance, margin=need, control=c("uniform"),
-            values={"score": got, "score_by_seed": r.alignment_by_seed[kind], "chance": chance, "seeds": seeds},
-            hint=hint))
+        claims.append(
+            lead(
+                cid,
+                t(
+                    f"explain.seq2seq.claim.{cid}",
+                    lang,
+                    score=got,
+                    chance=chance,
+                    over=over,
+                    margin=need * 100,
+                    lo=r.train_lengths[0],
+                    hi=L,
+                ),
+                lang,
+                measured=got,
+                baseline=chance,
+                margin=need,
+                control=c("uniform"),
+                values={"score": got, "score_by_seed": r.alignment_by_seed[kind], "chance": chance, "seeds": seeds},
+                hint=hint,
+            )
+        )
     return claims

@@ -24,14 +24,32 @@ def plot(r, fig, tr: Labels) -> None:
     ax = fig.add_subplot(grid[0, :])
     ax.axvspan(r.train_lengths[-1] + 0.5, r.lengths[-1] + 0.5, color="#eeeeee", zorder=0)
     for kind, acc in r.accuracy.items():
-        ax.plot(r.lengths, acc, "o-", color=SEQ2SEQ_COLORS.get(kind, INK), lw=2, label=t(f"explain.seq2seq.model.{kind}", tr.lang))
-    ax.set(xlabel=tr("seq2seq.length"), ylabel=tr("seq2seq.acc"), title=tr("seq2seq.accuracy"), ylim=(-0.03, 1.03),
-           xticks=r.lengths)
+        ax.plot(
+            r.lengths,
+            acc,
+            "o-",
+            color=SEQ2SEQ_COLORS.get(kind, INK),
+            lw=2,
+            label=t(f"explain.seq2seq.model.{kind}", tr.lang),
+        )
+    ax.set(
+        xlabel=tr("seq2seq.length"),
+        ylabel=tr("seq2seq.acc"),
+        title=tr("seq2seq.accuracy"),
+        ylim=(-0.03, 1.03),
+        xticks=r.lengths,
+    )
     ax.legend(fontsize=9)
     ex = r.example
-    _aligned_heat(fig.add_subplot(grid[1, 0]), ex.bahdanau, ex, tr("seq2seq.alpha", score=ex.alignment_score["bahdanau"]), tr)
+    _aligned_heat(
+        fig.add_subplot(grid[1, 0]), ex.bahdanau, ex, tr("seq2seq.alpha", score=ex.alignment_score["bahdanau"]), tr
+    )
     for k, h in enumerate(r.heads):
-        _aligned_heat(fig.add_subplot(grid[1, 1 + k]), h.weights, ex,
-                      tr("seq2seq.head", layer=h.layer, head=h.head, score=h.alignment_score), tr)
+        _aligned_heat(
+            fig.add_subplot(grid[1, 1 + k]),
+            h.weights,
+            ex,
+            tr("seq2seq.head", layer=h.layer, head=h.head, score=h.alignment_score),
+            tr,
+        )
     fig.tight_layout()
-

@@ -98,8 +98,13 @@ class Seq2SeqResult(Shown):
 
 
 def _text_error(text: str) -> ParamError:
-    return ParamError(f"text must be 1 to {MAX_TEXT} digits 0-9, got {text!r}", "text", "explain.seq2seq.error.text",
-                      max_len=MAX_TEXT, got=repr(text))
+    return ParamError(
+        f"text must be 1 to {MAX_TEXT} digits 0-9, got {text!r}",
+        "text",
+        "explain.seq2seq.error.text",
+        max_len=MAX_TEXT,
+        got=repr(text),
+    )
 
 
 def greedy(model, src: torch.Tensor, n: int) -> torch.Tensor:
@@ -145,8 +150,15 @@ def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Mod
 
     with seeded(seed):
         model = build(kind, task_.SRC_VOCAB, task_.TGT_VOCAB, CONTEXT, SIZE)
-    cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR[kind], warmup_steps=min(20, steps // 5),
-                      weight_decay=0.0, min_lr_ratio=0.2, seed=seed)
+    cfg = TrainConfig(
+        steps=max(1, steps),
+        batch_size=BATCH,
+        lr=LR[kind],
+        warmup_steps=min(20, steps // 5),
+        weight_decay=0.0,
+        min_lr_ratio=0.2,
+        seed=seed,
+    )
 
     def batch(g: torch.Generator):  # the same batches for all three models
         n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
@@ -158,8 +170,13 @@ def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Mod
         with torch.no_grad():
             loss = translation_loss(model, *batch(torch.Generator().manual_seed(cfg.seed)))
         return model.eval(), float(loss)
-    losses = train_small(model, cfg, batch, translation_loss,  # the page shows each update done (0: listed before)
-                         on_step=lambda step: _report(kind, step, steps) if step else None)
+    losses = train_small(
+        model,
+        cfg,
+        batch,
+        translation_loss,  # the page shows each update done (0: listed before)
+        on_step=lambda step: _report(kind, step, steps) if step else None,
+    )
     return model.eval(), losses[-1]
 
 
@@ -211,8 +228,11 @@ def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
                 aligned["transformer"].append(float(score(cross[-1].mean(1), truth)))
                 aligned["heads"].append([float(score(m[:, h], truth)) for m in cross for h in range(m.shape[1])])
     heads = [sum(col) / len(col) for col in zip(*aligned["heads"])]
-    alignment = {"bahdanau": sum(aligned["bahdanau"]) / len(aligned["bahdanau"]),
-                 "transformer": sum(aligned["transformer"]) / len(aligned["transformer"]), "heads": heads}
+    alignment = {
+        "bahdanau": sum(aligned["bahdanau"]) / len(aligned["bahdanau"]),
+        "transformer": sum(aligned["transformer"]) / len(aligned["transformer"]),
+        "heads": heads,
+    }
     return Trained(models, final_loss, accuracy, token_accuracy, alignment, sum(chance) / len(chance))
 
 
@@ -227,14 +247,27 @@ def example_of(tr: Trained, task: str, text: str) -> tuple[Example, dict]:
         cross = maps_of(tr.models["transformer"], src, tgt_in)  # [(1, H, n, n)] per layer
         mean = cross[-1][0].mean(0)  # (n, n)
         heads = [m[0, h] for m in cross for h in range(m.shape[1])]
-        checks = final_state_check(tr.models["no_attention"], src, tgt_in) | alpha_check(tr.models["bahdanau"], src, tgt_in)
+        checks = final_state_check(tr.models["no_attention"], src, tgt_in) | alpha_check(
+            tr.models["bahdanau"], src, tgt_in
+        )
     target = task_.translate(task, text)
     example = Example(
-        source=text, target=target, held_out=task_.is_test(text), source_tokens=list(text), target_tokens=list(target),
-        truth=truth.tolist(), prediction=prediction, correct={k: v == target for k, v in prediction.items()},
-        bahdanau=alpha.tolist(), transformer=mean.tolist(), heads=[h.tolist() for h in heads],
-        alignment_score={"no_attention": None, "bahdanau": float(score(alpha, truth)),
-                         "transformer": float(score(mean, truth))},
+        source=text,
+        target=target,
+        held_out=task_.is_test(text),
+        source_tokens=list(text),
+        target_tokens=list(target),
+        truth=truth.tolist(),
+        prediction=prediction,
+        correct={k: v == target for k, v in prediction.items()},
+        bahdanau=alpha.tolist(),
+        transformer=mean.tolist(),
+        heads=[h.tolist() for h in heads],
+        alignment_score={
+            "no_attention": None,
+            "bahdanau": float(score(alpha, truth)),
+            "transformer": float(score(mean, truth)),
+        },
     )
     return example, checks
 
@@ -268,9 +301,11 @@ def alpha_check(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
     context = sum(a * h for a, h in zip(alpha, states[0]))  # (H,)
     lib_context, lib_alpha = attn(s0[:, None, :], states)  # (1, 1, H), (1, 1, S)
     _, maps = model(src, tgt_in)
-    return {"alpha_hand_error": float(max((alpha - lib_alpha[0, 0]).abs().max(), (alpha - maps[0][0, 0, 0]).abs().max())),
-            "context_hand_error": float((context - lib_context[0, 0]).abs().max()),
-            "alpha_sum_error": float((maps[0].sum(-1) - 1).abs().max())}
+    return {
+        "alpha_hand_error": float(max((alpha - lib_alpha[0, 0]).abs().max(), (alpha - maps[0][0, 0, 0]).abs().max())),
+        "context_hand_error": float((context - lib_context[0, 0]).abs().max()),
+        "alpha_sum_error": float((maps[0].sum(-1) - 1).abs().max()),
+    }
 
 
 def _mean(rows: list) -> list:
@@ -286,8 +321,16 @@ def cost(p: dict) -> Cost:
 
 
 @lesson
-def seq2seq(task: str = "digits", text: str = "20261130", train_steps: int = 400, n_test: int = 50, n_seeds: int = 2,
-            seed: int = 0, *, lang: str = "zh") -> Seq2SeqResult:
+def seq2seq(
+    task: str = "digits",
+    text: str = "20261130",
+    train_steps: int = 400,
+    n_test: int = 50,
+    n_seeds: int = 2,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> Seq2SeqResult:
     """Train the three translators for each seed (cached) and measure the bottleneck and the alignments."""
     p = check(PARAMS, dict(task=task, text=text, train_steps=train_steps, n_test=n_test, n_seeds=n_seeds, seed=seed))
     cost(p)
@@ -303,17 +346,34 @@ def seq2seq(task: str = "digits", text: str = "20261130", train_steps: int = 400
                 del _here.span
         example, checks = typed_example(p["task"], steps, order[0], p["n_test"], p["text"])
     tr = runs[0]
-    heads = [Head(layer, head, score_, w) for (layer, head), score_, w in
-             zip(_head_ids(tr), tr.alignment["heads"], example.heads)]
+    heads = [
+        Head(layer, head, score_, w)
+        for (layer, head), score_, w in zip(_head_ids(tr), tr.alignment["heads"], example.heads)
+    ]
     by_seed = {k: [run.accuracy[k] for run in runs] for k in KINDS}
-    align_by_seed = {"no_attention": None, **{k: [run.alignment[k] for run in runs] for k in ("bahdanau", "transformer")}}
+    align_by_seed = {
+        "no_attention": None,
+        **{k: [run.alignment[k] for run in runs] for k in ("bahdanau", "transformer")},
+    }
     result = Seq2SeqResult(
-        "seq2seq", p, list(LENGTHS), list(TRAIN_LENGTHS), [n > TRAIN_LENGTHS[-1] for n in LENGTHS], order,
-        {k: _mean(v) for k, v in by_seed.items()}, by_seed,
+        "seq2seq",
+        p,
+        list(LENGTHS),
+        list(TRAIN_LENGTHS),
+        [n > TRAIN_LENGTHS[-1] for n in LENGTHS],
+        order,
+        {k: _mean(v) for k, v in by_seed.items()},
+        by_seed,
         {k: _mean([run.token_accuracy[k] for run in runs]) for k in KINDS},
-        {k: None if v is None else sum(v) / len(v) for k, v in align_by_seed.items()}, align_by_seed,
-        tr.chance, heads, {k: sum(run.final_loss[k] for run in runs) / len(runs) for k in KINDS},
-        example, suggestions(), checks, [],
+        {k: None if v is None else sum(v) / len(v) for k, v in align_by_seed.items()},
+        align_by_seed,
+        tr.chance,
+        heads,
+        {k: sum(run.final_loss[k] for run in runs) / len(runs) for k in KINDS},
+        example,
+        suggestions(),
+        checks,
+        [],
     )
     result.claims = claims_of(result, lang)
     return result
@@ -329,4 +389,13 @@ def _head_ids(tr: Trained) -> list[tuple[int, int]]:
     return [(i, h) for i, block in enumerate(dec) for h in range(block.cross_attn.n_heads)]
 
 
-__all__ = ["seq2seq", "Seq2SeqResult", "PARAMS", "LENGTHS", "TRAIN_LENGTHS", "trained", "trained_models", "typed_example"]
+__all__ = [
+    "seq2seq",
+    "Seq2SeqResult",
+    "PARAMS",
+    "LENGTHS",
+    "TRAIN_LENGTHS",
+    "trained",
+    "trained_models",
+    "typed_example",
+]

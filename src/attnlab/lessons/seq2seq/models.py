@@ -84,8 +84,11 @@ class RecurrentSeq2Seq(nn.Module):
     def __init__(self, src_vocab: int, tgt_vocab: int, d_embed: int, d_hidden: int, attention: bool):
         super().__init__()
         self.encoder = LSTMEncoder(src_vocab, d_embed, d_hidden)
-        self.decoder = (BahdanauDecoder(tgt_vocab, d_embed, d_hidden, d_hidden) if attention
-                        else NoAttentionDecoder(tgt_vocab, d_embed, d_hidden))
+        self.decoder = (
+            BahdanauDecoder(tgt_vocab, d_embed, d_hidden, d_hidden)
+            if attention
+            else NoAttentionDecoder(tgt_vocab, d_embed, d_hidden)
+        )
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, list[Tensor]]:
         """-> logits (B, T, V) and the attention maps: [alpha (B, T, S)] for Bahdanau, [] without attention."""
@@ -122,9 +125,18 @@ def build(kind: str, src_vocab: int, tgt_vocab: int, context_length: int, size: 
     if kind == "bahdanau":
         return RecurrentSeq2Seq(src_vocab, tgt_vocab, size // 2, size, attention=True)
     if kind == "transformer":
-        config = EncoderDecoderConfig(src_vocab_size=src_vocab, tgt_vocab_size=tgt_vocab, context_length=context_length,
-                                      d_model=size, n_heads=2, d_ff=2 * size, n_encoder_layers=1, n_decoder_layers=1,
-                                      positions="sinusoidal", norm_first=True)
+        config = EncoderDecoderConfig(
+            src_vocab_size=src_vocab,
+            tgt_vocab_size=tgt_vocab,
+            context_length=context_length,
+            d_model=size,
+            n_heads=2,
+            d_ff=2 * size,
+            n_encoder_layers=1,
+            n_decoder_layers=1,
+            positions="sinusoidal",
+            norm_first=True,
+        )
         model = TransformerSeq2Seq(config)
         with torch.no_grad():  # the paper scales embeddings by sqrt(d_model): tokens as loud as their positions
             for table in (model.model.src_embed.tok, model.model.tgt_embed.tok):

@@ -20,8 +20,12 @@ def _chain_and_star(ax, n: int, tr: Labels) -> None:
         for b in range(a + 1, n):
             rad = 0.35 if (a, b) == (0, n - 1) else 0.15  # arcs bend below the row, away from the chain
             color, lw = (RED, 2) if (a, b) == (0, n - 1) else ("#d9d9d9", 0.8)
-            ax.annotate("", (b, 0), (a, 0), arrowprops=dict(arrowstyle="-", color=color, lw=lw,
-                                                            connectionstyle=f"arc3,rad={rad}"))
+            ax.annotate(
+                "",
+                (b, 0),
+                (a, 0),
+                arrowprops=dict(arrowstyle="-", color=color, lw=lw, connectionstyle=f"arc3,rad={rad}"),
+            )
     ax.scatter(xs, [0] * n, s=420, color="white", edgecolor=RED, zorder=2)
     for x in xs:
         ax.text(x, 0, f"t{x + 1}" if x < n - 1 else "tₙ", ha="center", va="center", fontsize=8, zorder=3)

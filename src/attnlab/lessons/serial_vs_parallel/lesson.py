@@ -39,8 +39,16 @@ BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
 FULL_HEADS = max(h for h in range(1, 17) if largest_square(BYTES_PER_N2 * h) >= N_MAX)  # 10
 
 PARAMS = (
-    Param("n_max", "int", 1024, 16, N_MAX, step=16, log=True,
-          help=f"largest sequence length n (memory: with more than {FULL_HEADS} heads the limit is lower)"),
+    Param(
+        "n_max",
+        "int",
+        1024,
+        16,
+        N_MAX,
+        step=16,
+        log=True,
+        help=f"largest sequence length n (memory: with more than {FULL_HEADS} heads the limit is lower)",
+    ),
     Param("d_model", "int", 64, 8, 512, step=8, log=True, help="width of the hidden state and of the tokens"),
     Param("n_heads", "int", 4, 1, 16, step=1, help="attention heads (divides d_model)"),
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
@@ -114,11 +122,23 @@ def cost(p: dict) -> Cost:
     else those weights and the inputs."""
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
     if d % h:
-        raise ParamError(f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}", "n_heads",
-                         "explain.error.divisible", width="d_model", d=d, h=h)
+        raise ParamError(
+            f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}",
+            "n_heads",
+            "explain.error.divisible",
+            width="d_model",
+            d=d,
+            h=h,
+        )
     need = BYTES_PER_N2 * h * n_max * n_max
-    memory_guard(need, f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
-                 MEMORY_LIMIT, "n_max", n_max, largest_square(BYTES_PER_N2 * h))
+    memory_guard(
+        need,
+        f"the attention weights for n_max={n_max} with {h} heads (scores, softmax, copy)",
+        MEMORY_LIMIT,
+        "n_max",
+        n_max,
+        largest_square(BYTES_PER_N2 * h),
+    )
     return Cost.of_bytes(need + 8 * 4 * n_max * d)
 
 
@@ -154,14 +174,19 @@ def serial_vs_parallel(
             rnn_edges = {i: [i + 1] for i in range(n - 1)}  # h_i feeds h_{i+1}, nothing else: the loop
             reads = (weights[0] > 0).any(0)  # (n, n): query i read key j in some head
             attn_edges = {0: reads[:, 0].nonzero().flatten().tolist()}  # position 1 feeds every query that read it
-            points.append(Point(
-                n,
-                best_time(lambda: rnn(x), p["repeats"]),
-                best_time(lambda: attn(x, need_weights=True), p["repeats"]),
-                rnn_counter.count, attn_counter.count,
-                len(states) - 1, 1,
-                shortest_path(rnn_edges, 0, n - 1), shortest_path(attn_edges, 0, n - 1),
-            ))
+            points.append(
+                Point(
+                    n,
+                    best_time(lambda: rnn(x), p["repeats"]),
+                    best_time(lambda: attn(x, need_weights=True), p["repeats"]),
+                    rnn_counter.count,
+                    attn_counter.count,
+                    len(states) - 1,
+                    1,
+                    shortest_path(rnn_edges, 0, n - 1),
+                    shortest_path(attn_edges, 0, n - 1),
+                )
+            )
     first, last = points[0], points[-1]
     grow = last.n - first.n  # each added position is one more step: at least one more operation
     path_off = abs(last.rnn_path - (last.n - 1)) + abs(last.attention_path - 1)  # steps off the closed forms
@@ -171,17 +196,61 @@ def serial_vs_parallel(
 
     claims = [
         # Counted, not timed: the RNN's chain must gain at least one operation per added position.
-        lead("rnn_steps", t("explain.serial.claim.rnn_ops", lang, n0=first.n, o0=first.rnn_ops, n1=last.n, o1=last.rnn_ops,
-                            margin=grow), lang,
-             measured=last.rnn_ops, baseline=first.rnn_ops, margin=grow, control=c("rnn_first"),
-             values={"n0": first.n, "ops_n0": first.rnn_ops, "n1": last.n, "ops_n1": last.rnn_ops,
-                     "steps_n1": last.rnn_steps}),
-        within("attention_ops", t("explain.serial.claim.attn_ops", lang, n0=first.n, o0=first.attention_ops, n1=last.n,
-                                  o1=last.attention_ops), lang,
-               measured=last.attention_ops, expected=first.attention_ops, tol=0, control=c("attn_first"),
-               values={"n0": first.n, "ops_n0": first.attention_ops, "n1": last.n, "ops_n1": last.attention_ops}),
-        within("path", t("explain.serial.claim.path", lang, n=last.n, rnn=last.rnn_path, attn=last.attention_path), lang,
-               measured=path_off, expected=0, tol=0, control=c("path"),
-               values={"n": last.n, "rnn_path": last.rnn_path, "attention_path": last.attention_path, "steps_off": path_off}),
+        lead(
+            "rnn_steps",
+            t(
+                "explain.serial.claim.rnn_ops",
+                lang,
+                n0=first.n,
+                o0=first.rnn_ops,
+                n1=last.n,
+                o1=last.rnn_ops,
+                margin=grow,
+            ),
+            lang,
+            measured=last.rnn_ops,
+            baseline=first.rnn_ops,
+            margin=grow,
+            control=c("rnn_first"),
+            values={
+                "n0": first.n,
+                "ops_n0": first.rnn_ops,
+                "n1": last.n,
+                "ops_n1": last.rnn_ops,
+                "steps_n1": last.rnn_steps,
+            },
+        ),
+        within(
+            "attention_ops",
+            t(
+                "explain.serial.claim.attn_ops",
+                lang,
+                n0=first.n,
+                o0=first.attention_ops,
+                n1=last.n,
+                o1=last.attention_ops,
+            ),
+            lang,
+            measured=last.attention_ops,
+            expected=first.attention_ops,
+            tol=0,
+            control=c("attn_first"),
+            values={"n0": first.n, "ops_n0": first.attention_ops, "n1": last.n, "ops_n1": last.attention_ops},
+        ),
+        within(
+            "path",
+            t("explain.serial.claim.path", lang, n=last.n, rnn=last.rnn_path, attn=last.attention_path),
+            lang,
+            measured=path_off,
+            expected=0,
+            tol=0,
+            control=c("path"),
+            values={
+                "n": last.n,
+                "rnn_path": last.rnn_path,
+                "attention_path": last.attention_path,
+                "steps_off": path_off,
+            },
+        ),
     ]
     return SerialVsParallelResult("serial-vs-parallel", p, points, claims)

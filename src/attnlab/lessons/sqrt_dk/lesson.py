@@ -157,9 +157,13 @@ def _softmax_rows(d_k: int, n_keys: int, seed: int) -> tuple[SoftmaxStats, list[
     b_un, b_sc = jacobian_bound(scores), jacobian_bound(scaled)  # (R,): the trace of the Jacobian
     stats = SoftmaxStats(
         d_k,
-        p_un.max(-1).values.mean().item(), p_sc.max(-1).values.mean().item(),
-        entropy(p_un).mean().item(), entropy(p_sc).mean().item(),
-        j_un.mean().item(), j_sc.mean().item(), b_un.mean().item(),
+        p_un.max(-1).values.mean().item(),
+        p_sc.max(-1).values.mean().item(),
+        entropy(p_un).mean().item(),
+        entropy(p_sc).mean().item(),
+        j_un.mean().item(),
+        j_sc.mean().item(),
+        b_un.mean().item(),
         bool((j_un <= b_un * (1 + 1e-9)).all() and (j_sc <= b_sc * (1 + 1e-9)).all()),  # rounding only
     )
     return stats, scores[0].tolist()
@@ -176,13 +180,21 @@ def cost(p: dict) -> Cost:
     """Refused before anything is drawn when the keys would not fit; else the chunk of q.k pairs (2^21 numbers,
     q, k and q*k) plus the rows of keys at the largest d_k drawn, three tensors of them."""
     d_k, n_keys = p["d_k"], p["n_keys"]
-    memory_guard(N_ROWS * n_keys * d_k * 8, f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}", LIMIT, "n_keys",
-                 n_keys, LIMIT // (N_ROWS * d_k * 8))
+    memory_guard(
+        N_ROWS * n_keys * d_k * 8,
+        f"{N_ROWS} rows of n_keys={n_keys} keys of width d_k={d_k}",
+        LIMIT,
+        "n_keys",
+        n_keys,
+        LIMIT // (N_ROWS * d_k * 8),
+    )
     return Cost.of_bytes(3 * 2**21 * 8 + 3 * N_ROWS * n_keys * max(d_k, *SWEEP) * 8)
 
 
 @lesson
-def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int = 0, *, lang: str = "zh") -> SqrtDkResult:
+def sqrt_dk(
+    d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int = 0, *, lang: str = "zh"
+) -> SqrtDkResult:
     """Measure Var(q.k) against d_k and the softmax with and without the 1/sqrt(d_k) scale."""
     p = check(PARAMS, dict(d_k=d_k, n_samples=n_samples, n_keys=n_keys, seed=seed))
     d_k, n_samples, n_keys, seed = p["d_k"], p["n_samples"], p["n_keys"], p["seed"]
@@ -205,51 +217,163 @@ def sqrt_dk(d_k: int = 64, n_samples: int = 20000, n_keys: int = 32, seed: int =
     threshold = next((s.d_k for i, s in enumerate(softmax_sweep) if all(below[i:])), None)
     uniform = math.sqrt(1 / n_keys - 1 / n_keys**2)
     example_p = torch.softmax(torch.tensor(example, dtype=torch.float64), -1)
-    autograd_diff = (autograd_jacobian(torch.tensor(example, dtype=torch.float64)) - softmax_jacobian(example_p[None])[0]).abs().max().item()
+    autograd_diff = (
+        (autograd_jacobian(torch.tensor(example, dtype=torch.float64)) - softmax_jacobian(example_p[None])[0])
+        .abs()
+        .max()
+        .item()
+    )
     violations = sum(not s.bound_holds for s in softmax_sweep)
     c = functools.partial(_control, lang)
     claims = [
-        within("mean_zero", t("explain.sqrt_dk.claim.mean", lang, mean=chosen.mean, bound=mean_bound), lang,
-               measured=chosen.mean, expected=0.0, tol=mean_bound, control=c("mean"), values={"mean": chosen.mean}),
-        within("variance", t("explain.sqrt_dk.claim.variance", lang, d_k=d_k, var=chosen.var, rel=rel, bound=var_bound), lang,
-               measured=chosen.var, expected=float(d_k), tol=var_bound * d_k, control=c("variance"),
-               values={"var": chosen.var, "rel": rel, "d_k": d_k}),
-        within("scaled_variance", t("explain.sqrt_dk.claim.scaled", lang, var=chosen.scaled_var, bound=var_bound), lang,
-               measured=chosen.scaled_var, expected=1.0, tol=var_bound, control=c("scaled"), values={"var": chosen.scaled_var}),
+        within(
+            "mean_zero",
+            t("explain.sqrt_dk.claim.mean", lang, mean=chosen.mean, bound=mean_bound),
+            lang,
+            measured=chosen.mean,
+            expected=0.0,
+            tol=mean_bound,
+            control=c("mean"),
+            values={"mean": chosen.mean},
+        ),
+        within(
+            "variance",
+            t("explain.sqrt_dk.claim.variance", lang, d_k=d_k, var=chosen.var, rel=rel, bound=var_bound),
+            lang,
+            measured=chosen.var,
+            expected=float(d_k),
+            tol=var_bound * d_k,
+            control=c("variance"),
+            values={"var": chosen.var, "rel": rel, "d_k": d_k},
+        ),
+        within(
+            "scaled_variance",
+            t("explain.sqrt_dk.claim.scaled", lang, var=chosen.scaled_var, bound=var_bound),
+            lang,
+            measured=chosen.scaled_var,
+            expected=1.0,
+            tol=var_bound,
+            control=c("scaled"),
+            values={"var": chosen.scaled_var},
+        ),
         # softmax(beta s) sharpens as beta grows, so the unscaled softmax is never flatter; at d_k = 1 the two are the
         # same softmax, a tie, and the claim is not shown there.
-        lead("saturation", t("explain.sqrt_dk.claim.saturation", lang, d_k=d_k, un=soft.max_weight_unscaled,
-                             sc=soft.max_weight_scaled, margin=SHARPER), lang,
-             measured=soft.max_weight_unscaled, baseline=soft.max_weight_scaled, margin=SHARPER, control=c("scaled_softmax"),
-             values={"unscaled": soft.max_weight_unscaled, "scaled": soft.max_weight_scaled,
-                     "entropy_unscaled": soft.entropy_unscaled, "entropy_scaled": soft.entropy_scaled}),
-        lead("saturation_grows", t("explain.sqrt_dk.claim.saturation_grows", lang, lo=first.max_weight_unscaled, far=far.d_k,
-                                   hi=far.max_weight_unscaled, sc=far.max_weight_scaled, margin=SHARPER), lang,
-             measured=far.max_weight_unscaled, baseline=first.max_weight_unscaled, margin=SHARPER, control=c("d_k_1"),
-             values={"d_k_1": first.max_weight_unscaled, "far": far.max_weight_unscaled, "far_d_k": far.d_k}),
-        within("gradient_bound", t("explain.sqrt_dk.claim.gradient_bound", lang, far=far.d_k, m=far.max_weight_unscaled,
-                                   b=far.grad_bound_unscaled, g=far.grad_norm_unscaled), lang,
-               measured=violations, expected=0, tol=0, control=c("bound"),
-               values={"rows_over_bound": violations, "bound": far.grad_bound_unscaled, "norm": far.grad_norm_unscaled}),
-        within("autograd", t("explain.sqrt_dk.claim.autograd", lang, diff=autograd_diff), lang,
-               measured=autograd_diff, expected=0.0, tol=1e-12, control=c("autograd"), values={"diff": autograd_diff}),
+        lead(
+            "saturation",
+            t(
+                "explain.sqrt_dk.claim.saturation",
+                lang,
+                d_k=d_k,
+                un=soft.max_weight_unscaled,
+                sc=soft.max_weight_scaled,
+                margin=SHARPER,
+            ),
+            lang,
+            measured=soft.max_weight_unscaled,
+            baseline=soft.max_weight_scaled,
+            margin=SHARPER,
+            control=c("scaled_softmax"),
+            values={
+                "unscaled": soft.max_weight_unscaled,
+                "scaled": soft.max_weight_scaled,
+                "entropy_unscaled": soft.entropy_unscaled,
+                "entropy_scaled": soft.entropy_scaled,
+            },
+        ),
+        lead(
+            "saturation_grows",
+            t(
+                "explain.sqrt_dk.claim.saturation_grows",
+                lang,
+                lo=first.max_weight_unscaled,
+                far=far.d_k,
+                hi=far.max_weight_unscaled,
+                sc=far.max_weight_scaled,
+                margin=SHARPER,
+            ),
+            lang,
+            measured=far.max_weight_unscaled,
+            baseline=first.max_weight_unscaled,
+            margin=SHARPER,
+            control=c("d_k_1"),
+            values={"d_k_1": first.max_weight_unscaled, "far": far.max_weight_unscaled, "far_d_k": far.d_k},
+        ),
+        within(
+            "gradient_bound",
+            t(
+                "explain.sqrt_dk.claim.gradient_bound",
+                lang,
+                far=far.d_k,
+                m=far.max_weight_unscaled,
+                b=far.grad_bound_unscaled,
+                g=far.grad_norm_unscaled,
+            ),
+            lang,
+            measured=violations,
+            expected=0,
+            tol=0,
+            control=c("bound"),
+            values={"rows_over_bound": violations, "bound": far.grad_bound_unscaled, "norm": far.grad_norm_unscaled},
+        ),
+        within(
+            "autograd",
+            t("explain.sqrt_dk.claim.autograd", lang, diff=autograd_diff),
+            lang,
+            measured=autograd_diff,
+            expected=0.0,
+            tol=1e-12,
+            control=c("autograd"),
+            values={"diff": autograd_diff},
+        ),
     ]
     # The course: without the scale "the gradient fades". True at the chosen d_k only past a threshold that grows
     # with n_keys (a near-uniform softmax over many keys passes little gradient too): measured, not assumed, and
     # said as contradicted where the unscaled gradient is the larger one.
-    regime = dict(n=n_keys, far=far.d_k, un=far.grad_norm_unscaled, sc=far.grad_norm_scaled, d_k=d_k,
-                  un_k=soft.grad_norm_unscaled, sc_k=soft.grad_norm_scaled, u=uniform)
-    where = t("explain.sqrt_dk.fades." + ("never" if threshold is None else "from"), lang, threshold=threshold, **regime)
-    claims.append(lead("gradient_fades", t("explain.sqrt_dk.claim.gradient_fades", lang, where=where, **regime), lang,
-                       measured=soft.grad_norm_unscaled, baseline=soft.grad_norm_scaled, lower=True,
-                       margin=FADES * soft.grad_norm_scaled, control=c("scaled_gradient"),
-                       values={"unscaled": soft.grad_norm_unscaled, "scaled": soft.grad_norm_scaled,
-                               "threshold": threshold, "uniform": uniform},
-                       hint=None if threshold is None else t("explain.sqrt_dk.hint.fades", lang, threshold=threshold, n=n_keys)))
+    regime = dict(
+        n=n_keys,
+        far=far.d_k,
+        un=far.grad_norm_unscaled,
+        sc=far.grad_norm_scaled,
+        d_k=d_k,
+        un_k=soft.grad_norm_unscaled,
+        sc_k=soft.grad_norm_scaled,
+        u=uniform,
+    )
+    where = t(
+        "explain.sqrt_dk.fades." + ("never" if threshold is None else "from"), lang, threshold=threshold, **regime
+    )
+    claims.append(
+        lead(
+            "gradient_fades",
+            t("explain.sqrt_dk.claim.gradient_fades", lang, where=where, **regime),
+            lang,
+            measured=soft.grad_norm_unscaled,
+            baseline=soft.grad_norm_scaled,
+            lower=True,
+            margin=FADES * soft.grad_norm_scaled,
+            control=c("scaled_gradient"),
+            values={
+                "unscaled": soft.grad_norm_unscaled,
+                "scaled": soft.grad_norm_scaled,
+                "threshold": threshold,
+                "uniform": uniform,
+            },
+            hint=None if threshold is None else t("explain.sqrt_dk.hint.fades", lang, threshold=threshold, n=n_keys),
+        )
+    )
     return SqrtDkResult(
-        topic="sqrt-dk", params=p, sweep=sweep, chosen=chosen, softmax_sweep=softmax_sweep, softmax=soft,
-        max_entropy=math.log(n_keys), example_scores=example,
+        topic="sqrt-dk",
+        params=p,
+        sweep=sweep,
+        chosen=chosen,
+        softmax_sweep=softmax_sweep,
+        softmax=soft,
+        max_entropy=math.log(n_keys),
+        example_scores=example,
         example_unscaled=torch.softmax(example_t, -1).tolist(),
         example_scaled=torch.softmax(example_t / math.sqrt(d_k), -1).tolist(),
-        example_autograd_diff=autograd_diff, grad_threshold=threshold, uniform_grad_norm=uniform, claims=claims,
+        example_autograd_diff=autograd_diff,
+        grad_threshold=threshold,
+        uniform_grad_norm=uniform,
+        claims=claims,
     )

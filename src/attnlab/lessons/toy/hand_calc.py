@@ -161,9 +161,14 @@ def mix(scores: list[Number], values: list[list[Number]]) -> Mix:
                 contributions=[[fraction_text(x) for x in row] for row in terms_exact],
             )
     return Mix(
-        scores=tolist(s), values=tolist(v), weights=tolist(a[0]), output=tolist(o[0]),
-        contributions=tolist(terms), contribution_norms=tolist(terms.norm(dim=-1)),
-        value_norms=tolist(v.norm(dim=-1)), exact=exact,
+        scores=tolist(s),
+        values=tolist(v),
+        weights=tolist(a[0]),
+        output=tolist(o[0]),
+        contributions=tolist(terms),
+        contribution_norms=tolist(terms.norm(dim=-1)),
+        value_norms=tolist(v.norm(dim=-1)),
+        exact=exact,
     )
 
 
@@ -203,9 +208,15 @@ def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]]
             exact_terms = [[fraction_text(x) for x in row] for row in terms_ex]
             exact_out = [fraction_text(x) for x in out_ex]
     return HandCalc(
-        score_inputs=[str(s).strip() for s in scores], now=now, before=before,
-        delta_values=tolist(dv), delta_output=tolist(d_out), predicted_delta=tolist(terms.sum(dim=0)),
-        delta_terms=tolist(terms), exact_delta_output=exact_out, exact_delta_terms=exact_terms,
+        score_inputs=[str(s).strip() for s in scores],
+        now=now,
+        before=before,
+        delta_values=tolist(dv),
+        delta_output=tolist(d_out),
+        predicted_delta=tolist(terms.sum(dim=0)),
+        delta_terms=tolist(terms),
+        exact_delta_output=exact_out,
+        exact_delta_terms=exact_terms,
     )
 
 

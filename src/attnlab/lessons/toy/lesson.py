@@ -142,17 +142,33 @@ def toy_lab(query: str | int = "它", causal: bool = False) -> ToyLab:
         heads.append(
             ToyHead(
                 name=spec["name"],
-                W_Q=tolist(W_Q[h]), W_K=tolist(W_K[h]), W_V=tolist(W_V[h]),
-                Q=tolist(Q[h]), K=tolist(K[h]), V=tolist(V[h]),
-                dots=tolist(dots[h]), scores=tolist(S[h]),
+                W_Q=tolist(W_Q[h]),
+                W_K=tolist(W_K[h]),
+                W_V=tolist(W_V[h]),
+                Q=tolist(Q[h]),
+                K=tolist(K[h]),
+                V=tolist(V[h]),
+                dots=tolist(dots[h]),
+                scores=tolist(S[h]),
                 masked_scores=[_none_for_inf(r) for r in tolist(S_masked[h])],
-                weights=tolist(A[h]), output=tolist(O[h]), row=row,
+                weights=tolist(A[h]),
+                output=tolist(O[h]),
+                row=row,
             )
         )
     return ToyLab(
-        tokens=list(TOKENS), features=list(FEATURES), query=TOKENS[i], query_index=i, query_position=i + 1,
-        causal=causal, d_k=D_K, X=tolist(X), mask=mask.tolist(), heads=heads,
-        concat=tolist(concat), concat_row=tolist(concat[i]),
+        tokens=list(TOKENS),
+        features=list(FEATURES),
+        query=TOKENS[i],
+        query_index=i,
+        query_position=i + 1,
+        causal=causal,
+        d_k=D_K,
+        X=tolist(X),
+        mask=mask.tolist(),
+        heads=heads,
+        concat=tolist(concat),
+        concat_row=tolist(concat[i]),
     )
 
 
@@ -167,6 +183,7 @@ def _none_for_inf(row: list[float]) -> list[float | None]:
 
 
 # ---- predict first, then check -------------------------------------------------------------------
+
 
 @dataclass
 class Question:
@@ -197,8 +214,13 @@ def check_prediction(question_id: str, given: str) -> Verdict:
     if question is None:
         raise BadInput("toy.err.question", "question", ids=", ".join(q.id for q in QUESTIONS), got=shown(question_id))
     if given not in question.options:
-        raise BadInput("toy.err.answer", "answer", question=repr(question_id), options=", ".join(question.options),
-                       got=shown(given))
+        raise BadInput(
+            "toy.err.answer",
+            "answer",
+            question=repr(question_id),
+            options=", ".join(question.options),
+            got=shown(given),
+        )
     if question.id == "keys":
         row = toy_lab(1, causal=False).heads[0].row.weights
         evidence = {"nonzero": sum(w > 0 for w in row), "min_weight": min(row)}
@@ -210,8 +232,10 @@ def check_prediction(question_id: str, given: str) -> Verdict:
         a1, a2 = lab.heads[0].row.weights, lab.heads[1].row.weights
         top1, top2 = lab.heads[0].row.top, lab.heads[1].row.top
         evidence = {
-            "head1_top": "/".join(TOKENS[j] for j in top1), "head1_weight": max(a1),
-            "head2_top": "/".join(TOKENS[j] for j in top2), "head2_weight": max(a2),
+            "head1_top": "/".join(TOKENS[j] for j in top1),
+            "head1_weight": max(a1),
+            "head2_top": "/".join(TOKENS[j] for j in top2),
+            "head2_weight": max(a2),
             "max_difference": max(abs(x - y) for x, y in zip(a1, a2)),
         }
     return Verdict(question.id, given, question.answer, given == question.answer, evidence)

@@ -50,9 +50,20 @@ def soft_lookup(query: str | int = "它", head: int = 1) -> SoftLookup:
     one_hot = torch.zeros_like(scores)
     one_hot[best] = 1.0
     return SoftLookup(
-        head=head - 1, head_name=h.name, query=lab.query, query_index=lab.query_index, q=row.q,
-        keys=h.K, values=h.V, tokens=list(TOKENS), scores=row.scores, soft_weights=row.weights,
-        soft_output=row.output, hard_index=best, hard_key=TOKENS[best], hard_weights=tolist(one_hot),
+        head=head - 1,
+        head_name=h.name,
+        query=lab.query,
+        query_index=lab.query_index,
+        q=row.q,
+        keys=h.K,
+        values=h.V,
+        tokens=list(TOKENS),
+        scores=row.scores,
+        soft_weights=row.weights,
+        soft_output=row.output,
+        hard_index=best,
+        hard_key=TOKENS[best],
+        hard_weights=tolist(one_hot),
         hard_output=h.V[best],
     )
 
@@ -80,13 +91,21 @@ def weights_vs_contributions(weights=IMPORTANCE_WEIGHTS, values=IMPORTANCE_VALUE
     a = torch.tensor(weights, dtype=torch.float64)  # (n,)
     v = torch.tensor(values, dtype=torch.float64)  # (n, d_v)
     if a.dim() != 1 or v.dim() != 2 or v.shape[0] != a.shape[0]:
-        raise ValueError(f"need n weights and n value vectors, got weights {tuple(a.shape)} and values {tuple(v.shape)}")
+        raise ValueError(
+            f"need n weights and n value vectors, got weights {tuple(a.shape)} and values {tuple(v.shape)}"
+        )
     if not (torch.isfinite(a).all() and torch.isfinite(v).all()) or (a < 0).any() or abs(float(a.sum()) - 1) > 1e-9:
         raise ValueError(f"weights must be finite, non-negative and sum to 1, got {list(weights)}")
     terms = a[:, None] * v  # a_j v_j: (n, 1) * (n, d_v) -> (n, d_v)
     norms = terms.norm(dim=-1)  # (n,)
     return WeightVsContribution(
-        weights=tolist(a), values=tolist(v), value_norms=tolist(v.norm(dim=-1)), contributions=tolist(terms),
-        contribution_norms=tolist(norms), contribution_shares=tolist(norms / norms.sum()),
-        output=tolist(terms.sum(dim=0)), top_weight=int(a.argmax()), top_contribution=int(norms.argmax()),
+        weights=tolist(a),
+        values=tolist(v),
+        value_norms=tolist(v.norm(dim=-1)),
+        contributions=tolist(terms),
+        contribution_norms=tolist(norms),
+        contribution_shares=tolist(norms / norms.sum()),
+        output=tolist(terms.sum(dim=0)),
+        top_weight=int(a.argmax()),
+        top_contribution=int(norms.argmax()),
     )

@@ -33,13 +33,33 @@ def show(lab, lang: str) -> None:
     console.print(matrix(lab.X, lab.tokens, features, "X (4×4)", sel=lab.query_index))
     for h in lab.heads:
         console.rule(t(f"toy.head.{h.name}", lang))
-        console.print(Columns([matrix(h.W_Q, features, [1, 2], "W_Q"), matrix(h.W_K, features, [1, 2], "W_K"),
-                               matrix(h.W_V, features, [1, 2], "W_V")]))
-        console.print(Columns([matrix(h.Q, lab.tokens, [1, 2], "Q = X W_Q", lab.query_index),
-                               matrix(h.K, lab.tokens, [1, 2], "K = X W_K"), matrix(h.V, lab.tokens, [1, 2], "V = X W_V")]))
-        console.print(Columns([matrix(h.masked_scores, lab.tokens, lab.tokens, "S = QKᵀ/√2", lab.query_index),
-                               matrix(h.weights, lab.tokens, lab.tokens, "A = softmax(S)", lab.query_index, heat=True),
-                               matrix(h.output, lab.tokens, [1, 2], "O = A V", lab.query_index)]))
+        console.print(
+            Columns(
+                [
+                    matrix(h.W_Q, features, [1, 2], "W_Q"),
+                    matrix(h.W_K, features, [1, 2], "W_K"),
+                    matrix(h.W_V, features, [1, 2], "W_V"),
+                ]
+            )
+        )
+        console.print(
+            Columns(
+                [
+                    matrix(h.Q, lab.tokens, [1, 2], "Q = X W_Q", lab.query_index),
+                    matrix(h.K, lab.tokens, [1, 2], "K = X W_K"),
+                    matrix(h.V, lab.tokens, [1, 2], "V = X W_V"),
+                ]
+            )
+        )
+        console.print(
+            Columns(
+                [
+                    matrix(h.masked_scores, lab.tokens, lab.tokens, "S = QKᵀ/√2", lab.query_index),
+                    matrix(h.weights, lab.tokens, lab.tokens, "A = softmax(S)", lab.query_index, heat=True),
+                    matrix(h.output, lab.tokens, [1, 2], "O = A V", lab.query_index),
+                ]
+            )
+        )
         terms = " + ".join(f"{num(a)}·({num(v[0])}, {num(v[1])})" for a, v in zip(h.row.weights, h.V) if a > 0)
         console.print(f"o[{lab.query}] = {terms} = ({num(h.row.output[0])}, {num(h.row.output[1])})")
     console.rule(t("toy.lab.concat.h", lang))

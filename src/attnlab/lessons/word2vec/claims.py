@@ -21,6 +21,7 @@ GRAD_TOL = 1e-10  # float64: the hand gradient and autograd's differ by rounding
 def claims_of(r, lang: str) -> list[Claim]:
     """The hand gradient is an identity (autograd's to rounding); the other three lead the untrained start by
     3√2 random-table spreads: 0 steps is a tie, never shown. r: a Word2VecResult (lesson.py)."""
+
     def c(name: str) -> str:
         return t(f"explain.word2vec.control.{name}", lang)
 
@@ -28,26 +29,80 @@ def claims_of(r, lang: str) -> list[Claim]:
         defined = measured is not None and start is not None and sd is not None and sd > 0
         margin = SPREADS * sd if defined else 1.0  # undefined: 0 against 0, a tie
         key = f"explain.word2vec.claim.{id_}" if defined else "explain.word2vec.claim.undefined"
-        return lead(id_, t(key, lang, measured=measured or 0.0, start=start or 0.0, margin=margin, sd=sd or 0.0,
-                           k=N_RANDOM, n=r.n_compared, top_k=r.params["top_k"], steps=r.params["train_steps"],
-                           gpt_steps=r.params["gpt_steps"], what=t(f"explain.word2vec.what.{id_}", lang)), lang,
-                    measured=measured if defined else 0.0, baseline=start if defined else 0.0, margin=margin,
-                    control=c("start" if id_ != "agrees_with_gpt" else "gpt_start"), values=values,
-                    hint=t("explain.word2vec.hint", lang))
+        return lead(
+            id_,
+            t(
+                key,
+                lang,
+                measured=measured or 0.0,
+                start=start or 0.0,
+                margin=margin,
+                sd=sd or 0.0,
+                k=N_RANDOM,
+                n=r.n_compared,
+                top_k=r.params["top_k"],
+                steps=r.params["train_steps"],
+                gpt_steps=r.params["gpt_steps"],
+                what=t(f"explain.word2vec.what.{id_}", lang),
+            ),
+            lang,
+            measured=measured if defined else 0.0,
+            baseline=start if defined else 0.0,
+            margin=margin,
+            control=c("start" if id_ != "agrees_with_gpt" else "gpt_start"),
+            values=values,
+            hint=t("explain.word2vec.hint", lang),
+        )
 
     return [
-        within("hand_gradient", t("explain.word2vec.claim.hand_gradient", lang, err=r.gradient_error, tol=GRAD_TOL), lang,
-               measured=r.gradient_error, expected=0.0, tol=GRAD_TOL, control=c("autograd"),
-               values={"max_abs_difference": r.gradient_error}),
-        vs("neighbours_share_contexts", r.neighbour_score, r.neighbour_score_init, r.neighbour_score_random_sd,
-           {"trained": r.neighbour_score, "start": r.neighbour_score_init, "random": r.neighbour_score_random,
-            "random_sd": r.neighbour_score_random_sd, "onehot": r.neighbour_score_onehot}),
-        vs("distributional", r.context_corr, r.context_corr_init, r.context_corr_random_sd,
-           {"trained": r.context_corr, "start": r.context_corr_init, "random": r.context_corr_random,
-            "random_sd": r.context_corr_random_sd, "onehot": None}),
-        vs("agrees_with_gpt", r.gpt_corr, r.gpt_corr_init, r.gpt_corr_random_sd,
-           {"trained": r.gpt_corr, "gpt_start": r.gpt_corr_init, "random": r.gpt_corr_random,
-            "random_sd": r.gpt_corr_random_sd}),
+        within(
+            "hand_gradient",
+            t("explain.word2vec.claim.hand_gradient", lang, err=r.gradient_error, tol=GRAD_TOL),
+            lang,
+            measured=r.gradient_error,
+            expected=0.0,
+            tol=GRAD_TOL,
+            control=c("autograd"),
+            values={"max_abs_difference": r.gradient_error},
+        ),
+        vs(
+            "neighbours_share_contexts",
+            r.neighbour_score,
+            r.neighbour_score_init,
+            r.neighbour_score_random_sd,
+            {
+                "trained": r.neighbour_score,
+                "start": r.neighbour_score_init,
+                "random": r.neighbour_score_random,
+                "random_sd": r.neighbour_score_random_sd,
+                "onehot": r.neighbour_score_onehot,
+            },
+        ),
+        vs(
+            "distributional",
+            r.context_corr,
+            r.context_corr_init,
+            r.context_corr_random_sd,
+            {
+                "trained": r.context_corr,
+                "start": r.context_corr_init,
+                "random": r.context_corr_random,
+                "random_sd": r.context_corr_random_sd,
+                "onehot": None,
+            },
+        ),
+        vs(
+            "agrees_with_gpt",
+            r.gpt_corr,
+            r.gpt_corr_init,
+            r.gpt_corr_random_sd,
+            {
+                "trained": r.gpt_corr,
+                "gpt_start": r.gpt_corr_init,
+                "random": r.gpt_corr_random,
+                "random_sd": r.gpt_corr_random_sd,
+            },
+        ),
     ]
 
 

@@ -23,8 +23,9 @@ def plot(r, fig, tr: Labels) -> None:
     xs = range(len(names))
     ax2.bar([x - 0.27 for x in xs], [v or 0.0 for v in trained], 0.27, color=BLUE, label=tr("word2vec.trained"))
     ax2.bar(list(xs), [v or 0.0 for v in start], 0.27, color=GREY, label=tr("word2vec.start"))
-    ax2.bar([x + 0.27 for x in xs], random, 0.27, yerr=[s or 0.0 for s in sds], color="#dddddd",
-            label=tr("word2vec.random"))
+    ax2.bar(
+        [x + 0.27 for x in xs], random, 0.27, yerr=[s or 0.0 for s in sds], color="#dddddd", label=tr("word2vec.random")
+    )
     ax2.axhline(r.neighbour_score_onehot, xmax=0.33, ls=":", color=RED, label=tr("word2vec.onehot"))
     ax2.set_xticks(list(xs), [tr(f"word2vec.{n}") for n in names], fontsize=8)
     ax2.set(title=tr("word2vec.measures"))

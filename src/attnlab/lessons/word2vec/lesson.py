@@ -45,11 +45,22 @@ DEFAULT_ANALOGIES = "望-举+低=思 月-明+故=乡 冬-夏+春=秋 后-前+下
 ANALOGY = re.compile(r"^(\S)-(\S)\+(\S)=(\S)$")
 
 PARAMS = (
-    Param("corpus", "str", "", max_len=4096, cli_only=True,
-          help="a .txt or chinese-poetry .json file (CLI and Python only); empty: the built-in 静夜思"),
+    Param(
+        "corpus",
+        "str",
+        "",
+        max_len=4096,
+        cli_only=True,
+        help="a .txt or chinese-poetry .json file (CLI and Python only); empty: the built-in 静夜思",
+    ),
     Param("chars", "str", "月头思", max_len=8, help="characters whose nearest neighbours are listed"),
-    Param("analogies", "str", DEFAULT_ANALOGIES, max_len=200,
-          help="a-b+c=d, separated by spaces; one with a character not in the corpus is skipped"),
+    Param(
+        "analogies",
+        "str",
+        DEFAULT_ANALOGIES,
+        max_len=200,
+        help="a-b+c=d, separated by spaces; one with a character not in the corpus is skipped",
+    ),
     Param("d", "int", 16, 2, 128, step=2, help="vector width d"),
     Param("window", "int", 2, 1, 5, step=1, help="context window: characters on each side"),
     Param("negatives", "int", 5, 1, 20, step=1, help="negative samples K per pair"),
@@ -58,7 +69,9 @@ PARAMS = (
     Param("lr", "float", 1.0, 0.01, 10.0, step=0.01, help="learning rate (on the batch mean loss), falling to 0"),
     Param("autograd", "bool", False, help="let torch's autograd compute the gradient instead of the hand-written one"),
     Param("gpt_steps", "int", 200, 0, 1000, step=10, help="steps of the comparison GPT (0: untrained)"),
-    Param("shuffle", "bool", False, help="train both models on the characters shuffled (the null: contexts say nothing)"),
+    Param(
+        "shuffle", "bool", False, help="train both models on the characters shuffled (the null: contexts say nothing)"
+    ),
     Param("top_k", "int", 5, 1, 10, step=1, help="neighbours listed and scored per character"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
@@ -158,8 +171,12 @@ def parse_analogies(spec: str) -> list[tuple[str, str, str, str]]:
     for item in spec.replace(",", " ").replace("，", " ").split():
         m = ANALOGY.match(item)
         if not m:
-            raise ParamError(f"analogies must be a-b+c=d items separated by spaces, got {item!r}", "analogies",
-                             "explain.word2vec.error.analogy", item=item)
+            raise ParamError(
+                f"analogies must be a-b+c=d items separated by spaces, got {item!r}",
+                "analogies",
+                "explain.word2vec.error.analogy",
+                item=item,
+            )
         out.append(m.groups())
     return out
 
@@ -201,14 +218,44 @@ def gradient_error(model, pairs, noise, batch: int, k: int, seed: int) -> float:
 
 
 @lesson
-def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAULT_ANALOGIES, d: int = 16,
-             window: int = 2, negatives: int = 5, train_steps: int = 300, batch: int = 16, lr: float = 1.0,
-             autograd: bool = False, gpt_steps: int = 200, shuffle: bool = False, top_k: int = 5, seed: int = 0,
-             *, lang: str = "zh") -> Word2VecResult:
+def word2vec(
+    corpus: str = "",
+    chars: str = "月头思",
+    analogies: str = DEFAULT_ANALOGIES,
+    d: int = 16,
+    window: int = 2,
+    negatives: int = 5,
+    train_steps: int = 300,
+    batch: int = 16,
+    lr: float = 1.0,
+    autograd: bool = False,
+    gpt_steps: int = 200,
+    shuffle: bool = False,
+    top_k: int = 5,
+    seed: int = 0,
+    *,
+    lang: str = "zh",
+) -> Word2VecResult:
     """Skip-gram trained, its neighbours, analogies and the three comparisons, and the claims."""
-    p = check(PARAMS, dict(corpus=corpus, chars=chars, analogies=analogies, d=d, window=window, negatives=negatives,
-                           train_steps=train_steps, batch=batch, lr=lr, autograd=autograd, gpt_steps=gpt_steps,
-                           shuffle=shuffle, top_k=top_k, seed=seed))
+    p = check(
+        PARAMS,
+        dict(
+            corpus=corpus,
+            chars=chars,
+            analogies=analogies,
+            d=d,
+            window=window,
+            negatives=negatives,
+            train_steps=train_steps,
+            batch=batch,
+            lr=lr,
+            autograd=autograd,
+            gpt_steps=gpt_steps,
+            shuffle=shuffle,
+            top_k=top_k,
+            seed=seed,
+        ),
+    )
     cost(p)
     wanted = parse_analogies(p["analogies"])
     text = runs.read(p["corpus"], p["shuffle"], p["seed"])
@@ -216,11 +263,17 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
     query_chars = [c for c in dict.fromkeys(p["chars"]) if not c.isspace()]
     missing = [c for c in query_chars if c not in tok.chars]
     if not query_chars or missing:
-        raise ParamError(f"chars must be characters of the corpus {text.name}; not in it: {''.join(missing) or '(none)'}",
-                         "chars", "explain.error.not_in_corpus", missing="".join(missing) or "—", corpus=text.name)
+        raise ParamError(
+            f"chars must be characters of the corpus {text.name}; not in it: {''.join(missing) or '(none)'}",
+            "chars",
+            "explain.error.not_in_corpus",
+            missing="".join(missing) or "—",
+            corpus=text.name,
+        )
 
     model, start, losses, pairs, noise = runs.train_skipgram(
-        text, p["d"], p["window"], p["negatives"], p["train_steps"], p["batch"], p["lr"], not p["autograd"], p["seed"])
+        text, p["d"], p["window"], p["negatives"], p["train_steps"], p["batch"], p["lr"], not p["autograd"], p["seed"]
+    )
     gpt_E, gpt_E0, gpt_losses = runs.train_gpt(text, p["gpt_steps"], p["seed"])
     grad_err = gradient_error(model, pairs, noise, p["batch"], p["negatives"], p["seed"])
 
@@ -246,8 +299,16 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
     queries = []
     for ch, q in zip(query_chars, ids):
         order = [j for j in np.argsort(-C[at[q]], kind="stable") if rows[j] != q][:k]
-        queries.append(Query(ch, int(counts[q]), [Neighbour(tok.token(rows[j]), float(C[at[q], j]), float(C0[at[q], j]),
-                                                            float(S[at[q], j])) for j in order]))
+        queries.append(
+            Query(
+                ch,
+                int(counts[q]),
+                [
+                    Neighbour(tok.token(rows[j]), float(C[at[q], j]), float(C0[at[q], j]), float(S[at[q], j]))
+                    for j in order
+                ],
+            )
+        )
 
     found, skipped = [], []
     for a, b, c, want in wanted:
@@ -259,12 +320,27 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
         pool = rows + [x for x in (A, B, Cc, D) if x not in rows]
         order = ms.analogy(E, A, B, Cc, pool)
         at_pool = {x: j for j, x in enumerate(pool)}  # random tables hold the pool's rows only
-        random_rank = float(np.mean([ms.analogy(T, at_pool[A], at_pool[B], at_pool[Cc], list(range(len(pool))))
-                                     .index(at_pool[D]) + 1
-                                     for T in ms.random_tables(len(pool), p["d"], N_RANDOM, p["seed"] + 3)]))
-        found.append(Analogy(item, want, "".join(tok.token(j) for j in order[:N_ANSWERS]), order.index(D) + 1,
-                             ms.analogy(E0, A, B, Cc, pool).index(D) + 1, random_rank, (len(order) + 1) / 2,
-                             len(order), order[0] == D))
+        random_rank = float(
+            np.mean(
+                [
+                    ms.analogy(T, at_pool[A], at_pool[B], at_pool[Cc], list(range(len(pool)))).index(at_pool[D]) + 1
+                    for T in ms.random_tables(len(pool), p["d"], N_RANDOM, p["seed"] + 3)
+                ]
+            )
+        )
+        found.append(
+            Analogy(
+                item,
+                want,
+                "".join(tok.token(j) for j in order[:N_ANSWERS]),
+                order.index(D) + 1,
+                ms.analogy(E0, A, B, Cc, pool).index(D) + 1,
+                random_rank,
+                (len(order) + 1) / 2,
+                len(order),
+                order[0] == D,
+            )
+        )
 
     total = counts.sum()
     top = runs.frequent(text, N_NOISE)
@@ -273,14 +349,45 @@ def word2vec(corpus: str = "", chars: str = "月头思", analogies: str = DEFAUL
     points = [Point(tok.token(i), float(x), float(y)) for i, (x, y) in zip(rows[:N_PCA], xy)]
 
     r = Word2VecResult(
-        "word2vec", p, text.name, p["shuffle"], int(len(text.ids) - (text.ids == tok.eot_id).sum()), tok.vocab_size,
-        len(pairs[0]), n, noise_rows, losses[0] if losses else None, losses[-1] if losses else None,
-        (p["negatives"] + 1) * math.log(2), gpt_losses[0] if gpt_losses else None,
-        gpt_losses[-1] if gpt_losses else None, grad_err, nb[0], nb[1], float(np.mean(nb_random)),
-        spread(nb_random) or 0.0, float(s_pairs.mean()) if len(s_pairs) else 0.0, corr, corr0,
-        *mean_sd([spearman(ms.upper(M), s_pairs) for M in R]), g_corr, g_corr0,
-        *mean_sd([spearman(ms.upper(C), ms.upper(M)) for M in R]), queries, found, skipped, points, share, "")
-    r.note = t("explain.word2vec.note.shuffled" if p["shuffle"] else "explain.word2vec.note.plain", lang,
-               corpus=text.name, n=n, skipped=" ".join(skipped) or "—")
+        "word2vec",
+        p,
+        text.name,
+        p["shuffle"],
+        int(len(text.ids) - (text.ids == tok.eot_id).sum()),
+        tok.vocab_size,
+        len(pairs[0]),
+        n,
+        noise_rows,
+        losses[0] if losses else None,
+        losses[-1] if losses else None,
+        (p["negatives"] + 1) * math.log(2),
+        gpt_losses[0] if gpt_losses else None,
+        gpt_losses[-1] if gpt_losses else None,
+        grad_err,
+        nb[0],
+        nb[1],
+        float(np.mean(nb_random)),
+        spread(nb_random) or 0.0,
+        float(s_pairs.mean()) if len(s_pairs) else 0.0,
+        corr,
+        corr0,
+        *mean_sd([spearman(ms.upper(M), s_pairs) for M in R]),
+        g_corr,
+        g_corr0,
+        *mean_sd([spearman(ms.upper(C), ms.upper(M)) for M in R]),
+        queries,
+        found,
+        skipped,
+        points,
+        share,
+        "",
+    )
+    r.note = t(
+        "explain.word2vec.note.shuffled" if p["shuffle"] else "explain.word2vec.note.plain",
+        lang,
+        corpus=text.name,
+        n=n,
+        skipped=" ".join(skipped) or "—",
+    )
     r.claims = claims_of(r, lang)
     return r

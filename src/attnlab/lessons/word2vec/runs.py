@@ -70,12 +70,14 @@ def frequent(text: Text, n: int) -> list[int]:
     """The ids of the n most frequent characters that are words (ties in id order)."""
     counts = text.counts.numpy()
     tok = text.tokenizer
-    return [int(i) for i in np.argsort(-counts, kind="stable")
-            if counts[i] > 0 and i != tok.eot_id and is_word(tok.token(int(i)))][:n]
+    return [
+        int(i)
+        for i in np.argsort(-counts, kind="stable")
+        if counts[i] > 0 and i != tok.eot_id and is_word(tok.token(int(i)))
+    ][:n]
 
 
-def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: int, lr: float, hand: bool,
-                   seed: int):
+def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: int, lr: float, hand: bool, seed: int):
     """The skip-gram trained on `text.train_ids`: (model, W_in at the start, losses, the pairs, the noise)."""
     from attnlab.models.word2vec import SkipGram, noise_distribution, pairs, train
 
@@ -84,12 +86,27 @@ def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: i
     start = model.W_in.detach().clone()  # (V, d)
     center, context = pairs(text.train_ids, window, skip=text.tokenizer.eot_id)  # (P,) each
     if len(center) == 0:
-        raise ParamError(f"the corpus {text.name} has no pair of characters to train on", "corpus",
-                         "explain.error.corpus", corpus=text.name)
+        raise ParamError(
+            f"the corpus {text.name} has no pair of characters to train on",
+            "corpus",
+            "explain.error.corpus",
+            corpus=text.name,
+        )
     noise = noise_distribution(text.counts)  # (V,)
     progress.report("word2vec", 0, steps)
-    losses = train(model, center, context, noise, steps=steps, batch=batch, k=k, lr=lr, generator=g, hand=hand,
-                   on_step=lambda s, n: progress.report("word2vec", s, n))
+    losses = train(
+        model,
+        center,
+        context,
+        noise,
+        steps=steps,
+        batch=batch,
+        k=k,
+        lr=lr,
+        generator=g,
+        hand=hand,
+        on_step=lambda s, n: progress.report("word2vec", s, n),
+    )
     return model, start, losses, (center, context), noise
 
 
@@ -102,13 +119,19 @@ def train_gpt(text: Text, steps: int, seed: int) -> tuple[torch.Tensor, torch.Te
     from attnlab.train.loop import TrainConfig
     from attnlab.train.small import train_small
 
-    config = GPTConfig(vocab_size=text.tokenizer.vocab_size, n_layers=1, d_model=GPT_D, n_heads=2,
-                       context_length=GPT_CONTEXT)
+    config = GPTConfig(
+        vocab_size=text.tokenizer.vocab_size, n_layers=1, d_model=GPT_D, n_heads=2, context_length=GPT_CONTEXT
+    )
     model = redraw(GPT(config), seed).double()
     start = model.embed.tok.weight.detach().clone()  # (V, d)
     cfg = TrainConfig(steps=max(1, steps), lr=GPT_LR, schedule="constant", grad_clip=None, seed=seed)
     # torch's AdamW with its own defaults; lm_loss reads the float64 logits in float32
-    losses = train_small(model, cfg, lambda g: get_batch(text.train_ids, GPT_CONTEXT, GPT_BATCH, g), steps=steps,
-                         optimizer=torch.optim.AdamW(model.parameters(), lr=GPT_LR),  # (B, T) each
-                         on_step=lambda step: progress.report("gpt", step, steps))
+    losses = train_small(
+        model,
+        cfg,
+        lambda g: get_batch(text.train_ids, GPT_CONTEXT, GPT_BATCH, g),
+        steps=steps,
+        optimizer=torch.optim.AdamW(model.parameters(), lr=GPT_LR),  # (B, T) each
+        on_step=lambda step: progress.report("gpt", step, steps),
+    )
     return model.embed.tok.weight.detach().clone(), start, losses

@@ -126,8 +126,9 @@ def _write_error(out: Path, err: Exception) -> OSError:
     return OSError(code, os.strerror(code), str(out))
 
 
-def save_checkpoint(out_dir: str | Path, model: GPT, tokenizer, meta: dict,
-                    train_state: tuple[dict, dict] | None = None) -> Path:
+def save_checkpoint(
+    out_dir: str | Path, model: GPT, tokenizer, meta: dict, train_state: tuple[dict, dict] | None = None
+) -> Path:
     """Write the checkpoint to `out_dir` atomically; an existing checkpoint there is replaced, the user's other
     files in the folder are kept.
 
@@ -146,8 +147,16 @@ def save_checkpoint(out_dir: str | Path, model: GPT, tokenizer, meta: dict,
                 save_file(tensors, str(tmp / TRAIN_TENSORS))
                 ours += [TRAIN_STATE, TRAIN_TENSORS]
             checksums = {name: sha256_file(tmp / name) for name in ours}
-            _write_json(tmp / CONFIG, {"format": FORMAT, "format_version": FORMAT_VERSION,
-                                       "model": model.config.to_dict(), **meta, "sha256": checksums})
+            _write_json(
+                tmp / CONFIG,
+                {
+                    "format": FORMAT,
+                    "format_version": FORMAT_VERSION,
+                    "model": model.config.to_dict(),
+                    **meta,
+                    "sha256": checksums,
+                },
+            )
             _finish_files(tmp, [CONFIG, *ours])
             _keep_users_files(out, tmp)
     except SafetensorError as err:
@@ -187,7 +196,9 @@ def read_meta(path: str | Path) -> dict:
         if is_loop(looping):  # else said as "does not exist" or "missing"
             raise CheckpointError(str(LinkLoop(looping)))
     if not path.is_dir():
-        raise CheckpointError(f"no checkpoint at {path}: the directory does not exist (train one with `attnlab train --out {path}`)")
+        raise CheckpointError(
+            f"no checkpoint at {path}: the directory does not exist (train one with `attnlab train --out {path}`)"
+        )
     missing = [name for name in (CONFIG, MODEL, TOKENIZER) if not (path / name).is_file()]
     if missing:
         raise CheckpointError(f"{path} is not a complete checkpoint: missing {', '.join(missing)}")
@@ -205,8 +216,10 @@ def _read_json(file: Path):
 
 
 def _changed_message(path: Path, names: list[str]) -> str:
-    return (f"{path}: {' and '.join(names)} {'does' if len(names) == 1 else 'do'} not match the sha256 recorded in "
-            f"config.json when the checkpoint was saved: damaged or changed since; train it again or restore a copy")
+    return (
+        f"{path}: {' and '.join(names)} {'does' if len(names) == 1 else 'do'} not match the sha256 recorded in "
+        f"config.json when the checkpoint was saved: damaged or changed since; train it again or restore a copy"
+    )
 
 
 def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Checkpoint:
@@ -230,23 +243,29 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
     warnings = []
     sums = meta.get("sha256")
     if sums is None:
-        warnings.append(f"{path} has no checksums (saved by an older attnlab), so damage to its files cannot be "
-                        f"detected; saving it again (attnlab train --resume) adds them")
+        warnings.append(
+            f"{path} has no checksums (saved by an older attnlab), so damage to its files cannot be "
+            f"detected; saving it again (attnlab train --resume) adds them"
+        )
     try:
         stored = stored_numbers(path / MODEL)
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
-        raise CheckpointError(f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: "
-                              f"{str(e).splitlines()[0]}") from None
+        raise CheckpointError(
+            f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: {str(e).splitlines()[0]}"
+        ) from None
     if stored < floor:  # the model would be bigger than the file: refused before allocating it
-        raise CheckpointError(f"{path / MODEL} does not match the model in config.json: the file holds "
-                              f"{stored:,} numbers, the model needs at least {floor:,}")
+        raise CheckpointError(
+            f"{path / MODEL} does not match the model in config.json: the file holds "
+            f"{stored:,} numbers, the model needs at least {floor:,}"
+        )
     if sums is not None and (changed := changed_files(path, sums, (MODEL, TOKENIZER))):
         raise CheckpointError(_changed_message(path, changed))
     tokenizer = _load_tokenizer(path / TOKENIZER)
     if tokenizer.vocab_size != config.vocab_size:
-        raise CheckpointError(f"{path}: tokenizer.json has {tokenizer.vocab_size} tokens but the model expects "
-                              f"{config.vocab_size}")
+        raise CheckpointError(
+            f"{path}: tokenizer.json has {tokenizer.vocab_size} tokens but the model expects {config.vocab_size}"
+        )
     model = GPT(config)
     try:
         warnings += load_weights(model, path / MODEL)
@@ -254,11 +273,13 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
         raise CheckpointError(f"{path / MODEL} {e}") from None
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
-        raise CheckpointError(f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: "
-                              f"{str(e).splitlines()[0]}") from None
+        raise CheckpointError(
+            f"{path / MODEL} is corrupt or truncated ({size} bytes) and cannot be loaded: {str(e).splitlines()[0]}"
+        ) from None
     except (RuntimeError, ValueError) as e:  # torch's message: a first line, then one line per tensor
-        raise CheckpointError(f"{path / MODEL} does not match the model in config.json: "
-                              f"{' '.join(str(e).split())[:300]}") from None
+        raise CheckpointError(
+            f"{path / MODEL} does not match the model in config.json: {' '.join(str(e).split())[:300]}"
+        ) from None
     model.to(device).eval()
     return Checkpoint(path=path, model=model, tokenizer=tokenizer, meta=meta, warnings=warnings)
 

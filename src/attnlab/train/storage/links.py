@@ -15,9 +15,12 @@ class LinkLoop(OSError):
     """A symbolic link that leads back to itself: nothing can be opened there."""
 
     def __init__(self, path: Path):
-        super().__init__(errno.ELOOP, f"{path} leads through a symbolic link that loops back on itself "
-                                      f"(directly or through other links): nothing can be opened there; remove "
-                                      f"or fix the link")
+        super().__init__(
+            errno.ELOOP,
+            f"{path} leads through a symbolic link that loops back on itself "
+            f"(directly or through other links): nothing can be opened there; remove "
+            f"or fix the link",
+        )
 
     def __str__(self) -> str:
         return self.strerror

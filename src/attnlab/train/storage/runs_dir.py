@@ -68,8 +68,10 @@ def check_name(name: str) -> str:
         raise OutsideRuns(f"a checkpoint name has at most {MAX_NAME} characters, got {len(name)}")
     bad = [c for c in ("/", "\\", "\x00", ":") if c in name]
     if bad or not name.isprintable():
-        raise OutsideRuns(f"{name[:80]!r} is not a checkpoint name: a name is one folder inside the runs folder, "
-                          "without / or \\ or ':' (no paths, no '..')")
+        raise OutsideRuns(
+            f"{name[:80]!r} is not a checkpoint name: a name is one folder inside the runs folder, "
+            "without / or \\ or ':' (no paths, no '..')"
+        )
     return name
 
 
@@ -87,8 +89,9 @@ def resolve(root: str | Path, name: str) -> Path:
     base = _real(Path(root))
     path = _real(base / name)
     if not path.is_relative_to(base):
-        raise OutsideRuns(f"{name!r} leads outside the runs folder (a link elsewhere); the lab opens only "
-                          f"checkpoints inside {base}")
+        raise OutsideRuns(
+            f"{name!r} leads outside the runs folder (a link elsewhere); the lab opens only checkpoints inside {base}"
+        )
     if path == base:
         raise OutsideRuns(f"{name!r} is the runs folder itself, not a checkpoint inside it")
     if not path.is_dir():
@@ -103,8 +106,10 @@ def check_files(root: str | Path, path: Path) -> None:
     for name in OWN_FILES:
         file = path / name
         if os.path.lexists(file) and not _real(file).is_relative_to(base):
-            raise OutsideRuns(f"{path.name!r}: {name} leads outside the runs folder (a link elsewhere); the lab "
-                              f"opens only files inside {base}")
+            raise OutsideRuns(
+                f"{path.name!r}: {name} leads outside the runs folder (a link elsewhere); the lab "
+                f"opens only files inside {base}"
+            )
 
 
 def _int(model: dict, key: str) -> int | None:
@@ -127,10 +132,20 @@ def _entry(base: Path, path: Path) -> RunEntry:
     except (CheckpointError, OutsideRuns, NoSuchRun, OSError) as err:
         meta, problem = {}, str(err)
     model = meta.get("model") if isinstance(meta.get("model"), dict) else {}
-    return RunEntry(name=path.name, corpus=meta.get("corpus"), tokenizer=meta.get("tokenizer") if isinstance(
-        meta.get("tokenizer"), str) else None, layers=_int(model, "n_layers"), heads=_int(model, "n_heads"),
-        d_model=_int(model, "d_model"), context=_int(model, "context_length"), vocab_size=_int(model, "vocab_size"),
-        step=_int(meta, "step"), loss=_num(meta, "loss"), val_loss=_num(meta, "val_loss"), problem=problem)
+    return RunEntry(
+        name=path.name,
+        corpus=meta.get("corpus"),
+        tokenizer=meta.get("tokenizer") if isinstance(meta.get("tokenizer"), str) else None,
+        layers=_int(model, "n_layers"),
+        heads=_int(model, "n_heads"),
+        d_model=_int(model, "d_model"),
+        context=_int(model, "context_length"),
+        vocab_size=_int(model, "vocab_size"),
+        step=_int(meta, "step"),
+        loss=_num(meta, "loss"),
+        val_loss=_num(meta, "val_loss"),
+        problem=problem,
+    )
 
 
 def _looks_like_checkpoint(path: Path) -> bool:

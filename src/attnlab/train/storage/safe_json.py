@@ -58,8 +58,10 @@ def _read_bytes(path: Path, limit: int) -> bytes:
             raise JSONLimitError(f"{path} is not a regular file (a device, a FIFO or a socket); not read")
         data = f.read(limit + 1)  # not the size stat says: a file may grow while it is read
     if len(data) > limit:
-        raise JSONLimitError(f"{path} is bigger than a {path.name} can be ({limit // MiB} MiB at most): damaged, "
-                             f"or not written by attnlab")
+        raise JSONLimitError(
+            f"{path} is bigger than a {path.name} can be ({limit // MiB} MiB at most): damaged, "
+            f"or not written by attnlab"
+        )
     return data
 
 
@@ -70,6 +72,8 @@ def read(path: str | Path, kind: str | None = None, max_depth: int = MAX_DEPTH):
     path = Path(path)
     data = _read_bytes(path, LIMITS.get(kind or path.name, DEFAULT_LIMIT))
     if nesting(data, max_depth) > max_depth:
-        raise JSONLimitError(f"{path} nests deeper than {max_depth} levels of brackets: damaged, or not written "
-                             f"by attnlab; train it again or restore a copy")
+        raise JSONLimitError(
+            f"{path} nests deeper than {max_depth} levels of brackets: damaged, or not written "
+            f"by attnlab; train it again or restore a copy"
+        )
     return json.loads(data.decode("utf-8"))

@@ -16,9 +16,23 @@ from safetensors import safe_open
 from safetensors.torch import load_model
 
 # safetensors' names for its number types, as torch calls them
-TYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn",
-              "F8_E5M2": "float8_e5m2", "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8",
-              "U64": "uint64", "U32": "uint32", "U16": "uint16", "U8": "uint8", "BOOL": "bool"}
+TYPE_NAMES = {
+    "F64": "float64",
+    "F32": "float32",
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "F8_E4M3": "float8_e4m3fn",
+    "F8_E5M2": "float8_e5m2",
+    "I64": "int64",
+    "I32": "int32",
+    "I16": "int16",
+    "I8": "int8",
+    "U64": "uint64",
+    "U32": "uint32",
+    "U16": "uint16",
+    "U8": "uint8",
+    "BOOL": "bool",
+}
 SHOWN = 4  # tensors named in a warning; the rest are counted
 
 
@@ -38,21 +52,26 @@ def _check_header(file: Path, expected: dict[str, torch.Tensor]) -> list[str]:
         for name in f.keys():
             want = expected.get(name)
             if want is None:
-                raise WeightsError(f"does not match the model in config.json: it holds a tensor {name!r} that the "
-                                  f"model does not have")
+                raise WeightsError(
+                    f"does not match the model in config.json: it holds a tensor {name!r} that the model does not have"
+                )
             part = f.get_slice(name)
             shape, code = list(part.get_shape()), part.get_dtype()
             if shape != list(want.shape):
-                raise WeightsError(f"does not match the model in config.json: {name} is stored as {shape} but the "
-                                  f"model expects {list(want.shape)}")
+                raise WeightsError(
+                    f"does not match the model in config.json: {name} is stored as {shape} but the "
+                    f"model expects {list(want.shape)}"
+                )
             stored, wanted = TYPE_NAMES.get(code, code.lower()), str(want.dtype).removeprefix("torch.")
             if stored == wanted:
                 continue
             # integers for float weights are quantized values without their scale, or not weights at all:
             # cast, they would be numbers of another size altogether, so the model would only seem to work
             if not (want.is_floating_point() and _is_float(code)):
-                raise WeightsError(f"stores {name} as {stored} but the model expects {wanted}: not weights attnlab "
-                                  f"saved (quantized or converted?); train it again or restore a copy")
+                raise WeightsError(
+                    f"stores {name} as {stored} but the model expects {wanted}: not weights attnlab "
+                    f"saved (quantized or converted?); train it again or restore a copy"
+                )
             converted.append(f"{name} ({stored})")
     return converted
 
@@ -72,11 +91,14 @@ def load_weights(model: torch.nn.Module, file: Path) -> list[str]:
     converted = _check_header(file, expected)
     load_model(model, str(file), strict=True, device="cpu")  # handles a tied embedding / LM-head weight
     if (bad := _not_finite(model)) is not None:  # after the cast: a float64 too big for float32 is inf too
-        raise WeightsError(f"{bad}; a model with them writes nonsense, so it is not loaded: train it again or "
-                           f"restore a copy")
+        raise WeightsError(
+            f"{bad}; a model with them writes nonsense, so it is not loaded: train it again or restore a copy"
+        )
     if not converted:
         return []
     wanted = sorted({str(t.dtype).removeprefix("torch.") for t in expected.values()})
     more = f" and {len(converted) - SHOWN} more" if len(converted) > SHOWN else ""
-    return [f"{file}: {len(converted)} tensors are stored in another number type than the model's "
-            f"{'/'.join(wanted)} and were converted on loading: {', '.join(converted[:SHOWN])}{more}"]
+    return [
+        f"{file}: {len(converted)} tensors are stored in another number type than the model's "
+        f"{'/'.join(wanted)} and were converted on loading: {', '.join(converted[:SHOWN])}{more}"
+    ]

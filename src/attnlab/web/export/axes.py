@@ -30,8 +30,10 @@ class TwoParts(ValueError):
 def parts(text: str) -> dict[str, str]:
     """{query key: id of the <section> whose visible control sets it}, for a page's own controls."""
     parsed = Tags(text)
-    events = sorted([(tag.start, 1, tag) for tag in parsed.tags] + [(s, 0, name) for name, s, _ in parsed.ends],
-                    key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(tag.start, 1, tag) for tag in parsed.tags] + [(s, 0, name) for name, s, _ in parsed.ends],
+        key=lambda e: (e[0], e[1]),
+    )
     open_sections: list[str] = []
     out: dict[str, str] = {}
     for _, is_start, item in events:
@@ -42,7 +44,9 @@ def parts(text: str) -> dict[str, str]:
         a = dict(item.attrs)
         if item.name == "section":
             open_sections.append(a.get("id") or "")
-        elif item.name in FIELDS and a.get("name") and a.get("type") != "hidden" and open_sections and open_sections[-1]:
+        elif (
+            item.name in FIELDS and a.get("name") and a.get("type") != "hidden" and open_sections and open_sections[-1]
+        ):
             out.setdefault(a["name"], open_sections[-1])
     return out
 

@@ -89,6 +89,7 @@ Progress = Callable[[int, int, str], None]  # (done, total so far, what is being
 
 # ---- where things go ----------------------------------------------------------------------------------
 
+
 def target_of(url: str, base: str = "/") -> Target | None:
     """The lab URL an href/src names, seen from the page at `base`; None for a fragment or another site."""
     if url.startswith("#"):
@@ -104,8 +105,9 @@ def target_of(url: str, base: str = "/") -> Target | None:
 
 
 def _safe(text: str) -> str:
-    return "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "".join(f"%{b:02X}" for b in c.encode())
-                   for c in text).replace("%", "_")
+    return "".join(
+        c if c.isascii() and (c.isalnum() or c in "-_.") else "".join(f"%{b:02X}" for b in c.encode()) for c in text
+    ).replace("%", "_")
 
 
 def file_for(target: Target, kind: str, langs: tuple[str, ...]) -> str:
@@ -128,10 +130,15 @@ def relative(to_file: str, from_file: str) -> str:
 
 # ---- reading and rewriting a page ---------------------------------------------------------------------
 
+
 def references(text: str) -> list[tuple[str, str, str]]:
     """(tag, attribute, value) of every attribute that names another file: href, src, srcset, action."""
-    return [(tag.name, k, v) for tag in Tags(text).tags for k, v in tag.attrs
-            if v is not None and k in ("href", "src", "srcset", "action", "formaction", "poster")]
+    return [
+        (tag.name, k, v)
+        for tag in Tags(text).tags
+        for k, v in tag.attrs
+        if v is not None and k in ("href", "src", "srcset", "action", "formaction", "poster")
+    ]
 
 
 def _write_tag(tag: Tag) -> str:
@@ -155,7 +162,7 @@ def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | 
         return None if found is None else found + (f"#{fragment}" if fragment else "")
 
     choices = extras.choices if extras is not None else {}
-    for p in (extras.paragraphs if extras is not None else []):
+    for p in extras.paragraphs if extras is not None else []:
         edits.append((p.at, p.at, "\n" + paragraph(p, goto)))
     if extras is not None and "</head>" in text:
         at = text.index("</head>")
@@ -224,8 +231,9 @@ def _kind(content_type: str) -> str:
 States = Callable[[Target], bool]  # which pages reached only through a form (a state) the export renders
 
 
-def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
-                states: bool | States = True) -> tuple[dict[str, bytes], Report]:
+def render_site(
+    langs: Iterable[str] = LANGS, progress: Progress | None = None, states: bool | States = True
+) -> tuple[dict[str, bytes], Report]:
     """Every file of the static site, {site-relative path: bytes}, rendered by the app (nothing written).
     `states`: also the states the pages' forms reach (attnlab.web.export.states), all of them (True), none
     (False), or those a predicate keeps (a smaller site, for tests)."""
@@ -251,8 +259,9 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
             while response.status_code == 202:  # a lesson still training its models shows its progress: ask again
                 response = client.get(target.url, headers={"accept": "text/html,*/*"})
             if response.status_code != 200 and not (response.is_redirect and target in reached_by_form):
-                raise ExportError(f"GET {target.url} answered {response.status_code}, expected 200: "
-                                  f"{response.text[:200]}")
+                raise ExportError(
+                    f"GET {target.url} answered {response.status_code}, expected 200: {response.text[:200]}"
+                )
             return response
 
         def from_here(found: Target | None, source: Target) -> Target | None:
@@ -331,6 +340,7 @@ def render_site(langs: Iterable[str] = LANGS, progress: Progress | None = None,
     for tg, (kind, body) in fetched.items():
         name = names[tg]
         if kind == "html":
+
             def link(target: Target, name: str = name, tg: Target = tg) -> str | None:
                 target = from_here(target, tg)
                 return relative(names[target], name) if target in names else None
@@ -382,6 +392,7 @@ def _langs(langs: Iterable[str]) -> tuple[str, ...]:
 
 # ---- writing it ---------------------------------------------------------------------------------------
 
+
 def check_destination(dest: str | Path, force: bool = False) -> Path:
     """The folder the site goes to, resolved; refused if it is a file, or holds anything and not `force`."""
     out = Path(dest).expanduser().resolve()
@@ -389,12 +400,16 @@ def check_destination(dest: str | Path, force: bool = False) -> Path:
         raise ExportError(f"{out} exists and is not a folder; choose a new or empty folder for the site")
     if out.is_dir() and any(out.iterdir()):
         if not force:
-            raise ExportError(f"{out} is not empty; choose a new or empty folder, or pass --force to replace "
-                              "everything in it with the site")
+            raise ExportError(
+                f"{out} is not empty; choose a new or empty folder, or pass --force to replace "
+                "everything in it with the site"
+            )
         cwd = Path.cwd().resolve()
         if out == Path(out.anchor) or out == Path.home().resolve() or out == cwd or out in cwd.parents:
-            raise ExportError(f"refusing to replace {out} even with --force: it is the root, your home folder, "
-                              "or holds the current folder; give the site a folder of its own")
+            raise ExportError(
+                f"refusing to replace {out} even with --force: it is the root, your home folder, "
+                "or holds the current folder; give the site a folder of its own"
+            )
     return out
 
 
@@ -414,8 +429,14 @@ def write_site(dest: str | Path, files: dict[str, bytes], *, force: bool = False
     return out
 
 
-def export_site(dest: str | Path, langs: Iterable[str] = LANGS, *, force: bool = False,
-                progress: Progress | None = None, states: bool | States = True) -> Report:
+def export_site(
+    dest: str | Path,
+    langs: Iterable[str] = LANGS,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    states: bool | States = True,
+) -> Report:
     """Render the lab (see the module docstring) and write it to `dest` atomically."""
     check_destination(dest, force)  # refuse before the rendering, which takes seconds
     files, report = render_site(langs, progress, states)

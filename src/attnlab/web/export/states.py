@@ -82,6 +82,7 @@ class Trained:
 
 # ---- forms -------------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Form:
     attrs: dict
@@ -89,14 +90,17 @@ class _Form:
     end: int = -1
     fields: list[tuple[str, str | None]] = field(default_factory=list)  # (name, value or None if off)
     buttons: list[tuple[int, str, str]] = field(default_factory=list)  # (offset, name, value)
-    toggles: list[tuple[int, str, str, str, bool]] = field(default_factory=list)  # (label offset, type, name, value, on)
+    toggles: list[tuple[int, str, str, str, bool]] = field(
+        default_factory=list
+    )  # (label offset, type, name, value, on)
 
 
 def forms(text: str) -> list[_Form]:
     """Every <form> of the page with its submitted fields, named submit buttons and labelled toggles."""
     parsed = Tags(text)
-    events = sorted([(tag.start, 0, tag) for tag in parsed.tags] + [(s, 1, name) for name, s, _ in parsed.ends],
-                    key=lambda e: e[0])
+    events = sorted(
+        [(tag.start, 0, tag) for tag in parsed.tags] + [(s, 1, name) for name, s, _ in parsed.ends], key=lambda e: e[0]
+    )
     out: list[_Form] = []
     form: _Form | None = None
     label: int | None = None
@@ -152,12 +156,15 @@ def page_defaults(path: str) -> dict[str, str]:
     """The query parameters a page takes as its defaults (each page's own table)."""
     if path == "/toy":
         from attnlab.web.pages.toy import DEFAULTS
+
         return DEFAULTS
     if path == "/lookup":
         from attnlab.web.pages.lookup import DEFAULTS
+
         return DEFAULTS
     if path == "/pipeline":
         from attnlab.web.pages.pipeline import GEN_FIELDS
+
         return GEN_FIELDS
     return {}
 
@@ -184,6 +191,7 @@ def form_choices(text: str, here: str) -> dict[int, str]:
 
 # ---- the paragraphs ------------------------------------------------------------------------------------
 
+
 def _cmd(lang: str, key: str, **fields) -> str:
     mark = "\x00"
     return html.escape(t(key, lang, cmd=mark, **fields)).replace(mark, "<code>attnlab serve</code>")
@@ -201,8 +209,10 @@ def param_values(p) -> list:
     lo, hi = float(p.lo), float(p.hi)
     if p.log:
         lo, hi = max(lo, 1.0), min(hi, float(p.default) * 16)
-        marks = [2 ** round(math.log2(lo) + (math.log2(hi) - math.log2(lo)) * i / VALUES_PER_PARAM)
-                 for i in range(VALUES_PER_PARAM + 1)]
+        marks = [
+            2 ** round(math.log2(lo) + (math.log2(hi) - math.log2(lo)) * i / VALUES_PER_PARAM)
+            for i in range(VALUES_PER_PARAM + 1)
+        ]
     else:
         marks = [lo + (hi - lo) * i / VALUES_PER_PARAM for i in range(VALUES_PER_PARAM + 1)]
     step = float(p.step or 1)
@@ -260,8 +270,14 @@ def pipeline_links(text: str, query: dict[str, str], lang: str, trained: Trained
     if "train-form" in found:
         words = _cmd(lang, "export.states.trained", corpus=trained.corpus, seed=trained.seed, steps=trained.steps)
         run = _url("/pipeline", lang, run=trained.run)
-        out.append(Links(found["train-form"].end, "static-trained", words,
-                         ((t("export.states.trained.link", lang), run, query.get("run") == trained.run),)))
+        out.append(
+            Links(
+                found["train-form"].end,
+                "static-trained",
+                words,
+                ((t("export.states.trained.link", lang), run, query.get("run") == trained.run),),
+            )
+        )
     if "gen-form" in found and query.get("run") == trained.run:
         links = []
         for g in GENERATIONS:
@@ -269,13 +285,18 @@ def pipeline_links(text: str, query: dict[str, str], lang: str, trained: Trained
             params = {k: v for k, v in params.items() if page_defaults("/pipeline").get(k) != v}
             label = ", ".join(f"{k} = {v}" for k, v in g.items() if k != "gseed")
             links.append((label, _url("/pipeline", lang, **params), params == query))
-        out.append(Links(found["gen-form"].end, "static-generations",
-                         _cmd(lang, "export.states.generate", prompt=trained.prompt), tuple(links)))
+        out.append(
+            Links(
+                found["gen-form"].end,
+                "static-generations",
+                _cmd(lang, "export.states.generate", prompt=trained.prompt),
+                tuple(links),
+            )
+        )
     return out
 
 
-def extras(text: str, path: str, query: dict[str, str], lang: str, here: str,
-           trained: Trained | None = None) -> Extras:
+def extras(text: str, path: str, query: dict[str, str], lang: str, here: str, trained: Trained | None = None) -> Extras:
     """What the copy adds to the page at `path` (its query without lang, its language, its full URL)."""
     out = Extras(choices=form_choices(text, here))
     if path.startswith("/explain/") and path.count("/") == 2:
@@ -289,10 +310,12 @@ def extras(text: str, path: str, query: dict[str, str], lang: str, here: str,
     return out
 
 
-STYLE = ("<style>a.btn{display:inline-block;text-decoration:none;padding:.35em .8em}"
-         "a.btn[aria-current=page]{background:var(--accent);border-color:var(--accent);color:#fff;font-weight:700}"
-         ".static-links a[aria-current=page]{font-weight:700;text-decoration:none}"
-         ".static-links{overflow-wrap:anywhere}a>input{pointer-events:none}</style>")  # a click on the (disabled) radio follows the link
+STYLE = (
+    "<style>a.btn{display:inline-block;text-decoration:none;padding:.35em .8em}"
+    "a.btn[aria-current=page]{background:var(--accent);border-color:var(--accent);color:#fff;font-weight:700}"
+    ".static-links a[aria-current=page]{font-weight:700;text-decoration:none}"
+    ".static-links{overflow-wrap:anywhere}a>input{pointer-events:none}</style>"
+)  # a click on the (disabled) radio follows the link
 
 
 def paragraph(p: Links, href) -> str:
@@ -304,5 +327,8 @@ def paragraph(p: Links, href) -> str:
             continue
         current = ' aria-current="page"' if here else ""
         items.append(f'<a href="{html.escape(target, quote=True)}"{current}>{html.escape(label)}</a>')
-    return (f'<p class="note static-links" id="{p.id}" role="note">{p.lead}'
-            + (" " + " · ".join(items) if items else "") + "</p>")
+    return (
+        f'<p class="note static-links" id="{p.id}" role="note">{p.lead}'
+        + (" " + " · ".join(items) if items else "")
+        + "</p>"
+    )

@@ -98,8 +98,10 @@ def ask(topic: Topic, lang: str) -> dict | None:
     key, strings = f"explain.{topic.slug}.ask", catalog()
     if f"{key}.q" not in strings:
         return None
-    return {"q": t(f"{key}.q", lang),
-            "options": [(o, t(f"{key}.opt.{o}", lang)) for o in ASK_OPTIONS if f"{key}.opt.{o}" in strings]}
+    return {
+        "q": t(f"{key}.q", lang),
+        "options": [(o, t(f"{key}.opt.{o}", lang)) for o in ASK_OPTIONS if f"{key}.opt.{o}" in strings],
+    }
 
 
 _SHELL_SAFE = re.compile(r"[^A-Za-z0-9_@%+=:,./-]")  # shlex.quote's rule; explain.js quotes the same way
@@ -141,9 +143,15 @@ def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
             value = str(value).strip().lower() in ("1", "true", "yes", "on")
         own = f"explain.{topic.slug}.param.{p.name}"  # a lesson may name a shared parameter its own way
         label = t(own if own in catalog() else f"explain.param.{p.name}", lang)
-        spec.update(value=value, label=label, hidden=p.name in FORM_HIDDEN or p.cli_only,
-                    control=_control(p), option=p.option, note=t(f"{own}.note", lang) if f"{own}.note" in catalog() else "",
-                    default=str(p.default).lower() if p.kind == "bool" else str(p.default))
+        spec.update(
+            value=value,
+            label=label,
+            hidden=p.name in FORM_HIDDEN or p.cli_only,
+            control=_control(p),
+            option=p.option,
+            note=t(f"{own}.note", lang) if f"{own}.note" in catalog() else "",
+            default=str(p.default).lower() if p.kind == "bool" else str(p.default),
+        )
         out.append(spec)
     return out
 
@@ -170,8 +178,13 @@ async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: 
 def _busy_page(request: Request, busy: budget.Busy):
     """503 in the page's language, with Retry-After."""
     lang = lang_of(request)
-    response = render(request, "error.html", status_code=503, code=503,
-                      message=t("explain.error.busy", lang, seconds=busy.retry_after))
+    response = render(
+        request,
+        "error.html",
+        status_code=503,
+        code=503,
+        message=t("explain.error.busy", lang, seconds=busy.retry_after),
+    )
     response.headers["Retry-After"] = str(busy.retry_after)
     return response
 
@@ -192,15 +205,39 @@ async def explain_page(request: Request, topic: str):
     except budget.Busy as busy:
         return _busy_page(request, busy)
     except lesson_cache.Training as training:  # first visit: the models train in the background; 202 and their steps
-        return render(request, "explain_topic.html", status_code=202, topic=tp, topics=list(TOPICS.values()),
-                      controls=_controls(tp, raw, lang), r=None, error=None, sig=sig, heat_style=heat_style,
-                      query=query, cli=cli_line(tp, raw), ask=None, training=_labelled(tp, training.models, lang),
-                      progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}))
+        return render(
+            request,
+            "explain_topic.html",
+            status_code=202,
+            topic=tp,
+            topics=list(TOPICS.values()),
+            controls=_controls(tp, raw, lang),
+            r=None,
+            error=None,
+            sig=sig,
+            heat_style=heat_style,
+            query=query,
+            cli=cli_line(tp, raw),
+            ask=None,
+            training=_labelled(tp, training.models, lang),
+            progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}),
+        )
     return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
-        render, request, "explain_topic.html", status_code=200 if error is None else 422,
-        topic=tp, topics=list(TOPICS.values()), controls=_controls(tp, raw, lang), r=result, error=error,
-        sig=sig, heat_style=heat_style, query=query, timed=result is not None and measures_time(as_dict(result)),
-        cli=cli_line(tp, raw), ask=ask(tp, lang),
+        render,
+        request,
+        "explain_topic.html",
+        status_code=200 if error is None else 422,
+        topic=tp,
+        topics=list(TOPICS.values()),
+        controls=_controls(tp, raw, lang),
+        r=result,
+        error=error,
+        sig=sig,
+        heat_style=heat_style,
+        query=query,
+        timed=result is not None and measures_time(as_dict(result)),
+        cli=cli_line(tp, raw),
+        ask=ask(tp, lang),
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
     )
 
@@ -227,8 +264,9 @@ async def explain_figure(request: Request, topic: str):
             figure_store.store(key, png)
         _figures.put(key, png)
     except budget.Busy as busy:
-        raise HTTPException(503, t("explain.error.busy", lang, seconds=busy.retry_after),
-                            headers={"Retry-After": str(busy.retry_after)}) from None
+        raise HTTPException(
+            503, t("explain.error.busy", lang, seconds=busy.retry_after), headers={"Retry-After": str(busy.retry_after)}
+        ) from None
     return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
 
@@ -271,8 +309,15 @@ def api_topics(request: Request) -> list[dict]:
     """The topics, each with its parameters (name, kind, default, range, choices): the query parameters of
     /api/explain/{topic} and the options of `attnlab explain TOPIC`."""
     lang = lang_of(request)
-    return [{"topic": tp.name, "title": t(f"explain.{tp.slug}.title", lang), "summary": t(f"explain.{tp.slug}.summary", lang),
-             "params": [p.spec() for p in tp.params]} for tp in TOPICS.values()]
+    return [
+        {
+            "topic": tp.name,
+            "title": t(f"explain.{tp.slug}.title", lang),
+            "summary": t(f"explain.{tp.slug}.summary", lang),
+            "params": [p.spec() for p in tp.params],
+        }
+        for tp in TOPICS.values()
+    ]
 
 
 @router.get("/api/explain/{topic}/progress", tags=["explain"], responses=answers(404))
@@ -290,12 +335,15 @@ def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schem
         return {**found, "models": _labelled(tp, found["models"], lang)}
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
-        raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),
-                                       "input": raw.get(err.name) if err.name else None}]) from None
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": loc, "msg": str(err), "input": raw.get(err.name) if err.name else None}]
+        ) from None
 
 
 @router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
-async def api_explain(request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]) -> JSONResponse:
+async def api_explain(
+    request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]
+) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
     d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
     English; detail[0].ctx.localized in the requested language). Results are kept by parameters; when the
@@ -308,14 +356,29 @@ async def api_explain(request: Request, topic: Annotated[str, Path(json_schema_e
         refuse_cli_only(tp.params, raw)
         result = await lesson_cache.lesson(tp, raw, lang, request=request)
     except budget.Busy as busy:
-        detail = [{"type": "busy", "loc": ["query"], "msg": str(busy),
-                   "ctx": {"localized": t("explain.error.busy", lang, seconds=busy.retry_after), "lang": lang}}]
-        return JSONResponse({"message": str(busy), "detail": detail}, status_code=503,
-                            headers={"Retry-After": str(busy.retry_after)})
+        detail = [
+            {
+                "type": "busy",
+                "loc": ["query"],
+                "msg": str(busy),
+                "ctx": {"localized": t("explain.error.busy", lang, seconds=busy.retry_after), "lang": lang},
+            }
+        ]
+        return JSONResponse(
+            {"message": str(busy), "detail": detail}, status_code=503, headers={"Retry-After": str(busy.retry_after)}
+        )
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
         # message: English; detail[0].ctx.localized: the same sentence in `lang`, for the live page (explain.js)
-        raise RequestValidationError([{"type": "value_error", "loc": loc, "msg": str(err),
-                                       "input": raw.get(err.name) if err.name else None,
-                                       "ctx": {"localized": err.localized(lang), "lang": lang}}]) from None
+        raise RequestValidationError(
+            [
+                {
+                    "type": "value_error",
+                    "loc": loc,
+                    "msg": str(err),
+                    "input": raw.get(err.name) if err.name else None,
+                    "ctx": {"localized": err.localized(lang), "lang": lang},
+                }
+            ]
+        ) from None
     return await run_in_threadpool(lambda: JSONResponse(as_dict(result)))

@@ -18,8 +18,11 @@ from attnlab.web.render import lang_of, render
 
 router = APIRouter()
 DEFAULTS = {"n": "4", "d": "4", "h": "2"}
-PRESETS = (("toy", {"n": "4", "d": "4", "h": "2"}), ("gpt2", {"n": "1024", "d": "768", "h": "12"}),
-           ("long", {"n": "128000", "d": "4096", "h": "32"}))
+PRESETS = (
+    ("toy", {"n": "4", "d": "4", "h": "2"}),
+    ("gpt2", {"n": "1024", "d": "768", "h": "12"}),
+    ("long", {"n": "128000", "d": "4096", "h": "32"}),
+)
 LESSON_NAMES = {"n": "n", "d_model": "d", "heads": "h"}  # shape_ledger's parameters -> the page's fields
 
 
@@ -42,17 +45,35 @@ def ledger_page(request: Request):
         bad, error = _message(err, lang, LESSON_NAMES)
         ledger = shape_ledger(DEFAULTS["n"], DEFAULTS["d"], DEFAULTS["h"])  # the form keeps what was typed
     kept = {k: v for k, v in raw.items() if v != DEFAULTS[k]}
-    return render(request, "ledger/page.html", ledger=ledger, toy=shape_ledger(4, 4, 2), raw=raw, state=kept,
-                  error=error, bad=bad, defaults=DEFAULTS, presets=PRESETS, max_n=MAX_N, max_d=MAX_D)
+    return render(
+        request,
+        "ledger/page.html",
+        ledger=ledger,
+        toy=shape_ledger(4, 4, 2),
+        raw=raw,
+        state=kept,
+        error=error,
+        bad=bad,
+        defaults=DEFAULTS,
+        presets=PRESETS,
+        max_n=MAX_N,
+        max_d=MAX_D,
+    )
 
 
 @router.get("/api/ledger", tags=["ledger"])
 def api_ledger(
     n: Annotated[int, Query(description="tokens", json_schema_extra={"minimum": 1, "maximum": MAX_N})] = 4,
-    d: Annotated[int | None, Query(description="model width d (default 4)",
-                                   json_schema_extra={"minimum": 1, "maximum": MAX_D})] = None,
-    h: Annotated[int | None, Query(description="heads h, a divisor of d (default 2): an h that does not divide "
-                                   "d is answered 422", json_schema_extra={"minimum": 1, "maximum": MAX_D})] = None,
+    d: Annotated[
+        int | None, Query(description="model width d (default 4)", json_schema_extra={"minimum": 1, "maximum": MAX_D})
+    ] = None,
+    h: Annotated[
+        int | None,
+        Query(
+            description="heads h, a divisor of d (default 2): an h that does not divide d is answered 422",
+            json_schema_extra={"minimum": 1, "maximum": MAX_D},
+        ),
+    ] = None,
     # The older names stay accepted but out of the document: with both names a request could say two things.
     d_model: Annotated[int | None, Query(include_in_schema=False)] = None,
     heads: Annotated[int | None, Query(include_in_schema=False)] = None,
@@ -62,8 +83,9 @@ def api_ledger(
     names d_model and heads are still accepted for d and h."""
     for new, old, a, b in (("d", "d_model", d, d_model), ("h", "heads", h, heads)):
         if a is not None and b is not None and a != b:
-            raise unprocessable(("query", old), f"{old} is the older name of {new}; give one of them, got "
-                                                f"{new}={a} and {old}={b}", b)
+            raise unprocessable(
+                ("query", old), f"{old} is the older name of {new}; give one of them, got {new}={a} and {old}={b}", b
+            )
     old = d is None and h is None and (d_model is not None or heads is not None)  # a caller of the old names
     names = {"n": "n", "d_model": "d_model", "heads": "heads"} if old else LESSON_NAMES
     width = d if d is not None else d_model if d_model is not None else 4

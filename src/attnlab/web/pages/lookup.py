@@ -33,22 +33,36 @@ def lookup_page(request: Request):
         state["head"] = DEFAULTS["head"]
     look = soft_lookup(state["query"], int(state["head"]))
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
-    return render(request, "toy/lookup.html", look=look, lab=toy_lab(state["query"]), wvc=weights_vs_contributions(),
-                  state=kept, problems=problems, heads=[h["name"] for h in HEADS])
+    return render(
+        request,
+        "toy/lookup.html",
+        look=look,
+        lab=toy_lab(state["query"]),
+        wvc=weights_vs_contributions(),
+        state=kept,
+        problems=problems,
+        heads=[h["name"] for h in HEADS],
+    )
 
 
 @router.get("/api/lookup", tags=["lookup"])
 def api_lookup(
     query: QueryParam = "它",
-    head: Annotated[int, Query(description=f"which toy head supplies q, K, V (1 to {len(HEADS)})",
-                               json_schema_extra={"minimum": 1, "maximum": len(HEADS)})] = 1,
+    head: Annotated[
+        int,
+        Query(
+            description=f"which toy head supplies q, K, V (1 to {len(HEADS)})",
+            json_schema_extra={"minimum": 1, "maximum": len(HEADS)},
+        ),
+    ] = 1,
 ) -> SoftLookup:
     """A hard (argmax, one-hot) and a soft (softmax) lookup of one query in one toy head."""
     try:
         return soft_lookup(query, head)
     except ValueError as err:
-        raise unprocessable(("query", "head" if "head" in str(err) else "query"), err,
-                            head if "head" in str(err) else query) from None
+        raise unprocessable(
+            ("query", "head" if "head" in str(err) else "query"), err, head if "head" in str(err) else query
+        ) from None
 
 
 @router.get("/api/lookup/importance", tags=["lookup"])

@@ -53,8 +53,15 @@ SHOWN_DIMS = 8  # embedding columns shown on the page (the API has them all)
 # ---- the page -----------------------------------------------------------------------------------------
 
 PAGE_FIELDS = ("corpus", "layers", "heads", "d_model", "steps", "lr", "seed")
-GEN_FIELDS = {"prompt": "", "max_new_tokens": "30", "temperature": "1", "top_k": "", "top_p": "", "greedy": "",
-              "gseed": ""}
+GEN_FIELDS = {
+    "prompt": "",
+    "max_new_tokens": "30",
+    "temperature": "1",
+    "top_k": "",
+    "top_p": "",
+    "greedy": "",
+    "gseed": "",
+}
 TRUE = {"1", "true", "on", "yes"}
 
 
@@ -67,12 +74,26 @@ def _settings_from(params) -> dict:
 
 
 # What the learner sees each field called on the page (API names -> catalog keys or literal labels).
-FIELD_LABELS = {**{k: f"pipeline.train.field.{k}" for k in ("layers", "heads", "d_model", "steps", "lr")},
-                "prompt": "pipeline.step6.prompt", "max_new_tokens": "pipeline.step6.max_new",
-                "gseed": "pipeline.step6.seed", "temperature": None, "top_k": None, "top_p": None}
+FIELD_LABELS = {
+    **{k: f"pipeline.train.field.{k}" for k in ("layers", "heads", "d_model", "steps", "lr")},
+    "prompt": "pipeline.step6.prompt",
+    "max_new_tokens": "pipeline.step6.max_new",
+    "gseed": "pipeline.step6.seed",
+    "temperature": None,
+    "top_k": None,
+    "top_p": None,
+}
 BOUNDS = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}
-KINDS = {"int_parsing": "int", "int_from_float": "int", "float_parsing": "number", "float_type": "number",
-         "int_type": "int", "string_too_long": "too_long", "string_too_short": "empty", "missing": "empty"}
+KINDS = {
+    "int_parsing": "int",
+    "int_from_float": "int",
+    "float_parsing": "number",
+    "float_type": "number",
+    "int_type": "int",
+    "string_too_long": "too_long",
+    "string_too_short": "empty",
+    "missing": "empty",
+}
 
 
 def _label(name: str, lang: str, *, form: str = "gen") -> str:
@@ -105,8 +126,9 @@ def _size_problem(req: TrainRequest, corpus: str, lang: str) -> str | None:
     pc = model_preset(preset_name, vocab_size=2)
     d, h = req.d_model or pc.d_model, req.heads or pc.n_heads
     if d % h:
-        return t("pipeline.error.divisible", lang, d=d, h=h, d_label=_label("d_model", lang),
-                 h_label=_label("heads", lang))
+        return t(
+            "pipeline.error.divisible", lang, d=d, h=h, d_label=_label("d_model", lang), h_label=_label("heads", lang)
+        )
     return None
 
 
@@ -136,7 +158,12 @@ def curve(history: list[dict], steps: int, vocab: int) -> dict:
     loss = " ".join(f"{x(h['step'])},{y_loss(h['loss'])}" for h in history)
     prob = " ".join(f"{x(h['step'])},{y_p(h['p_probe'])}" for h in history if h.get("p_probe") is not None)
     return {
-        **c, "loss": loss, "p": prob, "top": top, "steps": steps, "plot_w": plot_w,
+        **c,
+        "loss": loss,
+        "p": prob,
+        "top": top,
+        "steps": steps,
+        "plot_w": plot_w,
         "x_ticks": [{"frac": f, "x": x(f * steps), "label": int(f * steps + 0.5)} for f in TICKS],
         "loss_ticks": [{"frac": f, "y": y_loss(f * top), "value": f * top} for f in (0.0, 0.5, 1.0)],
         "p_ticks": [{"frac": f, "y": y_p(f), "value": f} for f in (0.0, 0.5, 1.0)],
@@ -157,7 +184,11 @@ def corpus_placeholders() -> dict[str, dict]:
 def _page_cost(params) -> Cost:
     raw = _settings_from(params)
     bg = runs.RUNS.get((params.get("run") or "").strip() or "-")
-    sizes = bg.settings if bg is not None else {k: int(raw[k]) if raw[k].isdigit() else None for k in ("layers", "heads", "d_model")}
+    sizes = (
+        bg.settings
+        if bg is not None
+        else {k: int(raw[k]) if raw[k].isdigit() else None for k in ("layers", "heads", "d_model")}
+    )
     # counts over seeds, when asked, take a heavy slot of their own inside (budget.heavy)
     return settings_cost(bg.run.corpus if bg is not None else raw["corpus"], sizes)
 
@@ -204,12 +235,18 @@ def _pipeline_page(request: Request):
     training = bg is not None and not bg.finished
 
     view = None if training else pipeline(run.model, run.tokenizer, text=BUILTIN_TEXTS[corpus])
-    lens = None if view is None else lens_view(run.model, run.tokenizer, view.next.context, lang)  # how ④'s answer forms
+    lens = (
+        None if view is None else lens_view(run.model, run.tokenizer, view.next.context, lang)
+    )  # how ④'s answer forms
     emb = None
     if view is not None:  # the page shows the first few columns of step ②; the API has them all
         e, k = view.embedding, min(SHOWN_DIMS, view.embedding.d_model)
-        emb = {"shown": k, "token": [r[:k] for r in e.token_rows], "sum": [r[:k] for r in e.sums],
-               "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None}
+        emb = {
+            "shown": k,
+            "token": [r[:k] for r in e.token_rows],
+            "sum": [r[:k] for r in e.sums],
+            "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None,
+        }
     history = list(run.trainer.history)
     status = status_of(bg) if bg is not None else None
 
@@ -217,17 +254,32 @@ def _pipeline_page(request: Request):
     asked = bg is not None and bg.finished and "prompt" in params  # the ⑥ form was sent
     unseen = bg.run.tokenizer.unknown(gen_state["prompt"]) if asked else []
     if asked and not gen_state["prompt"]:
-        gen_problem = t("pipeline.error.empty_prompt", lang, field=_label("prompt", lang), example=PROMPTS[bg.run.corpus])
+        gen_problem = t(
+            "pipeline.error.empty_prompt", lang, field=_label("prompt", lang), example=PROMPTS[bg.run.corpus]
+        )
     elif asked and unseen:
-        gen_problem = t("pipeline.error.unseen", lang, field=_label("prompt", lang), chars="".join(unseen),
-                        corpus=t("pipeline.corpus." + bg.run.corpus, lang))
+        gen_problem = t(
+            "pipeline.error.unseen",
+            lang,
+            field=_label("prompt", lang),
+            chars="".join(unseen),
+            corpus=t("pipeline.corpus." + bg.run.corpus, lang),
+        )
     elif asked:
         try:
-            samples, generation = samples_for(bg, GenerateRequest(
-                run=bg.id, prompt=gen_state["prompt"], max_new_tokens=gen_state["max_new_tokens"] or 30,
-                temperature=gen_state["temperature"] or 1.0, top_k=gen_state["top_k"] or None,
-                top_p=gen_state["top_p"] or None, greedy=gen_state["greedy"].lower() in TRUE,
-                seed=gen_state["gseed"] or None))
+            samples, generation = samples_for(
+                bg,
+                GenerateRequest(
+                    run=bg.id,
+                    prompt=gen_state["prompt"],
+                    max_new_tokens=gen_state["max_new_tokens"] or 30,
+                    temperature=gen_state["temperature"] or 1.0,
+                    top_k=gen_state["top_k"] or None,
+                    top_p=gen_state["top_p"] or None,
+                    greedy=gen_state["greedy"].lower() in TRUE,
+                    seed=gen_state["gseed"] or None,
+                ),
+            )
         except ValidationError as err:  # out of range, not a number
             gen_problem = page_problems(list(err.errors()), lang, form="gen")
         except RequestValidationError as err:
@@ -242,20 +294,54 @@ def _pipeline_page(request: Request):
     placeholders = dict(layers=pc.n_layers, heads=pc.n_heads, d_model=pc.d_model, steps=tc.steps, lr=tc.lr, seed=0)
     mc = run.model.config
     # While a run trains (view is None) the page shows its progress only: nothing checked, every key present.
-    checked = (checked_steps(params, bg, req, corpus, run, settings_problem, lang) if view is not None
-               else dict.fromkeys(("first", "focus", "neglog", "neglog_problem", "first_countable", "focus_countable",
-                                   "first_busy", "focus_busy")))
+    checked = (
+        checked_steps(params, bg, req, corpus, run, settings_problem, lang)
+        if view is not None
+        else dict.fromkeys(
+            (
+                "first",
+                "focus",
+                "neglog",
+                "neglog_problem",
+                "first_countable",
+                "focus_countable",
+                "first_busy",
+                "focus_busy",
+            )
+        )
+    )
     return render(
-        request, "pipeline/page.html",
-        raw=raw, corpus=corpus, corpora=CORPORA, run_id=run_id, bg=bg, status=status, training=training,
-        view=view, lens=lens, emb=emb, history=history, curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
-        model_config=mc, train_config=run.config, n_params=sum(p.numel() for p in run.model.parameters()),
+        request,
+        "pipeline/page.html",
+        raw=raw,
+        corpus=corpus,
+        corpora=CORPORA,
+        run_id=run_id,
+        bg=bg,
+        status=status,
+        training=training,
+        view=view,
+        lens=lens,
+        emb=emb,
+        history=history,
+        curve=curve(history, run.config.steps, run.tokenizer.vocab_size),
+        model_config=mc,
+        train_config=run.config,
+        n_params=sum(p.numel() for p in run.model.parameters()),
         placeholders=placeholders,
-        problems=problems, settings_problem=settings_problem, gen_state=gen_state, generation=generation,
-        samples=samples, hint=dict(corpus=HINT_CORPUS, steps=HINT_STEPS, temperature=HINT_TEMPERATURE),
-        gen_problem=gen_problem, uniform_loss=math.log(run.tokenizer.vocab_size), prob_text=prob_text,
-        checked=checked, setting_fields=PAGE_FIELDS,
-        probe_target=run.trainer.probe.target if run.trainer.probe else "?", corpus_placeholders=corpus_placeholders(),
+        problems=problems,
+        settings_problem=settings_problem,
+        gen_state=gen_state,
+        generation=generation,
+        samples=samples,
+        hint=dict(corpus=HINT_CORPUS, steps=HINT_STEPS, temperature=HINT_TEMPERATURE),
+        gen_problem=gen_problem,
+        uniform_loss=math.log(run.tokenizer.vocab_size),
+        prob_text=prob_text,
+        checked=checked,
+        setting_fields=PAGE_FIELDS,
+        probe_target=run.trainer.probe.target if run.trainer.probe else "?",
+        corpus_placeholders=corpus_placeholders(),
     )
 
 
@@ -264,9 +350,20 @@ def samples_for(bg, req: GenerateRequest) -> tuple[Samples, Generation]:
     shown), and the first one step by step. The same checks as POST /api/generate (generate_for)."""
     seed = req.seed if req.seed is not None else draw_seed()
     first = generate_for(req.model_copy(update={"seed": seed}))  # 404 / 409 / 422 as the API says them
-    summary, gens = sample_texts(bg.run.model, bg.run.tokenizer, req.prompt, n=N_SAMPLES, seed=seed,
-                                 max_new_tokens=req.max_new_tokens, temperature=req.temperature, top_k=req.top_k,
-                                 top_p=req.top_p, greedy=req.greedy, n_candidates=5, first=first)
+    summary, gens = sample_texts(
+        bg.run.model,
+        bg.run.tokenizer,
+        req.prompt,
+        n=N_SAMPLES,
+        seed=seed,
+        max_new_tokens=req.max_new_tokens,
+        temperature=req.temperature,
+        top_k=req.top_k,
+        top_p=req.top_p,
+        greedy=req.greedy,
+        n_candidates=5,
+        first=first,
+    )
     return summary, gens[0]
 
 

@@ -39,8 +39,11 @@ def settings_cost(corpus: str, sizes: dict, *, counts: bool = False) -> Cost:
     """What building this model and taking its first training steps costs (twice the estimate of one training
     step: the plain step works on a copy), known before anything is built; counting over seeds trains models."""
     preset_name, train_defaults = corpus_defaults(corpus)
-    over = {k: v for k, v in dict(n_layers=sizes.get("layers"), n_heads=sizes.get("heads"),
-                                  d_model=sizes.get("d_model")).items() if v is not None}
+    over = {
+        k: v
+        for k, v in dict(n_layers=sizes.get("layers"), n_heads=sizes.get("heads"), d_model=sizes.get("d_model")).items()
+        if v is not None
+    }
     try:
         cfg = model_preset(preset_name, vocab_size=len(set(BUILTIN_TEXTS[corpus])) + 2, **over)
     except ValueError:  # d_model not divisible by heads: the page says so, nothing big is built
@@ -68,9 +71,14 @@ def _first_step_for(corpus: str, settings: tuple, seed: int, lang: str, seeds: i
         with _counting(seeds):
             return first_step(run, seeds=seeds, lang=lang)
 
-    return lesson_cache.remembered("pipeline.first-step",
-                                   {"corpus": corpus, **dict(settings), "seed": seed, "seeds": seeds},
-                                   compute, lang=lang, source="pipeline", min_s=0.0)
+    return lesson_cache.remembered(
+        "pipeline.first-step",
+        {"corpus": corpus, **dict(settings), "seed": seed, "seeds": seeds},
+        compute,
+        lang=lang,
+        source="pipeline",
+        min_s=0.0,
+    )
 
 
 def _counting(seeds: int):
@@ -100,7 +108,9 @@ def api_neg_log(p: Annotated[float, Query(gt=0, le=1, description="a probability
 @router.get("/api/pipeline/first-step", tags=["pipeline"], responses=answers(403, 404, 503))
 async def api_first_step(
     request: Request,
-    run: Annotated[str | None, Query(description="a training run's id: its settings and seed (its model before training)")] = None,
+    run: Annotated[
+        str | None, Query(description="a training run's id: its settings and seed (its model before training)")
+    ] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     layers: Annotated[int | None, Query(ge=1, le=8)] = None,
@@ -108,17 +118,28 @@ async def api_first_step(
     d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
     steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
     lr: Annotated[float | None, Query(gt=0, le=1)] = None,
-    seeds: Annotated[int, Query(ge=0, le=MAX_COUNT_SEEDS, description="also count over seeds 0 .. seeds-1 (slower); "
-                                f"only for a model of at most {COUNT_LIMIT:,} parameters")] = 0,
+    seeds: Annotated[
+        int,
+        Query(
+            ge=0,
+            le=MAX_COUNT_SEEDS,
+            description="also count over seeds 0 .. seeds-1 (slower); "
+            f"only for a model of at most {COUNT_LIMIT:,} parameters",
+        ),
+    ] = 0,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
 ) -> FirstStep:
     """Step ⑤'s first update on the untrained model: the text's plain gradient step on −log p(光) (lr halved
     until p rises) beside the real training's first AdamW step, with claims that carry `holds`."""
-    corpus, settings, seed = _settings_of(run, corpus, seed, dict(layers=layers, heads=heads, d_model=d_model,
-                                                                  steps=steps, lr=lr))
+    corpus, settings, seed = _settings_of(
+        run, corpus, seed, dict(layers=layers, heads=heads, d_model=d_model, steps=steps, lr=lr)
+    )
     try:
-        return await budget.run(lambda: _first_step_for(corpus, settings, seed, lang, seeds),
-                                settings_cost(corpus, dict(settings), counts=seeds > 0), request=request)
+        return await budget.run(
+            lambda: _first_step_for(corpus, settings, seed, lang, seeds),
+            settings_cost(corpus, dict(settings), counts=seeds > 0),
+            request=request,
+        )
     except budget.Busy as busy:
         raise _busy(busy) from None
     except ValueError as err:
@@ -129,15 +150,27 @@ async def api_first_step(
 @router.get("/api/pipeline/focus", tags=["pipeline"], responses=answers(403, 404, 503))
 async def api_focus(
     request: Request,
-    run: Annotated[str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")] = None,
+    run: Annotated[
+        str | None, Query(description="a finished run's id; none = the untrained model of corpus and seed")
+    ] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description=TEXT_DOC,
-                                      json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})] = None,
-    query: Annotated[str, Query(min_length=1, max_length=8, description="one character of the text",
-                                json_schema_extra={"pattern": f"^[{SHARED_CHARS}]$"})] = DEFAULT_QUERY,
+    text: Annotated[
+        str | None, Query(max_length=200, description=TEXT_DOC, json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})
+    ] = None,
+    query: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=8,
+            description="one character of the text",
+            json_schema_extra={"pattern": f"^[{SHARED_CHARS}]$"},
+        ),
+    ] = DEFAULT_QUERY,
     expected: Annotated[str, Query(min_length=1, max_length=8)] = DEFAULT_EXPECTED,
-    seeds: Annotated[int, Query(ge=0, le=10, description="also train seeds 0 .. seeds-1 with the run's settings and count (slow)")] = 0,
+    seeds: Annotated[
+        int, Query(ge=0, le=10, description="also train seeds 0 .. seeds-1 with the run's settings and count (slow)")
+    ] = 0,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
 ) -> Focus:
     """Step ③ checked: the weights from `query` (月) to every character it sees, per layer and head, and how
@@ -145,8 +178,11 @@ async def api_focus(
     _, settings, _ = _settings_of(run, corpus, seed, {})
     real_corpus = runs.RUNS.get(run).run.corpus if run and runs.RUNS.get(run) else corpus
     try:
-        return await budget.run(lambda: _focus(run, corpus, seed, text, query, expected, seeds, lang),
-                                settings_cost(real_corpus, dict(settings), counts=seeds > 0), request=request)
+        return await budget.run(
+            lambda: _focus(run, corpus, seed, text, query, expected, seeds, lang),
+            settings_cost(real_corpus, dict(settings), counts=seeds > 0),
+            request=request,
+        )
     except budget.Busy as busy:
         raise _busy(busy) from None
 
@@ -175,8 +211,15 @@ def _asked_seeds(params, name: str) -> int:
 def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str) -> dict:
     """What the page shows for ⑤'s first update (with the −log p form) and ③'s 月, from the lessons above."""
     raw_p = (params.get("p") or "").strip() or "0.12"
-    out: dict = {"neglog_p": raw_p, "neglog": None, "neglog_problem": None, "first": None, "focus": None,
-                 "first_busy": False, "focus_busy": False}
+    out: dict = {
+        "neglog_p": raw_p,
+        "neglog": None,
+        "neglog_problem": None,
+        "first": None,
+        "focus": None,
+        "first_busy": False,
+        "focus_busy": False,
+    }
     try:
         out["neglog"] = neg_log(float(raw_p))
     except ValueError:
@@ -186,8 +229,11 @@ def checked_steps(params, bg, req, corpus: str, run, settings_problem, lang: str
     elif settings_problem:
         corpus_, settings, seed = corpus, (), req.seed
     else:
-        corpus_, settings, seed = corpus, tuple((k, getattr(req, k)) for k in SETTING_FIELDS
-                                                if getattr(req, k) is not None), req.seed
+        corpus_, settings, seed = (
+            corpus,
+            tuple((k, getattr(req, k)) for k in SETTING_FIELDS if getattr(req, k) is not None),
+            req.seed,
+        )
     # Counting over seeds trains or steps ten fresh models: offered only where that takes seconds, not minutes.
     out["first_countable"] = can_count(run.model)
     want = _asked_seeds(params, "step5_seeds") if out["first_countable"] else 0

@@ -28,8 +28,9 @@ LAYERS, HEADS = 6, 12  # of lesson.MODEL (all-MiniLM-L6-v2)
 _SHOWN = "!-~\u3001-\u303f\u4e00-\u9fff\uff01-\uff5e"
 MAX_CHARS = lesson.MAX_TOKENS - 2
 TEXT_PATTERN = f"^[ \u3000{_SHOWN}]*[{_SHOWN}][ \u3000{_SHOWN}]*$"  # and at least one that is not a space
-LANG = Query(description="zh or en: the language of the claims (anything else: en)",
-             json_schema_extra={"enum": ["zh", "en"]})
+LANG = Query(
+    description="zh or en: the language of the claims (anything else: en)", json_schema_extra={"enum": ["zh", "en"]}
+)
 
 
 def mini_paths(weights: list[list[float]]) -> list[tuple[float, str]]:
@@ -68,16 +69,32 @@ def _real_page(request: Request):
     text = q.get("text", lesson.DEFAULT_TEXT)
     word = q.get("word", "king")
     if not lesson.model_available():
-        return render(request, "real/page.html", missing=lesson.ModelMissing().text(lang), r=None, mini_paths=mini_paths, co=None, emb=None,
-                      state={}, problems=[], text=text, word=word)
+        return render(
+            request,
+            "real/page.html",
+            missing=lesson.ModelMissing().text(lang),
+            r=None,
+            mini_paths=mini_paths,
+            co=None,
+            emb=None,
+            state={},
+            problems=[],
+            text=text,
+            word=word,
+        )
     problems = []
     try:
         layer, head = _int(q.get("layer"), "layer", LAYERS), _int(q.get("head"), "head", HEADS)
         if q.get("pick"):  # a map clicked in the grid: "L.H"
             layer, _, head = q["pick"].partition(".")
             layer, head = _int(layer, "layer", LAYERS), _int(head, "head", HEADS)
-        r = lesson_cache.remembered("real.analyse", {"text": text, "layer": layer, "head": head},  # kept on disk too
-                              lambda: lesson.analyse(text, layer, head), source="real", min_s=0.0)
+        r = lesson_cache.remembered(
+            "real.analyse",
+            {"text": text, "layer": layer, "head": head},  # kept on disk too
+            lambda: lesson.analyse(text, layer, head),
+            source="real",
+            min_s=0.0,
+        )
     except BadInput as err:
         problems.append(err.text(lang))
         try:
@@ -86,18 +103,36 @@ def _real_page(request: Request):
             text = lesson.DEFAULT_TEXT
             r = lesson.analyse(text)
     try:
-        emb = lesson_cache.remembered("real.embeddings", {"word": word}, lambda: lesson.embeddings(word, lang=lang),
-                                      lang=lang, source="real", min_s=0.0)
+        emb = lesson_cache.remembered(
+            "real.embeddings",
+            {"word": word},
+            lambda: lesson.embeddings(word, lang=lang),
+            lang=lang,
+            source="real",
+            min_s=0.0,
+        )
     except BadInput as err:
         problems.append(err.text(lang))
         word = "king"
         emb = lesson.embeddings(word, lang=lang)
     state = {"text": text if text != lesson.DEFAULT_TEXT else None, "word": word if word != "king" else None}
     # Each part is kept on disk however quick it was: the first part a process computes pays for loading the model.
-    co = lesson_cache.remembered("real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real",
-                                 min_s=0.0)
-    return render(request, "real/page.html", missing=None, r=r, mini_paths=mini_paths, co=co, emb=emb, state=state,
-                  problems=problems, text=text, word=word)
+    co = lesson_cache.remembered(
+        "real.coreference", {}, lambda: lesson.coreference(lang), lang=lang, source="real", min_s=0.0
+    )
+    return render(
+        request,
+        "real/page.html",
+        missing=None,
+        r=r,
+        mini_paths=mini_paths,
+        co=co,
+        emb=emb,
+        state=state,
+        problems=problems,
+        text=text,
+        word=word,
+    )
 
 
 def _missing() -> HTTPException:
@@ -106,14 +141,26 @@ def _missing() -> HTTPException:
 
 @router.get("/api/real", tags=["real"], responses=answers(503))
 def api_real(
-    text: Annotated[str, Query(description=f"a sentence (English works best), not only spaces, of at most "
-                               f"{lesson.MAX_TOKENS} WordPiece tokens with [CLS] and [SEP]: {MAX_CHARS} characters "
-                               "of ASCII or Chinese always fit (other text is served when its pieces fit)",
-                               json_schema_extra={"maxLength": MAX_CHARS, "pattern": TEXT_PATTERN})] = lesson.DEFAULT_TEXT,
-    layer: Annotated[int | None, Query(description=f"1..{LAYERS}: with head, the full map of one head",
-                                       json_schema_extra={"minimum": 1, "maximum": LAYERS})] = None,
-    head: Annotated[int | None, Query(description=f"1..{HEADS}, given with layer",
-                                      json_schema_extra={"minimum": 1, "maximum": HEADS})] = None,
+    text: Annotated[
+        str,
+        Query(
+            description=f"a sentence (English works best), not only spaces, of at most "
+            f"{lesson.MAX_TOKENS} WordPiece tokens with [CLS] and [SEP]: {MAX_CHARS} characters "
+            "of ASCII or Chinese always fit (other text is served when its pieces fit)",
+            json_schema_extra={"maxLength": MAX_CHARS, "pattern": TEXT_PATTERN},
+        ),
+    ] = lesson.DEFAULT_TEXT,
+    layer: Annotated[
+        int | None,
+        Query(
+            description=f"1..{LAYERS}: with head, the full map of one head",
+            json_schema_extra={"minimum": 1, "maximum": LAYERS},
+        ),
+    ] = None,
+    head: Annotated[
+        int | None,
+        Query(description=f"1..{HEADS}, given with layer", json_schema_extra={"minimum": 1, "maximum": HEADS}),
+    ] = None,
 ) -> lesson.RealAnalysis:
     """Tokens, every layer's and head's attention weights (L, H, T, T), and head-pattern scores. `layer` and
     `head` come together or not at all (one alone: 422)."""
@@ -123,7 +170,9 @@ def api_real(
         with budget.hold(REAL):
             return lesson.analyse(text, layer, head)
     except BadInput as err:
-        raise unprocessable(("query", err.field or "text"), err, {"layer": layer, "head": head}.get(err.field, text)) from None
+        raise unprocessable(
+            ("query", err.field or "text"), err, {"layer": layer, "head": head}.get(err.field, text)
+        ) from None
 
 
 @router.get("/api/real/coreference", tags=["real"], responses=answers(503))
@@ -136,9 +185,15 @@ def api_coreference(lang: Annotated[str, LANG] = "en") -> lesson.Coreference:
 
 @router.get("/api/real/embeddings", tags=["real"], responses=answers(503))
 def api_embeddings(
-    word: Annotated[str, Query(description="one whole English word of the model's vocabulary (king, paris; any "
-                               "case); a word outside it is answered 422 naming its pieces",
-                               examples=["king", "paris"], json_schema_extra={"pattern": "^[A-Za-z]+$"})] = "king",
+    word: Annotated[
+        str,
+        Query(
+            description="one whole English word of the model's vocabulary (king, paris; any "
+            "case); a word outside it is answered 422 naming its pieces",
+            examples=["king", "paris"],
+            json_schema_extra={"pattern": "^[A-Za-z]+$"},
+        ),
+    ] = "king",
     lang: Annotated[str, LANG] = "en",
 ) -> lesson.Embeddings:
     """Nearest neighbours by cosine in the input table; king − man + woman and the rank of queen; one-hot vs dense."""

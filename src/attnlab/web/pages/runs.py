@@ -59,8 +59,11 @@ class RunGenerateRequest(BaseModel):
     top_p: bounded(float, gt=0, le=1) | None = None
     greedy: Flag = False
     seed: bounded(int, ge=0, le=2**31 - 1) | None = None
-    poem_start: Flag | None = Field(None, description="read the end-of-text mark before the prompt, so it begins a "
-                                    "poem; null: as the checkpoint was trained (on for a folder of poems)")
+    poem_start: Flag | None = Field(
+        None,
+        description="read the end-of-text mark before the prompt, so it begins a "
+        "poem; null: as the checkpoint was trained (on for a folder of poems)",
+    )
 
 
 def _open_cost(root: Path, name: str) -> Cost:
@@ -91,6 +94,7 @@ def _open(request: Request, name: str):
 
 # ---- JSON API -----------------------------------------------------------------------------------------
 
+
 @router.get("/api/runs", tags=["runs"])
 def api_runs(request: Request) -> RunsListing:
     """The checkpoints in the server's runs folder (read from each config.json; a damaged one says why)."""
@@ -102,11 +106,21 @@ def api_runs(request: Request) -> RunsListing:
 def api_run(
     request: Request,
     name: str,
-    text: Annotated[str, Query(max_length=MAX_TEXT, description="the text for ① to ④, in characters the "
-                               "checkpoint's tokenizer knows", json_schema_extra={"minLength": 1})] = DEFAULT_TEXT,
+    text: Annotated[
+        str,
+        Query(
+            max_length=MAX_TEXT,
+            description="the text for ① to ④, in characters the checkpoint's tokenizer knows",
+            json_schema_extra={"minLength": 1},
+        ),
+    ] = DEFAULT_TEXT,
     lang: Annotated[Literal["zh", "en"], Query()] = "en",
-    how: Annotated[Literal["zero", "mean"], Query(description="how `heads` removes a head: zero its output, or "
-                                                  "put in its mean output over windows of `text`")] = "zero",
+    how: Annotated[
+        Literal["zero", "mean"],
+        Query(
+            description="how `heads` removes a head: zero its output, or put in its mean output over windows of `text`"
+        ),
+    ] = "zero",
 ) -> ModelView:
     """A checkpoint opened: ① ids ② embeddings ③ every layer's and head's attention on `text`, ④ the next
     token's distribution after it, where 月 looks in 床前明月光 (per layer and head, with claims), the logit lens
@@ -121,9 +135,18 @@ def api_run(
 
 def _generate(ckpt, body: RunGenerateRequest) -> Generation:
     """A poem checkpoint starts the prompt as a poem unless asked not to (attnlab.sampling.starts_poems)."""
-    return generate_from(ckpt, body.prompt, poem_start=body.poem_start, max_new_tokens=body.max_new_tokens,
-                         temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, greedy=body.greedy,
-                         seed=body.seed, n_candidates=5)
+    return generate_from(
+        ckpt,
+        body.prompt,
+        poem_start=body.poem_start,
+        max_new_tokens=body.max_new_tokens,
+        temperature=body.temperature,
+        top_k=body.top_k,
+        top_p=body.top_p,
+        greedy=body.greedy,
+        seed=body.seed,
+        n_candidates=5,
+    )
 
 
 @router.post("/api/runs/{name}/generate", tags=["runs"], responses=answers(400, 403, 404))
@@ -133,8 +156,9 @@ def api_run_generate(request: Request, name: str, body: RunGenerateRequest) -> G
     ckpt = _open(request, name)
     unseen = ckpt.tokenizer.unknown(body.prompt)
     if unseen:
-        raise unprocessable(("body", "prompt"), f"not in this model's vocabulary: {''.join(unseen[:20])!r}",
-                            body.prompt)
+        raise unprocessable(
+            ("body", "prompt"), f"not in this model's vocabulary: {''.join(unseen[:20])!r}", body.prompt
+        )
     try:
         return _generate(ckpt, body)
     except ValueError as err:
@@ -143,12 +167,18 @@ def api_run_generate(request: Request, name: str, body: RunGenerateRequest) -> G
 
 # ---- the pages ----------------------------------------------------------------------------------------
 
+
 @router.get("/runs", response_class=HTMLResponse, include_in_schema=False)
 def runs_page(request: Request):
     root = runs_dir(request)
     runs = list_runs(root) if root else []
-    return render(request, "runs.html", folder=str(root) if root else None, runs=runs,
-                  links={r.name: page_path(r.name) for r in runs})
+    return render(
+        request,
+        "runs.html",
+        folder=str(root) if root else None,
+        runs=runs,
+        links={r.name: page_path(r.name) for r in runs},
+    )
 
 
 def page_path(name: str) -> str:
@@ -159,8 +189,9 @@ def page_path(name: str) -> str:
 def _refused(request: Request, name: str, status: int, key: str, detail: str = ""):
     """The error page in the page's language; a damaged checkpoint's `detail` says what is wrong with it."""
     text = t(key, lang_of(request), name=name[:80], folder=str(runs_dir(request) or ""))
-    return render(request, "error.html", status_code=status, code=status,
-                  message=f"{text} ({detail})" if detail else text)
+    return render(
+        request, "error.html", status_code=status, code=status, message=f"{text} ({detail})" if detail else text
+    )
 
 
 def _page_generation(ckpt, params, lang: str) -> tuple[dict, Generation | None, str | None]:
@@ -174,11 +205,16 @@ def _page_generation(ckpt, params, lang: str) -> tuple[dict, Generation | None, 
     if unseen:
         return state, None, t("runs.error.unseen", lang, chars="".join(unseen[:20]))
     try:
-        body = RunGenerateRequest(prompt=state["prompt"], max_new_tokens=state["max_new_tokens"] or 30,
-                                  temperature=state["temperature"] or 1.0, top_k=state["top_k"] or None,
-                                  top_p=state["top_p"] or None, greedy=state["greedy"].lower() in TRUE,
-                                  seed=state["gseed"] or None,
-                                  poem_start=False if opted_out else None)
+        body = RunGenerateRequest(
+            prompt=state["prompt"],
+            max_new_tokens=state["max_new_tokens"] or 30,
+            temperature=state["temperature"] or 1.0,
+            top_k=state["top_k"] or None,
+            top_p=state["top_p"] or None,
+            greedy=state["greedy"].lower() in TRUE,
+            seed=state["gseed"] or None,
+            poem_start=False if opted_out else None,
+        )
         return state, _generate(ckpt, body), None
     except ValidationError as err:
         return state, None, page_problems(list(err.errors()), lang, form="gen")
@@ -207,21 +243,44 @@ def run_page(request: Request, name: str):
             view = model_view(name, ckpt.model, ckpt.tokenizer, ckpt.meta, text, lang=lang, how=how)
     except ValueError:
         unseen = ckpt.tokenizer.unknown(text)
-        text_problem = (t("runs.error.empty", lang) if not text else
-                        t("runs.error.too_long", lang, n=len(text), max=MAX_TEXT) if len(text) > MAX_TEXT else
-                        t("runs.error.unseen", lang, chars="".join(unseen[:20])))
+        text_problem = (
+            t("runs.error.empty", lang)
+            if not text
+            else t("runs.error.too_long", lang, n=len(text), max=MAX_TEXT)
+            if len(text) > MAX_TEXT
+            else t("runs.error.unseen", lang, chars="".join(unseen[:20]))
+        )
     emb = None
     if view is not None:  # the first few columns of ②; the API has them all
         e, k = view.steps.embedding, min(SHOWN_DIMS, view.steps.embedding.d_model)
-        emb = {"shown": k, "token": [r[:k] for r in e.token_rows], "sum": [r[:k] for r in e.sums],
-               "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None}
+        emb = {
+            "shown": k,
+            "token": [r[:k] for r in e.token_rows],
+            "sum": [r[:k] for r in e.sums],
+            "position": [r[:k] for r in e.position_rows] if e.position_rows is not None else None,
+        }
     gen_state, generation, gen_problem = _page_generation(ckpt, params, lang)
     if "prompt" not in params:
         gen_state["prompt"] = text[:2]
-    return render(request, "run.html", name=name, page_path=page_path(name), text=text, text_problem=text_problem, max_text=MAX_TEXT,
-                  summary=view.summary if view else summary(name, ckpt.model, ckpt.tokenizer, ckpt.meta),
-                  steps=view.steps if view else None, emb=emb, view=view, how=how, hows=HOWS,
-                  fv=view.focus if view else focus_view(ckpt.model, ckpt.tokenizer, lang=lang),
-                  gen_state=gen_state, generation=generation, gen_problem=gen_problem, prob_text=prob_text,
-                  poem_model=starts_poems(ckpt.meta),
-                  warnings=ckpt.warnings)
+    return render(
+        request,
+        "run.html",
+        name=name,
+        page_path=page_path(name),
+        text=text,
+        text_problem=text_problem,
+        max_text=MAX_TEXT,
+        summary=view.summary if view else summary(name, ckpt.model, ckpt.tokenizer, ckpt.meta),
+        steps=view.steps if view else None,
+        emb=emb,
+        view=view,
+        how=how,
+        hows=HOWS,
+        fv=view.focus if view else focus_view(ckpt.model, ckpt.tokenizer, lang=lang),
+        gen_state=gen_state,
+        generation=generation,
+        gen_problem=gen_problem,
+        prob_text=prob_text,
+        poem_model=starts_poems(ckpt.meta),
+        warnings=ckpt.warnings,
+    )

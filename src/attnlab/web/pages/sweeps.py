@@ -49,8 +49,9 @@ def _dirs(request: Request):
 def listing(request: Request) -> SweepsListing:
     runs_dir, data_dir = _dirs(request)
     jobs = [SweepJob(**{k: getattr(j, k) for k in SweepJob.model_fields}) for j in reversed(sweeps.JOBS.values())]
-    return SweepsListing(corpora=sweeps.corpora(data_dir), finished=sweeps.finished(runs_dir), jobs=jobs,
-                         max_minutes=sweeps.MAX_MINUTES)
+    return SweepsListing(
+        corpora=sweeps.corpora(data_dir), finished=sweeps.finished(runs_dir), jobs=jobs, max_minutes=sweeps.MAX_MINUTES
+    )
 
 
 @router.get("/api/scale/sweeps", tags=["scale"])
@@ -72,15 +73,28 @@ def scale_page(request: Request, sweep: str = "", error: str = ""):
         except (sweeps.NotFound, ParamError) as err:
             problem = err.args[0]
     data = listing(request)
-    return render(request, "scale.html", status_code=404 if problem else 200, data=data, shown=shown, sig=sig,
-                  chosen=sweep, problem=problem or (error if error in ("corpus", "minutes", "runs", "busy") else None),
-                  has_data=data_dir is not None,
-                  has_runs=runs_dir is not None, refresh=any(j.status == "running" for j in data.jobs))
+    return render(
+        request,
+        "scale.html",
+        status_code=404 if problem else 200,
+        data=data,
+        shown=shown,
+        sig=sig,
+        chosen=sweep,
+        problem=problem or (error if error in ("corpus", "minutes", "runs", "busy") else None),
+        has_data=data_dir is not None,
+        has_runs=runs_dir is not None,
+        refresh=any(j.status == "running" for j in data.jobs),
+    )
 
 
 @router.post("/scale/start", include_in_schema=False)
-def scale_start(request: Request, corpus: Annotated[str, Form()] = "", minutes: Annotated[str, Form()] = "3",
-                lang: Annotated[str, Form(), AfterValidator(form_lang)] = "") -> RedirectResponse:
+def scale_start(
+    request: Request,
+    corpus: Annotated[str, Form()] = "",
+    minutes: Annotated[str, Form()] = "3",
+    lang: Annotated[str, Form(), AfterValidator(form_lang)] = "",
+) -> RedirectResponse:
     """Start a small sweep of a corpus named by the form, then show /scale, which follows it."""
     lang = lang or lang_of(request)
     runs_dir, data_dir = _dirs(request)

@@ -35,9 +35,12 @@ router = APIRouter()
 
 # The page's state lives in its URL; these are the defaults (left out of links).
 HAND_DEFAULTS = {
-    "s1": TEXTBOOK_SCORES[0], "s2": TEXTBOOK_SCORES[1],
-    "v1x": str(TEXTBOOK_VALUES[0][0]), "v1y": str(TEXTBOOK_VALUES[0][1]),
-    "v2x": str(TEXTBOOK_VALUES[1][0]), "v2y": str(TEXTBOOK_VALUES[1][1]),
+    "s1": TEXTBOOK_SCORES[0],
+    "s2": TEXTBOOK_SCORES[1],
+    "v1x": str(TEXTBOOK_VALUES[0][0]),
+    "v1y": str(TEXTBOOK_VALUES[0][1]),
+    "v2x": str(TEXTBOOK_VALUES[1][0]),
+    "v2y": str(TEXTBOOK_VALUES[1][1]),
 }
 DEFAULTS = {"query": "它", "causal": "", **{f"ans_{q.id}": "" for q in QUESTIONS}, **HAND_DEFAULTS, "v2_guess": ""}
 PRESETS = {"v2_04": {"v2x": "0", "v2y": "4"}, "textbook": HAND_DEFAULTS}
@@ -92,9 +95,20 @@ def toy_page(request: Request, preset: str = ""):
     v2_check = {"guess": guess, "answer": how_far_o_moved(hand)} if guess and hand is not None else None
     kept = {k: v for k, v in state.items() if v != DEFAULTS[k]}
     return render(
-        request, "toy/page.html", lab=lab, hand=hand, v2_check=v2_check, moves=MOVES, bad_fields=list(hand_problems), hand_problems=hand_problems,
-        verdicts=verdicts, questions=QUESTIONS,
-        problems=problems, state=kept, raw=state, causal=causal,
+        request,
+        "toy/page.html",
+        lab=lab,
+        hand=hand,
+        v2_check=v2_check,
+        moves=MOVES,
+        bad_fields=list(hand_problems),
+        hand_problems=hand_problems,
+        verdicts=verdicts,
+        questions=QUESTIONS,
+        problems=problems,
+        state=kept,
+        raw=state,
+        causal=causal,
         feature_labels=[t(f"toy.feature.{f}", lang) for f in lab.features],
     )
 
@@ -116,8 +130,14 @@ def hand_label(name: str, lang: str) -> str:
 # The OpenAPI document states each parameter's real values (the enums, ranges and patterns below, taken from the
 # lesson's own constants); the lesson still checks them, so a refusal keeps its own message.
 QUERIES = [*TOKENS, *(str(i) for i in range(1, len(TOKENS) + 1))]
-QueryParam = Annotated[str, Query(description="the query token (猫, 追, 老鼠, 它) or its 1-based position 1..4",
-                                  examples=["它", "4"], json_schema_extra={"enum": QUERIES})]
+QueryParam = Annotated[
+    str,
+    Query(
+        description="the query token (猫, 追, 老鼠, 它) or its 1-based position 1..4",
+        examples=["它", "4"],
+        json_schema_extra={"enum": QUERIES},
+    ),
+]
 
 
 @router.get("/api/toy", tags=["toy"])
@@ -153,37 +173,56 @@ Score = Annotated[float | str, BeforeValidator(_finite_or_text), WithJsonSchema(
 
 def _vectors(n: tuple[int, int], d: tuple[int, int]):
     """The schema of `values`: n[0]..n[1] vectors of d[0]..d[1] components (added to pydantic's own)."""
+
     def extra(schema: dict) -> None:
         schema.update(minItems=n[0], maxItems=n[1])
         schema["items"].update(minItems=d[0], maxItems=d[1])
+
     return extra
 
 
 # One value vector per score, all of one length: JSON Schema says "equal" as one branch per possible length.
-SAME_LENGTHS = {"allOf": [
-    {"anyOf": [{"properties": {"scores": {"minItems": n, "maxItems": n}, "values": {"minItems": n, "maxItems": n}}}
-               for n in range(1, MAX_KEYS + 1)]},
-    {"anyOf": [{"properties": {"values": {"items": {"minItems": d, "maxItems": d}}}} for d in range(1, MAX_DIM + 1)]},
-]}
+SAME_LENGTHS = {
+    "allOf": [
+        {
+            "anyOf": [
+                {"properties": {"scores": {"minItems": n, "maxItems": n}, "values": {"minItems": n, "maxItems": n}}}
+                for n in range(1, MAX_KEYS + 1)
+            ]
+        },
+        {
+            "anyOf": [
+                {"properties": {"values": {"items": {"minItems": d, "maxItems": d}}}} for d in range(1, MAX_DIM + 1)
+            ]
+        },
+    ]
+}
 EXAMPLE = {"scores": [0, "ln 3"], "values": [[2, 0], [0, 2]]}
 
 
 class MixRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE], **SAME_LENGTHS})
-    scores: list[Score] = Field(description=f"one score per key (1 to {MAX_KEYS}): a number, or a string like "
-                                "'ln 3', '-ln 2', '3/4'", json_schema_extra={"minItems": 1, "maxItems": MAX_KEYS})
-    values: list[list[Value]] = Field(description=f"one value vector per key, all of one length (1 to {MAX_DIM})",
-                                      json_schema_extra=_vectors((1, MAX_KEYS), (1, MAX_DIM)))
+    scores: list[Score] = Field(
+        description=f"one score per key (1 to {MAX_KEYS}): a number, or a string like 'ln 3', '-ln 2', '3/4'",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_KEYS},
+    )
+    values: list[list[Value]] = Field(
+        description=f"one value vector per key, all of one length (1 to {MAX_DIM})",
+        json_schema_extra=_vectors((1, MAX_KEYS), (1, MAX_DIM)),
+    )
 
 
 class HandRequest(MixRequest):
     """The hand calculation's shape: two scores, two value vectors of two components."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [EXAMPLE]})
-    scores: list[Score] = Field(description="the two scores s1, s2: numbers, or strings like 'ln 3', '3/4'",
-                                json_schema_extra={"minItems": 2, "maxItems": 2})
-    values: list[list[Value]] = Field(description="v1 and v2, two components each",
-                                      json_schema_extra=_vectors((2, 2), (2, 2)))
+    scores: list[Score] = Field(
+        description="the two scores s1, s2: numbers, or strings like 'ln 3', '3/4'",
+        json_schema_extra={"minItems": 2, "maxItems": 2},
+    )
+    values: list[list[Value]] = Field(
+        description="v1 and v2, two components each", json_schema_extra=_vectors((2, 2), (2, 2))
+    )
 
 
 def _lesson_call(fn, body: BaseModel):
@@ -212,16 +251,25 @@ ANSWERS = sorted({o for q in QUESTIONS for o in q.options})
 
 @router.get("/api/toy/check", tags=["toy"])
 def api_check(
-    question: Annotated[str, Query(description=", ".join(q.id for q in QUESTIONS),
-                                   json_schema_extra={"enum": [q.id for q in QUESTIONS]})],
-    answer: Annotated[str, Query(description="; ".join(f"{q.id}: {', '.join(q.options)}" for q in QUESTIONS),
-                                 json_schema_extra={"enum": ANSWERS})],
+    question: Annotated[
+        str,
+        Query(description=", ".join(q.id for q in QUESTIONS), json_schema_extra={"enum": [q.id for q in QUESTIONS]}),
+    ],
+    answer: Annotated[
+        str,
+        Query(
+            description="; ".join(f"{q.id}: {', '.join(q.options)}" for q in QUESTIONS),
+            json_schema_extra={"enum": ANSWERS},
+        ),
+    ],
 ) -> Verdict:
     """Check a committed prediction against the lab; the evidence is the lab's own numbers. Each question
     takes its own answers (see `answer`); another question's answer is refused (422)."""
     try:
         return check_prediction(question, answer)
     except ValueError as err:
-        raise unprocessable(("query", "answer" if "answer" in str(err) else "question"), err,
-                            answer if "answer" in str(err) else question) from None
-
+        raise unprocessable(
+            ("query", "answer" if "answer" in str(err) else "question"),
+            err,
+            answer if "answer" in str(err) else question,
+        ) from None

@@ -51,8 +51,9 @@ Flag = Annotated[bool, Field(strict=True)]
 # A model knows the characters of the text it was built for (a run's, or `corpus`'s): the schema names the
 # ones every built-in text has; each corpus's own are in the description.
 SHARED_CHARS = "".join(sorted(set.intersection(*(set(text) for text in BUILTIN_TEXTS.values()))))
-TEXT_DOC = ("the text for ① to ③ (default: the corpus's text), in characters the model knows: "
-            + "; ".join(f"{c}: {''.join(dict.fromkeys(text))}" for c, text in BUILTIN_TEXTS.items()))
+TEXT_DOC = "the text for ① to ③ (default: the corpus's text), in characters the model knows: " + "; ".join(
+    f"{c}: {''.join(dict.fromkeys(text))}" for c, text in BUILTIN_TEXTS.items()
+)
 
 
 class TrainRequest(BaseModel):
@@ -66,16 +67,26 @@ class TrainRequest(BaseModel):
     steps: bounded(int, ge=1, le=5000) | None = Field(None, description="optimizer steps")
     lr: bounded(float, gt=0, le=1) | None = Field(None, description="peak learning rate")
     seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
-    pace_ms: Int = Field(0, ge=0, le=200, description="pause after each step so the curve can be watched (ms); "
-                         "a run's pauses total at most 60 s, so long runs pause less")
+    pace_ms: Int = Field(
+        0,
+        ge=0,
+        le=200,
+        description="pause after each step so the curve can be watched (ms); "
+        "a run's pauses total at most 60 s, so long runs pause less",
+    )
 
 
 class GenerateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     run: str = Field(..., description="id of a training run (from POST /api/train)")
-    prompt: str = Field(..., min_length=1, max_length=200, json_schema_extra={"pattern": f"^[{SHARED_CHARS}]+$"},
-                        description="characters of the run's text (every built-in text has the ones the "
-                                    "pattern names; see GET /api/pipeline's `text` for each corpus's own)")
+    prompt: str = Field(
+        ...,
+        min_length=1,
+        max_length=200,
+        json_schema_extra={"pattern": f"^[{SHARED_CHARS}]+$"},
+        description="characters of the run's text (every built-in text has the ones the "
+        "pattern names; see GET /api/pipeline's `text` for each corpus's own)",
+    )
     max_new_tokens: Int = Field(30, ge=1, le=300)
     temperature: Num = Field(1.0, ge=0, le=10, description="0 = greedy")
     top_k: bounded(int, ge=1) | None = None
@@ -97,8 +108,13 @@ async def api_train(body: TrainRequest, request: Request) -> TrainStarted:
     """Start training a tiny GPT on a built-in poem in the background; follow it at `events`. A run stops
     itself after 10 minutes (as if stopped: the model keeps what it learned)."""
     bg = await start_run(body)
-    return TrainStarted(id=bg.id, status=bg.status, steps=bg.run.config.steps, events=f"/api/train/{bg.id}/events",
-                        page=make_url("/pipeline", lang_of(request), run=bg.id))
+    return TrainStarted(
+        id=bg.id,
+        status=bg.status,
+        steps=bg.run.config.steps,
+        events=f"/api/train/{bg.id}/events",
+        page=make_url("/pipeline", lang_of(request), run=bg.id),
+    )
 
 
 @router.get("/api/train/{run_id}", tags=["pipeline"], responses=answers(404))
@@ -127,8 +143,9 @@ def api_train_delete(run_id: str) -> RunStatus:
     return status_of(bg)
 
 
-@router.get("/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse,
-            responses={**SSE, **answers(404)})
+@router.get(
+    "/api/train/{run_id}/events", tags=["pipeline"], response_class=StreamingResponse, responses={**SSE, **answers(404)}
+)
 async def api_train_events(run_id: str, request: Request):
     """Server-sent events: `step` (step, loss, p_probe, val_loss, lr, seconds) for every step from the first,
     then `done` (or `failed`, with a message). A reconnecting client sends Last-Event-ID and continues after it."""
@@ -154,8 +171,9 @@ async def api_train_events(run_id: str, request: Request):
                 yield ": still training\n\n"
                 quiet = 0.0
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
 
 
 def generate_for(req: GenerateRequest) -> Generation:
@@ -163,9 +181,18 @@ def generate_for(req: GenerateRequest) -> Generation:
     if not bg.finished:
         raise HTTPException(409, "this run is still training; wait for it to finish or stop it first")
     try:
-        return generate(bg.run.model, bg.run.tokenizer, req.prompt, max_new_tokens=req.max_new_tokens,
-                        temperature=req.temperature, top_k=req.top_k, top_p=req.top_p, greedy=req.greedy,
-                        seed=req.seed, n_candidates=5)
+        return generate(
+            bg.run.model,
+            bg.run.tokenizer,
+            req.prompt,
+            max_new_tokens=req.max_new_tokens,
+            temperature=req.temperature,
+            top_k=req.top_k,
+            top_p=req.top_p,
+            greedy=req.greedy,
+            seed=req.seed,
+            n_candidates=5,
+        )
     except ValueError as err:
         raise unprocessable(("body", "prompt"), err, req.prompt) from None
 
@@ -182,8 +209,9 @@ def api_pipeline(
     run: Annotated[str | None, Query(description="a training run's id; none = an untrained model")] = None,
     corpus: Annotated[Literal["poem", "jingyesi"], Query()] = "poem",
     seed: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
-    text: Annotated[str | None, Query(max_length=200, description=TEXT_DOC,
-                                      json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})] = None,
+    text: Annotated[
+        str | None, Query(max_length=200, description=TEXT_DOC, json_schema_extra={"pattern": f"^[{SHARED_CHARS}]*$"})
+    ] = None,
 ) -> PipelineView:
     """Steps ① to ④ for a run's model (or the untrained model of `corpus` and `seed`)."""
     model, tok, corpus = model_for(run, corpus, seed)
