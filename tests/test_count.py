@@ -179,10 +179,10 @@ def hf_count(make, layers_field: str, config) -> int:
 
 def test_gpt2_gpt3_bert_and_llama_counts_equal_hugging_faces():
     transformers = pytest.importorskip("transformers")
-    gpt2 = lambda a: transformers.GPT2Config(
+    gpt2 = lambda a: transformers.GPT2Config(  # noqa: E731
         vocab_size=a.vocab,
         n_positions=a.context,
-        n_embd=a.d_model,  # noqa: E731
+        n_embd=a.d_model,
         n_layer=a.layers,
         n_head=a.heads,
     )
