@@ -170,7 +170,7 @@ def test_one_hot_cosines_are_exactly_zero_and_dense_ones_are_not():
 
 
 def test_spearman_ranks_ties_by_their_average():
-    from attnlab.lessons.one_hot.lesson import ranks, spearman
+    from attnlab.lessons.common.rank_correlation import ranks, spearman
 
     np.testing.assert_array_equal(ranks(np.array([3.0, 1.0, 3.0, 2.0])), [2.5, 0.0, 2.5, 1.0])
     x = np.array([0.1, 0.5, 0.2, 0.9, 0.7])

@@ -344,7 +344,7 @@ def test_toy_page_shows_the_api_numbers(client, query, causal):
                 [float("-inf") if x is None else round(x, 3) for x in row], abs=1e-9
             )
     assert t.values("concat") == api["concat"]
-    assert f'id="q-{api["query_position"]}" class="tok-btn"\n            aria-pressed="true"' in html
+    assert re.search(rf'id="q-{api["query_position"]}" class="tok-btn"\s+aria-pressed="true"', html)
 
 
 def test_toy_page_without_js_forms(client):

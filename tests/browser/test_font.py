@@ -33,7 +33,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def bare_chromium(tmp_path_factory, chromium):
     """A second Chromium, launched by the session's Playwright, that sees only DejaVu through fontconfig."""
-    from conftest import CHROMIUM, CHROMIUM_ARGS
+    from browser_fixtures import CHROMIUM, CHROMIUM_ARGS
 
     tmp = tmp_path_factory.mktemp("fontconfig")
     conf = tmp / "fonts.conf"

@@ -9,8 +9,8 @@ Each topic is one folder, attnlab/lessons/<slug>/, found through this registry b
   (--d-k), the API into query parameters (d_k, or d-k) and the page into sliders;
 - `figure.py`: `plot(result, fig, tr)`; `view.py`: `show(console, result, lang, t)`, the terminal view;
 - `page.html`: the topic's part of /explain/<topic>; `strings.json`: its zh/en strings; `static/`: any script.
-A lesson's lesson.py also owns its facts: `QUICK` (test-sized values of the parameters that cost time, which
-every test that runs the lesson cheaply starts from), `HEAVY = True` when it takes seconds (it trains, times or
+A lesson's lesson.py also owns its facts: `QUICK` (the settings every test that runs the lesson cheaply starts
+from: the parameters that cost time shrunk, and a quiz answered where the page shows more once it is), `HEAVY = True` when it takes seconds (it trains, times or
 samples: the static copy holds its defaults only) and `TOGETHER = True` when its parameters only mean something
 together. Its tests live in tests/lessons/<slug>/.
 Adding a topic is one folder and one line in TOPICS. Modules load on first use, so listing the topics
