@@ -24,9 +24,10 @@ from attnlab.lessons.pipeline import focus as FO
 from attnlab.text import POEM
 from attnlab.train import new_run
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-# Every claim id appears in one of these; no-residual ("worse", 4 layers), no-positions and one-head
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; Every claim id appears in one of these; no-residual ("worse", 4 layers), no-positions and one-head
 # ("still_learns") are the slow or repeated ones, left to tests/test_break_it.py.
 ABLATIONS = ("no-causal-mask", "ffn-only", "no-scale", "no-layernorm", "ffn-first", "attention-only")
 DEFAULT_SHOWN = {

@@ -26,7 +26,10 @@ from attnlab.lessons.permutation import lesson as PE
 from attnlab.lessons.position_wise import lesson as PW
 from attnlab.lessons.positional import lesson as PO
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 SHOWN, NOT_SHOWN, CONTRADICTED = "shown", "not_shown", "contradicted"
 

@@ -15,6 +15,8 @@ from real_support import need_minilm
 from attnlab.lessons.forms import lesson as F
 from attnlab.lessons.glossary import lesson as G
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 def statuses(claims) -> dict[str, str]:
     return {c.id: c.status for c in claims}

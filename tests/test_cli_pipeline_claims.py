@@ -14,7 +14,7 @@ from attnlab.lessons.pipeline.first_step import first_step
 from attnlab.lessons.pipeline.focus import focus
 from attnlab.train import load_checkpoint, new_run
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]  # trains or starts processes
 
 runner = CliRunner(env={"COLUMNS": "1000"})  # rich wraps at the terminal's width: one claim per line here
 

@@ -18,7 +18,10 @@ from attnlab.text import JINGYESI
 runner = CliRunner()
 
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 
 def attnlab(*args: str):

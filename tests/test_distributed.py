@@ -26,7 +26,10 @@ from attnlab.cli import app
 from attnlab.text import JINGYESI
 from attnlab.train import distributed, get_batch, new_run, resume_run
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]

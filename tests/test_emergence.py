@@ -15,6 +15,8 @@ from attnlab.text import train_tokenizer
 from attnlab.train.data import TokenData
 from attnlab.train.loop import Trainer
 
+pytestmark = pytest.mark.slow  # trains models
+
 POEMS = [  # typed here: two openings the sweep scores, and regular poems around them
     "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。",
     "春眠不觉晓，处处闻啼鸟。\n夜来风雨声，花落知多少。",

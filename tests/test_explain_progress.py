@@ -1,5 +1,8 @@
 """A lesson that trains models shows how far the training has got: train/progress.py carries each model's steps
 from the training loop to web/budget.py; a first visit to such a page answers 202 with the steps (and a
+import pytest
+
+pytestmark = pytest.mark.slow  # trains models
 <meta refresh> for a browser without JavaScript), GET /api/explain/{topic}/progress reports them, and once
 trained the result is kept, so the next visit answers at once. The training is held at a gate, so nothing here
 depends on how fast the machine is."""

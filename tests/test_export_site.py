@@ -31,6 +31,8 @@ from attnlab.web.app import create_app
 from attnlab.web.export import site as export
 from attnlab.web.nav import LESSONS
 
+pytestmark = pytest.mark.slow  # exports the whole static site
+
 URL_ATTRS = {"href", "src", "srcset", "action", "formaction", "poster", "data"}
 NAMESPACE = re.compile(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"')
 # What the copy adds to a page (attnlab.web.export.states): notes of links to its states, what needs the live lab.

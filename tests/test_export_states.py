@@ -24,6 +24,8 @@ from attnlab.web.export import axes
 from attnlab.web.export import site as export
 from attnlab.web.export import states as export_states
 
+pytestmark = pytest.mark.slow  # exports the whole static site
+
 ADDED = re.compile(r'\n?<p class="note static-links".*?</p>|\n?<p class="note warn" id="static-copy".*?</p>', re.S)
 
 

@@ -16,11 +16,14 @@ import sys
 import threading
 from collections import OrderedDict
 
+import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.lessons.common import disk_cache
 from attnlab.web import lesson_cache
 from attnlab.web.app import create_app
+
+pytestmark = pytest.mark.slow  # starts processes
 
 NEVER_S = 120  # a bound on waits for events that come at once on any machine
 

@@ -15,6 +15,8 @@ from attnlab.train import progress as progress_module
 from attnlab.web import budget, lesson_cache
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.slow  # starts processes
+
 CROSS = {"Sec-Fetch-Site": "cross-site"}
 BIG = {"layers": "8", "heads": "8", "d_model": "256"}  # the pipeline's largest model: about 230 MiB to check
 

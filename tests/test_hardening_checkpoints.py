@@ -23,7 +23,10 @@ from attnlab.train import CheckpointError, load_checkpoint, new_run, resume_run
 from attnlab.train.storage import checkpoint as checkpoint_module
 from attnlab.train.storage.integrity import sha256_file
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 runner = CliRunner()
 

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 
+pytestmark = pytest.mark.slow  # starts processes
+
 runner = CliRunner()
 POEM = ["床前明月光，疑是地上霜。", "举头望明月，低头思故乡。"]
 

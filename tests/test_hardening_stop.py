@@ -24,6 +24,8 @@ import pytest
 import attnlab
 from attnlab.web import protocol, server
 
+pytestmark = pytest.mark.slow  # starts processes
+
 EXIT_WITHIN_S = 30  # generous on a loaded machine; the product's own deadline is 5 s (server.STOP_S)
 LESSON = "/api/explain/mlm?steps=1000"  # a heavy lesson: trains a model for a while
 

@@ -22,6 +22,7 @@ MAX_LINES = 450
 PAGE_LESSONS = {"toy", "pipeline", "real", "ledger"}  # lessons with pages of their own (/toy, /pipeline, ...)
 
 
+@pytest.mark.slow  # starts lint-imports, which imports and graphs the whole package
 def test_the_import_contracts_hold():
     lint = Path(sys.executable).parent / "lint-imports"
     if not lint.exists():

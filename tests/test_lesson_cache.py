@@ -20,6 +20,8 @@ from attnlab.train.progress import report
 from attnlab.web import budget, lesson_cache, warm, warm_gate
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.slow  # starts processes
+
 NEVER_S = 120  # a bound on waits for events that come at once on any machine
 
 

@@ -15,6 +15,8 @@ from results import result
 
 from attnlab.lessons.explain import as_dict
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 def claims(r) -> dict:
     return {c.id: c for c in r.claims}

@@ -24,6 +24,8 @@ from attnlab.models import GPT, GPTConfig
 from attnlab.nn import attention
 from attnlab.trace import trace
 
+pytestmark = pytest.mark.slow  # starts processes
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "course.ipynb"
 OUTSIDE = re.compile(r"<script|<link|<iframe|\bsrc=|\bhref=|https?://|//[a-z0-9.-]+\.[a-z]{2,}/", re.I)
 

@@ -4,9 +4,12 @@ the MLM lesson's numbers then depended on whether another lesson was running).""
 
 import threading
 
+import pytest
 import torch
 
 from attnlab.io.threads import one_thread
+
+pytestmark = pytest.mark.slow  # trains models
 
 
 def test_each_thread_runs_on_one_thread_while_another_is_inside():

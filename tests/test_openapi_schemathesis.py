@@ -19,6 +19,8 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.slow  # sends thousands of requests that compute lessons
+
 if os.environ.get("CI"):
     import schemathesis  # in the `test` extra: CI must have it, so a missing one fails instead of skipping
 else:

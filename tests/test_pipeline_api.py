@@ -15,6 +15,8 @@ from attnlab.text import JINGYESI
 from attnlab.train import new_run
 from attnlab.web import runs as runs_service
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 @pytest.fixture(scope="module")
 def client():

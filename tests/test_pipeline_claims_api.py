@@ -16,6 +16,8 @@ from attnlab.train import new_run
 from attnlab.web import runs as runs_service
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 @pytest.fixture(scope="module")
 def client():

@@ -23,7 +23,7 @@ from attnlab.sampling import generate_from, starts_poems
 from attnlab.train import load_checkpoint
 from attnlab.web.app import create_app
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]  # trains or starts processes
 
 runner = CliRunner()
 TANG300 = data_dir() / "chinese-poetry" / "全唐诗" / "唐诗三百首.simplified.json"

@@ -24,6 +24,8 @@ from attnlab.train import progress
 from attnlab.web.app import create_app
 from attnlab.web.pages import explain as explain_pages
 
+pytestmark = pytest.mark.slow  # trains models
+
 HTML = {"accept": "text/html"}
 WAIT_S = 120  # a generous bound on a held event: only a broken computation comes near it
 # topic: (small settings no other test trains, so this visit is the first; the models it reports; the page's language)

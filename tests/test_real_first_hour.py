@@ -15,6 +15,8 @@ from attnlab.cli import app as cli
 from attnlab.display.fmt import rounded
 from attnlab.lessons.real.term import blocks, pack
 
+pytestmark = pytest.mark.slow  # trains models
+
 NUMBER = re.compile(r"^−?\d+(\.\d+)?(e−?\d+)?$")
 
 

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from attnlab.cli import app as cli
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.slow  # trains models
+
 
 @pytest.fixture(scope="module")
 def client(one_thread):

@@ -24,7 +24,10 @@ from attnlab.train.storage.checkpoint import Checkpoint, load_checkpoint, save_c
 from attnlab.web.app import create_app
 from attnlab.web.pages import runs as runs_pages
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 TEXT = "明月光床"
 
 

@@ -21,7 +21,10 @@ from attnlab.sampling import generate
 from attnlab.train.storage.checkpoint import load_checkpoint
 from attnlab.web.app import create_app
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 TEXT = "明月光床"
 
 

@@ -64,6 +64,7 @@ def same_arithmetic() -> bool:
     return probe() == ARITHMETIC.read_text(encoding="utf-8").strip()
 
 
+@pytest.mark.slow  # every topic's defaults, both languages, the API and the CLI
 def test_every_answer_is_the_recorded_one(recorded, now, same_arithmetic):
     """Byte for byte where this machine computes as the recording's did; else within what arithmetic explains."""
     assert set(now) == set(recorded)

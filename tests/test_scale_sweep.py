@@ -16,6 +16,8 @@ from attnlab.lessons.scale import planning, sweep
 from attnlab.text import train_tokenizer
 from attnlab.train.run import load_corpus
 
+pytestmark = pytest.mark.slow  # trains models
+
 LADDER = ((1, 16), (1, 32), (2, 32), (2, 48))
 TIMES = {size: 0.002 * size[0] * size[1] / 16 for size in LADDER}  # seconds a step, as if measured
 MINUTES = 0.05  # with TIMES: about eight short runs

@@ -17,7 +17,7 @@ from attnlab.sampling import generate
 from attnlab.text import POEM, CharTokenizer
 from attnlab.train import TokenData, TrainConfig, Trainer, make_optimizer, new_run, speed, token_cache, token_stream
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]  # trains or starts processes
 
 TEXT = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer. " * 40
 

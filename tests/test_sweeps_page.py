@@ -16,6 +16,8 @@ from attnlab.lessons.scale import sweep as sweep_module
 from attnlab.web import sweeps
 from attnlab.web.app import create_app
 
+pytestmark = pytest.mark.slow  # trains models
+
 SCALE_JSON = {
     "corpus": "poems",
     "runs": [{"n_params": 3312, "tokens": 1000, "flops": 1e9, "val_loss": 5.3}],

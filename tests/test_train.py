@@ -29,7 +29,10 @@ from attnlab.train import (
 )
 from attnlab.train.storage import checkpoint as checkpoint_module
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 
 def weights_equal(a: torch.nn.Module, b: torch.nn.Module) -> bool:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from attnlab.cli import app
 from attnlab.commands.train_progress import Lines, View
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.slow]  # trains or starts processes
 
 runner = CliRunner(env={"COLUMNS": "1000"})
 PROGRESS = re.compile(r"^(train|训练) · ", re.M)  # a progress line, in either language

@@ -14,7 +14,10 @@ from attnlab.i18n import t
 from attnlab.lessons.break_it.figure import CURVES, plot
 from attnlab.lessons.break_it.lesson import RunOut, _row
 
-pytestmark = pytest.mark.filterwarnings("ignore:Glyph")  # the fonts are issue 22 §2's part, not this figure's
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Glyph"),
+    pytest.mark.slow,
+]  # trains or starts processes; the fonts are issue 22 §2's part, not this figure's
 
 
 STEPS = [0, 20, 40, 60, 80]

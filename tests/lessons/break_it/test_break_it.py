@@ -18,6 +18,8 @@ from attnlab.nn import Block
 from attnlab.nn.ablations import ABLATIONS
 from attnlab.nn.attention import attention
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = dict(vocab_size=11, context_length=6, d_model=8, n_heads=2, n_layers=2)
 
 

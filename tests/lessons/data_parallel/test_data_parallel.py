@@ -42,7 +42,10 @@ from attnlab.nn.multihead import MultiHeadAttention
 from attnlab.train import progress
 from attnlab.train.data import get_batch
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 SMALL = dict(b=2, train_steps=2)  # the registry tests (API, CLI, page) use these too: one run for all
 

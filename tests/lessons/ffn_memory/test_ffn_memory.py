@@ -23,6 +23,8 @@ from attnlab.lessons.ffn_memory import data as texts
 from attnlab.lessons.ffn_memory import memory
 from attnlab.models import GPT, GPTConfig
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = dict(layers=2, d_model=32, train_steps=60, top=10, knock=5, shown=6, seed=0)
 
 

@@ -18,6 +18,8 @@ from attnlab.lessons.flash.measure import PeakBytes, growth_order, memory_point,
 from attnlab.nn import attention, block_sparse_mask, causal_mask, sliding_window_mask
 from attnlab.nn.flash import computed_scores
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = dict(n_max=512, block=64, window=32, layers=5)
 
 

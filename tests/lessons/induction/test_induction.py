@@ -17,6 +17,8 @@ from attnlab.lessons.explain import as_dict
 from attnlab.lessons.induction import runs, scores
 from attnlab.lessons.induction.lesson import THRESHOLD, claims_of
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 TINY = dict(steps=20, n=6, vocab=8, d_model=16, seed=1)  # seconds: the contract's shape, not the phase change
 
 

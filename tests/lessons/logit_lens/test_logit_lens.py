@@ -17,6 +17,8 @@ from attnlab.lessons.explain import as_dict
 from attnlab.lessons.logit_lens import runs
 from attnlab.train import progress
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = dict(n_layers=2, train_steps=20, seed=1)
 
 

@@ -25,7 +25,10 @@ from attnlab.lessons.mlm import models as MM
 from attnlab.lessons.mlm import task as mlm_task
 from attnlab.web.app import create_app
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: see attnlab.io.threads
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: see attnlab.io.threads
 
 SMALL = {"steps": 20, "d_model": 8}
 

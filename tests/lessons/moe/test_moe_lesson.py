@@ -16,6 +16,8 @@ from attnlab.lessons.moe import runs
 from attnlab.models.count import count_params
 from attnlab.train import progress
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = dict(train_steps=10, seed=3)
 
 

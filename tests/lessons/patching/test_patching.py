@@ -21,7 +21,10 @@ from attnlab.lessons.patching import lesson as L
 from attnlab.lessons.patching import measure
 from attnlab.lessons.patching import model as runs
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one CPU thread, as the lab runs them
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.slow,
+]  # trains or starts processes; tiny models: one CPU thread, as the lab runs them
 DEFAULT = ("", 2, 4, 100, 0)  # corpus, n_layers, n_heads, train_steps, seed: the lesson's defaults
 
 

@@ -16,6 +16,8 @@ from attnlab.lessons.pipeline.lesson import attention_step
 from attnlab.text import POEM
 from attnlab.train import new_run
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 
 def test_neg_log_is_the_closed_form_and_refuses_non_probabilities():
     assert neg_log(0.12).neg_log == pytest.approx(2.1202635362, abs=1e-9)  # the text's −log 0.12 ≈ 2.1

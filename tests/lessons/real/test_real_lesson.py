@@ -11,6 +11,8 @@ from real_support import need_minilm
 from attnlab.lessons.common.bad_input import BadInput
 from attnlab.lessons.real.patterns import PATTERNS, is_sep_or_punct, pattern_scores
 
+pytestmark = pytest.mark.slow  # loads the pretrained model and trains
+
 
 def test_pattern_scores_equal_the_hand_values():
     A = torch.tensor([[0.5, 0.25, 0.25], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])

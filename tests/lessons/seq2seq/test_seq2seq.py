@@ -17,6 +17,8 @@ from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.lesson import LENGTHS, TRAIN_LENGTHS, trained, trained_models, typed_example
 from attnlab.lessons.seq2seq.models import build
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 SMALL = {
     "train_steps": 100,
     "n_test": 5,

@@ -26,6 +26,8 @@ from attnlab.lessons.seq2seq.claims import claims_of
 from attnlab.lessons.seq2seq.models import build
 from attnlab.nn.recurrent import AdditiveAttention
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 IDS = ["bottleneck", "bottleneck_cross", "falls", "final_only", "alpha", "alignment", "alignment_cross"]
 LEARNED = ["bottleneck", "bottleneck_cross", "falls", "alignment", "alignment_cross"]  # need training
 TINY = {"n_test": 5, "n_seeds": 1, "text": "2026"}

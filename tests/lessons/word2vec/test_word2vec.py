@@ -26,6 +26,8 @@ from attnlab.models.word2vec import (
     table_gradients,
 )
 
+pytestmark = pytest.mark.slow  # trains the lesson's models
+
 FAST = dict(train_steps=300, gpt_steps=100)  # the page's defaults but a shorter GPT: ~1 s
 
 
