@@ -238,6 +238,7 @@ def test_break_it_settings_are_real_parameters(topic, name, value):
     assert name in params and params[name].parse(value) == value
 
 
+@pytest.mark.slow  # runs every listed topic, several of them training
 def test_listed_exceptions_are_real_claims():
     for topic, claim_id in {*COURSE_DISAGREES, *DEFAULTS_NOT_SHOWN}:
         assert claim_id in {c.id for c in claims_of(topic, base(topic))}, (topic, claim_id)

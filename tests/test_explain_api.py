@@ -205,6 +205,7 @@ def test_the_advertised_top_of_a_size_range_is_the_same_everywhere(client, topic
     )
 
 
+@pytest.mark.slow  # every topic, both languages: the training ones train
 def test_navigation_reaches_every_topic_in_both_languages(client):
     for lang, title in (("zh", "概念核对"), ("en", "Check the claims")):
         home = client.get("/", params={"lang": lang}, headers=HTML).text

@@ -1,8 +1,5 @@
 """A lesson that trains models shows how far the training has got: train/progress.py carries each model's steps
 from the training loop to web/budget.py; a first visit to such a page answers 202 with the steps (and a
-import pytest
-
-pytestmark = pytest.mark.slow  # trains models
 <meta refresh> for a browser without JavaScript), GET /api/explain/{topic}/progress reports them, and once
 trained the result is kept, so the next visit answers at once. The training is held at a gate, so nothing here
 depends on how fast the machine is."""
@@ -13,6 +10,7 @@ import re
 import threading
 import time
 
+import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.i18n import t
@@ -20,6 +18,8 @@ from attnlab.lessons.seq2seq.models import KINDS
 from attnlab.train import progress
 from attnlab.web.app import create_app
 from attnlab.web.pages import explain as explain_pages
+
+pytestmark = pytest.mark.slow  # trains models
 
 HTML = {"accept": "text/html"}
 SMALL = {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026"}

@@ -96,6 +96,7 @@ def bare(tmp_path_factory):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # starts a process with no system font
 def test_a_lesson_figure_draws_chinese_in_the_lab_font_with_no_system_font(bare):
     assert bare["system_cjk"] is None, "the subprocess was meant to see no Chinese font of the system"
     text = "".join(bare["texts"])

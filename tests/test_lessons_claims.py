@@ -180,6 +180,7 @@ def test_two_heads_set_by_hand_compute_xor_one_looking_at_the_ones_one_at_the_ze
     assert r.runs == [] and all(c.holds for c in r.claims)
 
 
+@pytest.mark.slow  # trains heads over ten seeds
 def test_trained_heads_one_never_solves_xor_more_heads_do_counted_over_ten_seeds():
     r = multihead(d_model=64, n_heads=4, n=16, train_steps=100)
     by = {run.n_heads: run for run in r.runs}

@@ -396,6 +396,7 @@ def test_ledger_and_lookup_pages_show_the_api_numbers(client):
     assert [r[0] for r in t.values("cost-table")][-3:] == [cost["attention_matrix"], cost["dense"], cost["total"]]
 
 
+@pytest.mark.slow  # starts attnlab serve
 def test_attnlab_serve_prints_its_url_and_serves_the_lab():
     import subprocess
     import sys
@@ -418,6 +419,7 @@ def test_attnlab_serve_prints_its_url_and_serves_the_lab():
         proc.wait(timeout=120)
 
 
+@pytest.mark.slow  # starts attnlab serve
 def test_attnlab_serve_says_why_when_the_port_is_taken():
     import subprocess
     import sys
