@@ -3,7 +3,11 @@ the poem model trained for /pipeline), made once per test run and shared by ever
 (tests/test_export_site.py, tests/test_export_states.py and their browser tests), even on two xdist workers:
 the second file to ask waits for the first's export instead of making its own. An export is atomic: a folder
 that is there is complete. What the report says that the folder does not (the trained run's id, which the
-live lab of the exporting process knows) is written beside it."""
+live lab of the exporting process knows) is written beside it.
+
+The export reads and fills the suite's shared result store (tests/conftest.py), like a lab restarted on the same
+cache folder: a heavy lesson's defaults that another test computed (the claims rule's, say) are read, not
+trained again, and the live lab tests/test_export_site.py compares the copy with reads what the export computed."""
 
 from __future__ import annotations
 
@@ -23,11 +27,22 @@ def _base(tmp_path_factory) -> Path:
     return base
 
 
-def lesson_cache(tmp_path_factory) -> Path:
-    """The disk cache the export fills with the lessons it computed (lessons/common/disk_cache.py, as a lab
-    restarted on the same cache folder reads it): the live lab that tests/test_export_site.py compares the copy
-    with reads them there instead of training every lesson again in another worker."""
-    return _base(tmp_path_factory) / "attnlab-site-lessons"
+def lesson_cache() -> Path:
+    """The suite's store (tests/conftest.py), the lab's disk cache in every process of the run."""
+    return Path(os.environ["ATTNLAB_TEST_STORE"])
+
+
+def _heavy_defaults() -> None:
+    """Each heavy lesson at its defaults, in both languages, through Topic.remembered: its lock makes a test of the
+    other worker that asks for the same result at the same moment wait and read it (the page's own path computes
+    without waiting for another process)."""
+    from attnlab.i18n import LANGS
+    from attnlab.lessons.explain import TOPICS
+
+    for topic in TOPICS.values():
+        if topic.heavy:
+            for lang in LANGS:
+                topic.remembered(lang=lang)
 
 
 def exported_site(tmp_path_factory) -> Path:
@@ -36,11 +51,9 @@ def exported_site(tmp_path_factory) -> Path:
     with open(base / "attnlab-site-both.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker exports; the other waits, then finds the folder
         if not site.exists():
-            disk_cache.use(lesson_cache(tmp_path_factory))
-            try:
+            with disk_cache.using(lesson_cache()):  # even under a test that turned the store off
+                _heavy_defaults()
                 report = export.export_site(site)  # the command's defaults: no reduced stand-in
-            finally:
-                disk_cache.use()  # back to the suite's default (off: tests/conftest.py)
             trained = vars(report.trained) | {"pid": os.getpid()}
             (base / "attnlab-site-both.json").write_text(json.dumps({"trained": trained}), encoding="utf-8")
     return site

@@ -48,12 +48,8 @@ def site(tmp_path_factory) -> Path:
 def live(site, tmp_path_factory):
     """The live lab, on the disk cache the export left (a restarted lab's view): the same lesson results, so the
     comparison checks that the copy shows what the lab shows without training every lesson a second time."""
-    disk_cache.use(lesson_cache(tmp_path_factory))
-    try:
-        with TestClient(create_app()) as client:
-            yield client
-    finally:
-        disk_cache.use()
+    with disk_cache.using(lesson_cache()), TestClient(create_app()) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")

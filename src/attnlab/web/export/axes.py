@@ -15,7 +15,7 @@ control of a section sets is a part of its own.
 
 from __future__ import annotations
 
-from attnlab.web.export.tags import Tags
+from attnlab.web.export.tags import tags_of
 
 SECTIONED = frozenset({"/toy"})  # pages whose parts the copy renders one at a time
 FIELDS = frozenset({"input", "button", "select", "textarea"})
@@ -29,7 +29,7 @@ class TwoParts(ValueError):
 
 def parts(text: str) -> dict[str, str]:
     """{query key: id of the <section> whose visible control sets it}, for a page's own controls."""
-    parsed = Tags(text)
+    parsed = tags_of(text)
     events = sorted(
         [(tag.start, 1, tag) for tag in parsed.tags] + [(s, 0, name) for name, s, _ in parsed.ends],
         key=lambda e: (e[0], e[1]),

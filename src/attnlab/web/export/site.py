@@ -41,7 +41,7 @@ from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.io.atomic import atomic_dir
 from attnlab.web.export.axes import SECTIONED, TwoParts, narrow, parts
-from attnlab.web.export.tags import Tag, Tags
+from attnlab.web.export.tags import Tag, tags_of
 
 BANNER_ID = "static-copy"
 MAX_FILES = 3000  # a guard: the lab and its states are some hundreds of files; more would mean a loop
@@ -135,7 +135,7 @@ def references(text: str) -> list[tuple[str, str, str]]:
     """(tag, attribute, value) of every attribute that names another file: href, src, srcset, action."""
     return [
         (tag.name, k, v)
-        for tag in Tags(text).tags
+        for tag in tags_of(text).tags
         for k, v in tag.attrs
         if v is not None and k in ("href", "src", "srcset", "action", "formaction", "poster")
     ]
@@ -152,7 +152,7 @@ def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | 
     (attnlab.web.export.states.Extras) names the controls that become links and the paragraphs to add."""
     from attnlab.web.export.states import STYLE, paragraph
 
-    parsed = Tags(text)
+    parsed = tags_of(text)
     edits: list[tuple[int, int, str]] = [(start, end, "") for start, end in parsed.scripts]
 
     def goto(url: str) -> str | None:

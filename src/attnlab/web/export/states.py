@@ -21,7 +21,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
-from attnlab.web.export.tags import Tags
+from attnlab.web.export.tags import tags_of
 
 # Topics whose lesson takes seconds (timed, sampled or trained): the copy has them at their default only (each
 # lesson's HEAVY, read from the registry).
@@ -97,7 +97,7 @@ class _Form:
 
 def forms(text: str) -> list[_Form]:
     """Every <form> of the page with its submitted fields, named submit buttons and labelled toggles."""
-    parsed = Tags(text)
+    parsed = tags_of(text)
     events = sorted(
         [(tag.start, 0, tag) for tag in parsed.tags] + [(s, 1, name) for name, s, _ in parsed.ends], key=lambda e: e[0]
     )

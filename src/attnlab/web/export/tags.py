@@ -4,6 +4,7 @@ static copy without touching the templates; the site (`site`) and its states (`s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from html.parser import HTMLParser
 
 
@@ -60,3 +61,9 @@ class Tags(HTMLParser):
             end = self._text.index(">", self._offset()) + 1
             self.scripts.append((self._script_at, end))
             self._script_at = None
+
+
+@lru_cache(maxsize=4)
+def tags_of(text: str) -> Tags:
+    """Tags(text), parsed once for the several readers of one page (its forms, links and sections); read only."""
+    return Tags(text)
