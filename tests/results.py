@@ -14,8 +14,24 @@ from attnlab.lessons.explain import get_topic
 
 
 def result(topic: str, lang: str = "en", **settings: Any):
-    """The lesson's dataclass at `settings` (ParamError as the lesson raises it). Never mutate it."""
-    return get_topic(topic).remembered(lang=lang, **settings)
+    """The lesson's dataclass at `settings` (ParamError as the lesson raises it). Never mutate it.
+
+    A heavy lesson at its defaults or its QUICK settings, which tests ask for in both languages, has its other
+    language computed and stored too, under one lock for every language: most heavy lessons keep what they
+    trained in memory, so the other language costs its text only, and two workers, one asking for zh and the
+    other for en, train it once."""
+    from attnlab.i18n import LANGS
+    from attnlab.lessons.common import disk_cache
+
+    lesson = get_topic(topic)
+    every = lesson.key(settings, None)
+    if not lesson.heavy or every not in (lesson.key({}, None), lesson.key(lesson.quick, None)):
+        return lesson.remembered(lang=lang, **settings)
+    with disk_cache.computing(lesson.stored_key(every)):
+        answers = {
+            other: lesson.remembered(lang=other, **settings) for other in (lang, *(x for x in LANGS if x != lang))
+        }
+    return answers[lang]
 
 
 def text(value: Any) -> str:
