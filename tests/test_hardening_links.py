@@ -18,8 +18,8 @@ from safetensors.torch import load_file, save_file
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.io import safe_read
 from attnlab.train import CheckpointError, load_checkpoint, new_run
-from attnlab.train.storage import safe_json
 from attnlab.train.storage.integrity import sha256_file
 from attnlab.web.app import create_app
 
@@ -194,7 +194,7 @@ def test_a_deeply_nested_config_is_not_taken_for_a_checkpoint(runs):
     ],
 )
 def test_the_depth_scan_skips_strings(text, depth):
-    assert safe_json.nesting(text, limit=10**6) == depth
+    assert safe_read.nesting(text, limit=10**6) == depth
 
 
 def test_a_json_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path):
@@ -204,7 +204,7 @@ def test_a_json_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path):
 
     def read():
         try:
-            safe_json.read(fifo)
+            safe_read.read_json(fifo)
         except ValueError as err:
             outcome.append(str(err))
 
@@ -215,10 +215,10 @@ def test_a_json_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path):
 
 
 def test_a_json_over_its_size_limit_is_refused_before_parsing(runs, monkeypatch):
-    monkeypatch.setattr(safe_json, "json", None)  # parsing would fail loudly
-    monkeypatch.setitem(safe_json.LIMITS, "tokenizer.json", 10)
+    monkeypatch.setattr(safe_read, "json", None)  # parsing would fail loudly
+    monkeypatch.setitem(safe_read.LIMITS, "tokenizer.json", 10)
     with pytest.raises(ValueError, match="tokenizer.json is bigger than"):
-        safe_json.read(runs / "good" / "tokenizer.json", "tokenizer.json")
+        safe_read.read_json(runs / "good" / "tokenizer.json", "tokenizer.json")
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])

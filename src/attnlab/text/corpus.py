@@ -13,7 +13,10 @@ import json
 import re
 from pathlib import Path
 
+from attnlab.io import safe_read
 from attnlab.text.builtin import BUILTIN_TEXTS
+
+CORPUS_LIMIT = 1024 * safe_read.MiB  # bytes: a corpus file is read whole; larger ones are refused, never blocked on
 
 _NOTE = re.compile(r"[（(][^（()）]*[）)]")  # a parenthesised note; [^...] also spans a line break
 _RESTORED = re.compile(r"\[([^\[\]]*)\]")  # [爽] -> 爽
@@ -42,7 +45,7 @@ def read_poems_json(path: str | Path) -> list[str]:
     """One text per poem (its lines joined by newlines, notes stripped) from a chinese-poetry JSON file."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safe_read.read_json(path, limit=CORPUS_LIMIT)  # a regular file, bounded: never blocks on a FIFO
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} is not valid JSON ({e})") from None
     poems = [strip_notes("\n".join(paragraphs)) for paragraphs in _poems(data)]
@@ -66,7 +69,7 @@ def read_corpus(name_or_path: str | Path) -> list[str]:
     try:
         if path.suffix.lower() == ".json":
             return read_poems_json(path)
-        text = path.read_text(encoding="utf-8")
+        text = safe_read.read_text(path, CORPUS_LIMIT)
     except UnicodeDecodeError:
         raise ValueError(f"corpus {path} is not UTF-8 text") from None
     if not text.strip():

@@ -10,13 +10,13 @@ progress event is kept for the page.
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attnlab.io import safe_read
 from attnlab.train.background import Busy
 
 MAX_MINUTES = 10.0  # the page's sweeps are small: the CLI runs the long ones
@@ -44,12 +44,21 @@ _LOCK = threading.Lock()
 
 
 def corpora(data_dir: Path | None) -> list[str]:
-    """The corpora in the data folder by name: its folders (of chinese-poetry JSON) and its .txt / .json files."""
+    """The corpora in the data folder by name: its folders (of chinese-poetry JSON) and its regular .txt / .json
+    files. An entry whose links lead outside the folder (or loop) is not offered, nor a FIFO or a device."""
     if data_dir is None or not data_dir.is_dir():
         return []
-    return sorted(
-        p.name for p in data_dir.iterdir() if not p.name.startswith(".") and (p.is_dir() or p.suffix in CORPUS_SUFFIXES)
-    )
+    out = []
+    for p in data_dir.iterdir():
+        if p.name.startswith("."):
+            continue
+        try:
+            real = safe_read.inside(p, data_dir)
+        except (safe_read.ReadRefused, OSError):
+            continue
+        if real.is_dir() or (real.is_file() and p.suffix in CORPUS_SUFFIXES):
+            out.append(p.name)
+    return sorted(out)
 
 
 def corpus_path(data_dir: Path | None, name: str) -> Path:
@@ -59,18 +68,23 @@ def corpus_path(data_dir: Path | None, name: str) -> Path:
 
 
 def finished(runs_dir: Path | None) -> list[dict]:
-    """The finished sweeps in the runs folder: each folder with a scale.json, summarized."""
+    """The finished sweeps in the runs folder: each folder with a scale.json, summarized. A scale.json is read
+    with io.safe_read (a regular file inside the runs folder, bounded in size and nesting): a FIFO, a link out of
+    the folder, a huge or deeply nested file is left out, never waited on. Hidden folders (a save's leftover
+    `.NAME.old`) are not sweeps."""
     if runs_dir is None or not runs_dir.is_dir():
         return []
     out = []
     for folder in sorted(runs_dir.iterdir(), key=lambda p: p.name):
+        if folder.name.startswith("."):
+            continue
         try:
-            data = json.loads((folder / "scale.json").read_text(encoding="utf-8"))
+            data = safe_read.read_json(folder / "scale.json", root=runs_dir)
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict) or "runs" not in data:
+        if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
             continue
-        fit = data.get("fit") or {}
+        fit = data.get("fit") if isinstance(data.get("fit"), dict) else {}
         out.append(
             {
                 "name": folder.name,

@@ -12,7 +12,6 @@ training reaches a fraction of a matmul's peak). A sweep is read, never run, her
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 import torch
 
 from attnlab.i18n import t
+from attnlab.io import safe_read
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
@@ -206,7 +206,7 @@ def read_sweep(path: str) -> dict | None:
     file = where
     try:
         file = where / "scale.json" if where.is_dir() else where
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = safe_read.read_json(file, "scale.json")  # a regular file, bounded in size and nesting: never blocks
     except (OSError, ValueError) as err:
         raise ParamError(
             f"cannot read a finished sweep at {path}: {err}", "sweep", "explain.scale.error.sweep", path=path

@@ -9,13 +9,13 @@ C, 4·C, 16·C whose runs fit a time budget by each size's measured step time on
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
+from attnlab.io import safe_read
 from attnlab.io.threads import threads_for
 from attnlab.models import GPT, count_flops, preset
 from attnlab.train.loop import TrainConfig, Trainer
@@ -195,7 +195,7 @@ def load_plan(out: Path, corpus: str, sha: str | None, vocab_size: int, seed: in
         if out.exists() and any(out.iterdir()):
             raise ValueError(f"{out} is not empty and holds no sweep: give an empty or new folder")
         return None
-    kept = json.loads(path.read_text(encoding="utf-8"))
+    kept = safe_read.read_json(path)
     if (kept.get("corpus_sha256"), kept.get("vocab_size"), kept.get("seed")) != (sha, vocab_size, seed) or (
         kept.get("context"),
         kept.get("batch"),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from attnlab.io import safe_read
 from attnlab.io.atomic import atomic_file
 from attnlab.lessons.scale import emergence, planning
 from attnlab.lessons.scale.emergence import Items, measure
@@ -80,7 +81,7 @@ def finished_runs(out: Path, plan: Plan) -> dict[str, dict]:
     for spec in plan.runs:
         path = out / "runs" / f"{spec.name}.json"
         if path.exists():
-            done[spec.name] = json.loads(path.read_text(encoding="utf-8"))
+            done[spec.name] = safe_read.read_json(path)
     return done
 
 

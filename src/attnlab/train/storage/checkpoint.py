@@ -2,7 +2,7 @@
 
 Written atomically (attnlab.io.atomic): a crash at any moment leaves the old checkpoint or the new one, whole.
 config.json records the sha256 of every other file; loading checks the config (types and size, before any
-weight is allocated), the files' checksums, the JSON files' size and nesting before parsing them (safe_json
+weight is allocated), the files' checksums, the JSON files' size and nesting before parsing them (io.safe_read
 beside it), and each weight's shape, number type and that it holds no NaN or inf (weights), and says what is
 wrong in one line; a link that loops is said too (links).
 Files of the user's own in the directory (notes, samples) are kept when it is saved again.
@@ -23,11 +23,11 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file, save_model
 
+from attnlab.io import safe_read
 from attnlab.io.atomic import atomic_dir, recover
 from attnlab.models import GPT, GPTConfig
 from attnlab.text import save_tokenizer, tokenizer_from_dict
 from attnlab.train.size import check_loadable
-from attnlab.train.storage import safe_json
 from attnlab.train.storage.integrity import changed_files, is_sha256, sha256_file, stored_numbers
 from attnlab.train.storage.links import LinkLoop, is_loop, real_path
 from attnlab.train.storage.weights import WeightsError, load_weights
@@ -89,7 +89,7 @@ def _keep_users_files(out: Path, tmp: Path) -> None:
 
 def is_checkpoint(path: Path) -> bool:
     try:
-        return safe_json.read(Path(path) / CONFIG).get("format") == FORMAT
+        return safe_read.read_json(Path(path) / CONFIG).get("format") == FORMAT
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -206,10 +206,10 @@ def read_meta(path: str | Path) -> dict:
 
 
 def _read_json(file: Path):
-    """A checkpoint's JSON file, bounded in size and nesting before it is parsed (attnlab.train.storage.safe_json)."""
+    """A checkpoint's JSON file, bounded in size and nesting before it is parsed (attnlab.io.safe_read)."""
     try:
-        return safe_json.read(file)
-    except safe_json.JSONLimitError as e:
+        return safe_read.read_json(file)
+    except safe_read.ReadRefused as e:
         raise CheckpointError(str(e)) from None
     except (ValueError, OSError) as e:  # invalid JSON or UTF-8; a file that went away
         raise CheckpointError(f"{file} is corrupt: {str(e)[:200]}") from None
