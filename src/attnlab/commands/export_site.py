@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from attnlab.commands.signals import exit_code, terminating
+
 
 class Lang(str, Enum):
     zh = "zh"
@@ -48,15 +50,18 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         try:
             check_destination(directory, force)  # before the app and torch load
-            with Progress(
-                TextColumn("[bold]export-site[/]"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.description}", style="dim"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            ) as bar:
+            with (
+                terminating(),
+                Progress(
+                    TextColumn("[bold]export-site[/]"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.description}", style="dim"),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=True,
+                ) as bar,
+            ):
                 task = bar.add_task("", total=None)
                 report = run(
                     directory,
@@ -65,6 +70,9 @@ def register(app: typer.Typer) -> None:
                     states=states,
                     progress=lambda done, total, what: bar.update(task, completed=done, total=total, description=what),
                 )
+        except KeyboardInterrupt as err:  # Ctrl+C or SIGTERM: the site is written whole at the end, or not at all
+            typer.echo(f"attnlab export-site: stopped; nothing was written to {directory}", err=True)
+            raise typer.Exit(exit_code(err)) from None
         except ExportError as err:
             typer.echo(f"attnlab export-site: {err}", err=True)
             raise typer.Exit(1) from None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from pathlib import Path
 
 import typer
 
 from attnlab.commands import lang_option
+from attnlab.commands.signals import exit_code, terminating
 from attnlab.commands.train import DEVICES, check_seed, fail
 from attnlab.commands.train_progress import clock
 
@@ -136,6 +138,10 @@ def register(app: typer.Typer) -> None:
         from attnlab.train.run import load_corpus
 
         check_seed("scale", seed)
+        if not math.isfinite(minutes):
+            fail("scale", f"--minutes must be a finite number of minutes, got {minutes:g}")
+        if out.exists() and not out.is_dir():
+            fail("scale", f"--out {out} is a file; give a new or empty folder for the sweep (or one to resume)")
         if device not in DEVICES:
             fail("scale", f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
         try:
@@ -209,21 +215,22 @@ def register(app: typer.Typer) -> None:
                     form,
                 ]
             )
-            result = run_sweep(
-                (source.name, source.sha256, tokenizer, data),
-                out,
-                minutes=minutes,
-                device=dev,
-                seed=seed,
-                progress=progress,
-                command=command,
-            )
+            with terminating():
+                result = run_sweep(
+                    (source.name, source.sha256, tokenizer, data),
+                    out,
+                    minutes=minutes,
+                    device=dev,
+                    seed=seed,
+                    progress=progress,
+                    command=command,
+                )
         except ValueError as err:
             fail("scale", str(err))
-        except KeyboardInterrupt:  # Ctrl+C or SIGINT: the finished runs are on disk already
+        except KeyboardInterrupt as err:  # Ctrl+C or SIGTERM: the finished runs are on disk already
             kept = len(list((Path(out) / "runs").glob("*.json")))
             typer.echo(t("scale.cli.stopped", lang, kept=kept, out=str(out)), err=True)
-            raise typer.Exit(130) from None
+            raise typer.Exit(exit_code(err)) from None
         show_result(result, lang)
         show_emergence(result, lang)
         typer.echo(t("scale.cli.wrote", lang, path=str(Path(out) / "scale.json")))

@@ -115,9 +115,12 @@ class Plan:
         }
 
 
-def step_seconds(data, vocab_size: int, ladder, device: str, steps: int = 3) -> dict[tuple[int, int], float]:
+def step_seconds(
+    data, vocab_size: int, ladder, device: str, steps: int = 3, *, minutes: float | None = None
+) -> dict[tuple[int, int], float]:
     """Each size's measured seconds per training step here, as the runs will take them (after one warm-up step,
-    which pays for allocation)."""
+    which pays for allocation). With `minutes`, ValueError as soon as the sizes timed so far already make the
+    smallest plan longer than that: a budget too small is refused after one size's measurement, not all."""
     out = {}
     for layers, d in ladder:
         trainer = new_trainer(model_config(layers, d, vocab_size), data, steps + 1, seed=0, device=device)
@@ -130,7 +133,40 @@ def step_seconds(data, vocab_size: int, ladder, device: str, steps: int = 3) -> 
                 loss = trainer.train_step(lr=LR)
             loss.item()  # waits for the device
             out[(layers, d)] = (time.perf_counter() - start) / steps
+        if minutes is not None and smallest_plan_s(data, vocab_size, out, ladder) > 60 * minutes:
+            raise ValueError(too_short(minutes))
     return out
+
+
+def too_short(minutes: float) -> str:
+    return f"no sweep fits {minutes:g} minutes here: give it more time"
+
+
+def _runs_for(c0: float, cfgs: dict, train_tokens: int) -> list[RunSpec]:
+    """The runs of the budgets c0, 4·c0, 16·c0: each size with at least MIN_STEPS steps and at most MAX_EPOCHS."""
+    runs = []
+    for b in range(N_BUDGETS):
+        c = c0 * BUDGET_RATIO**b
+        for size, cfg in cfgs.items():
+            steps = int(c // flops_per_step(cfg))
+            if steps >= MIN_STEPS and steps * BATCH * CONTEXT <= MAX_EPOCHS * train_tokens:
+                runs.append(RunSpec(*size, budget=b, flops=float(steps * flops_per_step(cfg)), steps=steps))
+    return runs
+
+
+def _seconds(runs, seconds_per_step: dict) -> float:
+    return sum(r.steps * seconds_per_step[(r.layers, r.d_model)] for r in runs)
+
+
+def _smallest_budget(cfgs: dict) -> float:
+    return min(flops_per_step(cfg) for cfg in cfgs.values()) * MIN_STEPS
+
+
+def smallest_plan_s(data, vocab_size: int, seconds_per_step: dict, ladder=LADDER) -> float:
+    """The seconds of the smallest plan's runs of the sizes timed so far: every plan takes at least this long."""
+    cfgs = {size: model_config(*size, vocab_size) for size in ladder}
+    runs = _runs_for(_smallest_budget(cfgs), cfgs, len(data.train))
+    return _seconds([r for r in runs if (r.layers, r.d_model) in seconds_per_step], seconds_per_step)
 
 
 def plan_sweep(
@@ -147,33 +183,19 @@ def plan_sweep(
     """The largest budgets C, 4·C, 16·C whose runs fit `minutes` by the measured step times."""
     train_tokens = len(data.train)
     cfgs = {size: model_config(*size, vocab_size) for size in ladder}
-
-    def runs_for(c0: float) -> list[RunSpec]:
-        runs = []
-        for b in range(N_BUDGETS):
-            c = c0 * BUDGET_RATIO**b
-            for size, cfg in cfgs.items():
-                steps = int(c // flops_per_step(cfg))
-                if steps >= MIN_STEPS and steps * BATCH * CONTEXT <= MAX_EPOCHS * train_tokens:
-                    runs.append(RunSpec(*size, budget=b, flops=float(steps * flops_per_step(cfg)), steps=steps))
-        return runs
-
-    def seconds(runs) -> float:
-        return sum(r.steps * seconds_per_step[(r.layers, r.d_model)] for r in runs)
-
     budget_s, best = 60 * minutes, None
-    c0 = min(flops_per_step(cfg) for cfg in cfgs.values()) * MIN_STEPS
+    c0 = _smallest_budget(cfgs)
     while True:  # grow the smallest budget by 2^(1/4) while the whole plan still fits
-        runs = runs_for(c0)
-        if seconds(runs) > budget_s or (best and len(runs) < len(best[1])):  # over time, or a size read too often
-            break
+        runs = _runs_for(c0, cfgs, train_tokens)
+        if _seconds(runs, seconds_per_step) > budget_s or (best and len(runs) < len(best[1])):
+            break  # over time, or a size read too often
         if runs:
             best = (c0, runs)
         if c0 > 1e30:
             break
         c0 *= 2**0.25
     if best is None:
-        raise ValueError(f"no sweep fits {minutes:g} minutes here: give it more time")
+        raise ValueError(too_short(minutes))
     c0, runs = best
     return Plan(
         corpus,
@@ -183,7 +205,7 @@ def plan_sweep(
         seed,
         [c0 * BUDGET_RATIO**b for b in range(N_BUDGETS)],
         runs,
-        seconds(runs),
+        _seconds(runs, seconds_per_step),
     )
 
 

@@ -192,7 +192,7 @@ def run_sweep(
     if plan is None:
         if seconds_per_step is None:
             say({"phase": "calibrate"})
-        times = seconds_per_step or planning.step_seconds(data, tokenizer.vocab_size, ladder, device)
+        times = seconds_per_step or planning.step_seconds(data, tokenizer.vocab_size, ladder, device, minutes=minutes)
         plan = planning.plan_sweep(
             data,
             tokenizer.vocab_size,

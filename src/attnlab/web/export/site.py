@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.io.atomic import atomic_dir
+from attnlab.train.storage.links import LinkLoop, real_path
 from attnlab.web.export.axes import SECTIONED, TwoParts, narrow, parts
 from attnlab.web.export.tags import Tag, tags_of
 
@@ -395,7 +396,10 @@ def _langs(langs: Iterable[str]) -> tuple[str, ...]:
 
 def check_destination(dest: str | Path, force: bool = False) -> Path:
     """The folder the site goes to, resolved; refused if it is a file, or holds anything and not `force`."""
-    out = Path(dest).expanduser().resolve()
+    try:
+        out = real_path(Path(dest).expanduser())
+    except LinkLoop as err:
+        raise ExportError(str(err)) from None
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out} exists and is not a folder; choose a new or empty folder for the site")
     if out.is_dir() and any(out.iterdir()):
