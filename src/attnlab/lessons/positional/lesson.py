@@ -15,6 +15,7 @@ import numpy as np
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, within
+from attnlab.lessons.common.cost import DEFAULT, Cost
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 
@@ -70,6 +71,14 @@ def rotation(omega: float, delta: int) -> np.ndarray:
     return np.array([[c, s], [-s, c]])
 
 
+def cost(p: dict) -> Cost:
+    """The shown table (float64, then as Python floats for the page and its JSON) and one frequency's checked
+    columns at a time."""
+    table = p["n_positions"] * p["d_model"] * (8 + 3 * 32)
+    checked = (p["n_check"] + p["delta"]) * 8 * 6  # the positions, the angles, sin, cos and their stack
+    return Cost.of_bytes(table + checked, extra_mb=DEFAULT.mb)
+
+
 @lesson
 def positional(
     n_positions: int = 64, d_model: int = 64, delta: int = 5, n_check: int = 1000, *, lang: str = "zh"
@@ -87,12 +96,13 @@ def positional(
 
     table = pe_table(n_positions, d_model)
     omegas = BASE ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
-    checked = pe_table(n_check + delta, d_model)  # rows 0 .. n_check-1+delta
+    pos = np.arange(n_check + delta, dtype=np.float64)  # positions 0 .. n_check-1+delta
     rotations = []
-    for i, omega in enumerate(omegas):
+    for i, omega in enumerate(omegas):  # one frequency at a time: two columns, never the whole checked table
         R = rotation(omega, delta)
-        pairs = checked[:n_check, 2 * i : 2 * i + 2]  # (n_check, 2) = (sin, cos)(omega pos)
-        shifted = checked[delta : delta + n_check, 2 * i : 2 * i + 2]  # (n_check, 2) at pos + delta
+        angle = pos * omega  # (n_check + delta,)
+        both = np.stack([np.sin(angle), np.cos(angle)], axis=1)  # (n_check + delta, 2) = (sin, cos)(omega pos)
+        pairs, shifted = both[:n_check], both[delta : delta + n_check]  # (n_check, 2) at pos and at pos + delta
         error = np.abs(pairs @ R.T - shifted).max()  # R @ (sin, cos)^T for every pos at once
         rotations.append(Rotation(i, float(omega), float(omega * delta), R.tolist(), float(error)))
     max_err = max(r.max_error for r in rotations)
