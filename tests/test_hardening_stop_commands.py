@@ -109,3 +109,12 @@ def test_a_budget_too_small_is_refused_after_timing_one_size(text, monkeypatch):
     every = planning.step_seconds(data, tokenizer.vocab_size, planning.LADDER[:2], "cpu")  # no budget: all timed
     assert set(every) == set(planning.LADDER[:2])
     assert planning.smallest_plan_s(data, tokenizer.vocab_size, every, planning.LADDER[:2]) > 0
+
+
+@pytest.mark.parametrize("body", ["a", "a\n", "ééééé\n"])
+def test_a_corpus_of_one_kind_of_character_is_refused_before_training(tmp_path, body):
+    corpus = tmp_path / "one.txt"
+    corpus.write_text(body, encoding="utf-8")
+    got = CliRunner().invoke(app, ["train", "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--steps", "3"])
+    assert got.exit_code == 2 and "at least two different characters" in got.output, got.output
+    assert not (tmp_path / "run").exists()

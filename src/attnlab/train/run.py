@@ -115,6 +115,12 @@ def load_corpus(
     if corpus in BUILTIN_TEXTS:
         return Corpus(corpus, read_corpus(corpus), None)
     texts, checksum = read_corpus_file(corpus, max_corpus_mb)
+    kinds = set("".join(texts).strip())  # a trailing newline is no second character
+    if len(kinds) < 2:  # every next character is that one: nothing to learn, and no loss that says anything
+        raise ValueError(
+            f"corpus {corpus} holds {len(kinds)} kind of character ({''.join(sorted(kinds))!r}); "
+            "a model needs a text of at least two different characters to learn what comes next"
+        )
     return Corpus(str(Path(corpus).resolve()), texts, checksum)  # absolute: --resume finds it from anywhere
 
 
