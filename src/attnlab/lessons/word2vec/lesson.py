@@ -162,7 +162,9 @@ class Word2VecResult(Shown):
 
 
 def cost(p: dict) -> Cost:
-    """Trains a skip-gram and a small GPT in float64 (stoppable at every step)."""
+    """Trains a skip-gram and a small GPT in float64 (stoppable at every step). A bad analogy is refused here,
+    before the lesson waits for a slot (whether a character is in the corpus needs the corpus: the lesson says)."""
+    parse_analogies(p["analogies"])
     return Cost(64.0, trains=p["train_steps"] > 0 or p["gpt_steps"] > 0)
 
 
