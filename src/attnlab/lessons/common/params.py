@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -185,12 +186,18 @@ def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
     return {p.name: p.parse(values[p.name]) if p.name in values else p.default for p in params}
 
 
+_SEEDED = threading.RLock()  # torch has one global generator per process, and the web computes lessons on threads
+
+
 @contextmanager
 def seeded(seed: int):
-    """Run a block under torch.manual_seed(seed) without disturbing the caller's random state."""
+    """Run a block under torch.manual_seed(seed) without disturbing the caller's random state. One seeded block
+    at a time in the process: two lessons computing at once on the web's threads would otherwise reseed the one
+    generator under each other, and a model would be drawn from the other's seed (keep such blocks short: a
+    model's construction)."""
     import torch
 
-    with torch.random.fork_rng(devices=[]):
+    with _SEEDED, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
 
