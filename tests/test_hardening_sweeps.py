@@ -18,7 +18,7 @@ from attnlab.web import sweeps
 from attnlab.web.app import create_app
 
 SCALE_JSON = {"corpus": "poems", "runs": [], "fit": {"shown": False, "reason": "few"}, "optimum": []}
-PATIENCE_S = 60.0  # how long a listing may take before the test calls it blocked (it takes milliseconds)
+PATIENCE_S = 300.0  # how long a listing may take before the test calls it blocked (it takes milliseconds)
 
 
 @pytest.fixture
