@@ -136,14 +136,29 @@ def new_watch():
     return Watch
 
 
+def with_answer(path: str) -> str:
+    """/explain/<topic>?... with its question answered (its first choice) unless it already is."""
+    from attnlab.lessons.explain import TOPICS
+
+    parts = urlsplit(path)
+    name = parts.path.removeprefix("/explain/")
+    if not parts.path.startswith("/explain/") or name not in TOPICS or "predict=" in parts.query:
+        return path
+    query = "&".join(q for q in (parts.query, f"predict={TOPICS[name].options[0]}") if q)
+    return f"{parts.path}?{query}" + (f"#{parts.fragment}" if parts.fragment else "")
+
+
 @pytest.fixture
 def open_page(chromium, lab_url):
     """open_page(path, js=True, **context_options) -> a Playwright Page on the lab, watched (see module doc)."""
     opened: list[tuple[object, Watch]] = []
 
-    def _open(path: str = "/", *, js: bool = True, trained: bool = True, **options):
+    def _open(path: str = "/", *, js: bool = True, trained: bool = True, answered: bool = True, **options):
         """trained: a lesson page that first shows its models' training (a first visit) is followed until it has
-        reloaded itself with the results (False: return the progress page as it is)."""
+        reloaded itself with the results (False: return the progress page as it is). answered: a topic's page
+        opens with its question answered (?predict=, its first choice), so its results show; False: as a
+        learner first sees it, the question alone (tests/browser/test_ask_first.py)."""
+        path = with_answer(path) if answered else path
         options.setdefault("viewport", {"width": 1300, "height": 900})
         context = chromium.new_context(java_script_enabled=js, base_url=lab_url, **options)
         context.set_default_timeout(PATIENCE_MS)

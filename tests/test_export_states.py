@@ -187,7 +187,11 @@ def test_pipeline_shows_the_trained_model_and_its_generations(site, trained):
 
 def test_explain_values_come_from_params_and_heavy_topics_say_so(site):
     text = (site / "explain/forms.html").read_text(encoding="utf-8")
-    links = [a["href"] for tag, a in Page(text).tags if tag == "a" and (a.get("href") or "").startswith("forms~")]
+    links = [
+        a["href"].split("#")[0]
+        for tag, a in Page(text).tags
+        if tag == "a" and (a.get("href") or "").startswith("forms~")
+    ]
     for p in TOPICS["forms"].params:
         for v in export_states.param_values(p):
             if p.name != "seed" and v != p.default:
@@ -196,9 +200,21 @@ def test_explain_values_come_from_params_and_heavy_topics_say_so(site):
     for h in links:
         figure = Page((site / "explain" / h).read_text(encoding="utf-8")).first("img", id="explain-figure")["src"]
         assert (site / "explain" / unquote(figure)).read_bytes()[:4] == b"\x89PNG"
-    for topic in export_states.HEAVY_TOPICS:
+    for topic in export_states.HEAVY_TOPICS:  # its defaults only: its other files are the answers to its question
         heavy = (site / f"explain/{topic}.html").read_text(encoding="utf-8")
-        assert 'id="static-values"' in heavy and not list((site / "explain").glob(f"{topic}~*")), topic
+        others = [f.name for f in (site / "explain").glob(f"{topic}~*") if not f.name.startswith(f"{topic}~predict=")]
+        assert 'id="static-values"' in heavy and not others, (topic, others)
+
+
+def test_every_topic_asks_on_its_first_page_and_each_answer_is_a_page_with_its_verdict(site):
+    for name, topic in TOPICS.items():
+        first = Page((site / f"explain/{name}.html").read_text(encoding="utf-8"))
+        assert first.first("section", id="ask") is not None and "hidden" in first.first("div", id="results"), name
+        for option in topic.options:
+            answered = (site / f"explain/{name}~predict={option}.html").read_text(encoding="utf-8")
+            verdict = Page(answered).first("div", id="verdict")
+            assert "hidden" not in verdict and verdict.get("data-correct") in ("true", "false"), (name, option)
+            assert "hidden" not in Page(answered).first("div", id="results"), (name, option)
 
 
 def test_param_values_stay_in_range_and_on_the_step():

@@ -18,6 +18,8 @@ from types import SimpleNamespace
 from urllib.parse import urlencode
 
 import pytest
+from browser_fixtures import with_answer
+from browser_support import explain_update
 
 from attnlab.i18n import t
 from attnlab.train import progress
@@ -91,7 +93,11 @@ def test_a_training_lesson_fits_while_it_trains_and_once_trained(open_page, gate
 def test_seq2seq_trained_fits_without_javascript_and_its_task_labels_fit(open_page):
     page = open_page("/", js=False, viewport={"width": 390, "height": 900})
     blank_figures(page)
-    page.goto("/explain/seq2seq?" + urlencode({"train_steps": "0", "n_test": "5", "n_seeds": "1", "text": "2026"}))
+    page.goto(
+        with_answer(
+            "/explain/seq2seq?" + urlencode({"train_steps": "0", "n_test": "5", "n_seeds": "1", "text": "2026"})
+        )
+    )
     page.locator("#results").wait_for()
     fits(page, 390)
     labels = page.evaluate("""() => { const s = document.getElementById('p-task');
@@ -104,7 +110,7 @@ def test_seq2seq_trained_fits_without_javascript_and_its_task_labels_fit(open_pa
 def test_new_settings_put_the_old_results_away_and_show_the_training(open_page, gate):
     page = open_page("/", viewport={"width": 390, "height": 900})
     blank_figures(page)
-    page.goto("/explain/mlm?" + urlencode({**MLM, "lang": "en"}))
+    page.goto(with_answer("/explain/mlm?" + urlencode({**MLM, "lang": "en"})))  # its question answered
     page.locator("#results").wait_for()  # a first visit shows the training, then reloads itself
     page.wait_for_load_state("load")
     assert page.locator("#results").is_visible() and page.locator("#computing").is_hidden()
@@ -133,19 +139,22 @@ def test_the_question_comes_first_and_the_claims_after_an_answer(open_page, api,
     page = open_page("/", js=js)
     blank_figures(page)
     page.goto("/explain/sqrt-dk?" + urlencode(query))
-    order = page.evaluate("""() => ['#ask-q', '#claims', '#figure-card'].map(s => document.querySelector(s))
+    order = page.evaluate("""() => ['#ask-q', '#figure-card', '#claims'].map(s => document.querySelector(s))
       .map((el, i, all) => i === 0 || Boolean(all[i - 1].compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING))""")
-    assert order == [True, True, True]  # the question, then the answers, then the figure
+    assert order == [True, True, True]  # the question, then the figure (the finding), then the checked claims
     assert page.inner_text("#ask-q") == t("explain.sqrt_dk.ask.q", lang)
-    assert page.locator("#claims").is_hidden()
-    if js:  # opening before answering says to answer first, and stays closed
+    assert page.locator("#claims").is_hidden() and page.locator("#figure-card").is_hidden()
+    if js:  # revealing before answering: the browser asks for a choice, and nothing shows
         page.click("#reveal-go")
-        assert page.locator("#ask-first").is_visible() and page.locator("#claims").is_hidden()
+        assert page.locator("#claims").is_hidden() and page.locator("#verdict").is_hidden()
     page.check("#predict-b")
-    page.click("#reveal-go")
-    assert page.locator("#claims").is_visible()
     if js:
-        assert page.inner_text("#your-guess b") == t("explain.sqrt_dk.ask.opt.b", lang)
+        explain_update(page, lambda: page.click("#reveal-go"))
+    else:
+        with page.expect_navigation():
+            page.click("#reveal-go")
+    assert page.locator("#claims").is_visible()
+    assert page.get_attribute("#verdict", "data-correct") == "true"  # Var(q·k) = d_k: the run says b
     data = api("/api/explain/sqrt-dk?" + urlencode(query))
     want = [[c["status"], MARKS[c["status"]], t(f"explain.claim.word.{c['status']}", lang)] for c in data["claims"]]
     assert page.evaluate(CLAIM_MARKS) == want

@@ -126,6 +126,10 @@ def test_every_lesson_in_both_languages_over_http(open_site, host):
             assert page.locator("main h1").count() == 1
         click_to(page, "#topic-sqrt-dk", f"{host}{prefix}explain/sqrt-dk.html")
         check_static_page(page, lang)
+        assert page.locator("#ask").is_visible() and page.locator("#results").is_hidden()  # the question first
+        click_to(page, "#ask a:has(#predict-b)", f"{host}{prefix}explain/sqrt-dk~predict=b.html#ask")  # an answer
+        check_static_page(page, lang)
+        assert page.get_attribute("#verdict", "data-correct") == "true" and page.locator("#results").is_visible()
         assert page.locator("#explain-figure").evaluate("img => img.complete && img.naturalWidth > 300")
         click_to(page, "a.brand", f"{host}{prefix}index.html")
         if lang == "zh":
@@ -149,5 +153,7 @@ def test_from_file_presets_language_switch_and_figures(open_site, site):
     check_static_page(page, "zh")
     nav_to(page, t("explain.nav.title", "zh"), root + "explain.html")
     click_to(page, "#topic-glossary", root + "explain/glossary.html")
+    click_to(page, "#ask a:has(#predict-a)", root + "explain/glossary~predict=a.html#ask")
+    assert page.locator("#verdict").is_visible()
     assert page.locator("#explain-figure").evaluate("img => img.complete && img.naturalWidth > 300")
     assert page.locator("#quiz-1-go").is_disabled()

@@ -7,12 +7,14 @@
 Each topic is one folder, attnlab/lessons/<slug>/, found through this registry by every view:
 - `lesson.py`: the lesson function and its parameter specs (`PARAMS`), which the CLI turns into options
   (--d-k), the API into query parameters (d_k, or d-k) and the page into sliders;
+- `ask.py`: the question the page asks before it shows anything (`OPTIONS`) and `answer(result)`, the option the
+  run's own numbers make right (lessons/common/ask.py);
 - `figure.py`: `plot(result, fig, tr)`; `view.py`: `show(console, result, lang, t)`, the terminal view;
 - `page.html`: the topic's part of /explain/<topic>; `strings.json`: its zh/en strings; `static/`: any script.
 A lesson's lesson.py also owns its facts: `QUICK` (the settings every test that runs the lesson cheaply starts
 from: the parameters that cost time shrunk, and a quiz answered where the page shows more once it is), `HEAVY = True` when it takes seconds (it trains, times or
-samples: the static copy holds its defaults only) and `TOGETHER = True` when its parameters only mean something
-together. Its tests live in tests/lessons/<slug>/.
+samples: the static copy holds its defaults only), `TOGETHER = True` when its parameters only mean something
+together, and `COURSE`, its place on the course map (web/course_map.py). Its tests live in tests/lessons/<slug>/.
 Adding a topic is one folder and one line in TOPICS. Modules load on first use, so listing the topics
 imports no torch.
 """
@@ -30,7 +32,7 @@ from attnlab.lessons.common.cost import DEFAULT, Cost
 from attnlab.lessons.common.params import Param, ParamError, check
 
 FOLDER = Path(__file__).parent  # attnlab/lessons/
-PIECES = ("lesson.py", "figure.py", "view.py", "page.html", "strings.json")  # what every topic's folder holds
+PIECES = ("lesson.py", "ask.py", "figure.py", "view.py", "page.html", "strings.json")  # what every topic's folder holds
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,21 @@ class Topic:
         return getattr(self.piece("lesson"), self.function)
 
     @property
+    def options(self) -> tuple[str, ...]:
+        """The ids of the choices of the question the topic asks first (its ask.py's OPTIONS)."""
+        return tuple(self.piece("ask").OPTIONS)
+
+    def answer(self, result):
+        """The option this run's numbers make right, with the numbers that decide it (its ask.py)."""
+        return self.piece("ask").answer(result)
+
+    def verdict(self, result, predict: str, lang: str = "zh") -> dict:
+        """Whether `predict` is this run's answer, in words (lessons/common/ask.py: verdict)."""
+        from attnlab.lessons.common.ask import verdict
+
+        return verdict(self.slug, self.answer(result), predict, lang)
+
+    @property
     def view(self):
         """The terminal view: view(console, result, lang, t)."""
         return self.piece("view").show
@@ -78,6 +95,12 @@ class Topic:
     def heavy(self) -> bool:
         """The lesson takes seconds (it trains, times or samples): its lesson.py says HEAVY = True."""
         return bool(getattr(self.piece("lesson"), "HEAVY", False))
+
+    @property
+    def course(self) -> tuple[str, int]:
+        """(section, place): where the course map (web/course_map.py) lists it; its lesson.py's COURSE."""
+        section, place = self.piece("lesson").COURSE
+        return section, int(place)
 
     @property
     def together(self) -> bool:

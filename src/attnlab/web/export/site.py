@@ -151,7 +151,7 @@ def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | 
     """The page as the static copy serves it: see the module docstring. `here` is the page's own URL;
     `link(target)` is the relative href of an exported target, None when it is not exported. `extras`
     (attnlab.web.export.states.Extras) names the controls that become links and the paragraphs to add."""
-    from attnlab.web.export.states import STYLE, paragraph
+    from attnlab.web.export.states import STYLE, answered_already, paragraph
 
     parsed = tags_of(text)
     edits: list[tuple[int, int, str]] = [(start, end, "") for start, end in parsed.scripts]
@@ -184,7 +184,8 @@ def static_page(text: str, here: str, lang: str, link: Callable[[Target], str | 
             close = parsed.closes[tag.start]
             edits.append((close[0], close[1], "</a>"))
             continue
-        attrs, changed = [], False
+        tag, changed = answered_already(tag, here)
+        attrs = []
         for k, v in tag.attrs:
             if tag.name == "form" and k in ("action", "method"):
                 changed = True

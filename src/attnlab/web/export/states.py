@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
-from urllib.parse import urlencode, urljoin, urlsplit
+from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
@@ -35,6 +35,7 @@ SKIPPED_PARAMS = frozenset({"seed"})  # a seed's other values teach nothing a le
 # forms left as they are (a topic's parameters get their links from PARAMS, one at a time, below).
 EXPANDED = ("/toy", "/lookup", "/explain/")
 NOT_EXPANDED_FORMS = frozenset({"explain-form"})
+ASK_FORM = "ask-form"  # a topic's question: its answers become links on the topic's first page (asks_here)
 # The generation settings the copy shows for the trained model (one prompt, a few ways to choose).
 GENERATIONS = (
     {"greedy": "1"},
@@ -169,14 +170,37 @@ def page_defaults(path: str) -> dict[str, str]:
     return {}
 
 
+def asks_here(here: str) -> bool:
+    """Whether the copy asks a topic's question on this page: on its first page (the defaults) and the pages its
+    answers lead to; a state reached by a parameter's link shows its results at once (the copy asked already)."""
+    parts = urlsplit(here)
+    return parts.path.startswith("/explain/") and not (set(parse_qs(parts.query)) - {"lang", "predict"})
+
+
+def answered_already(tag, here: str):
+    """(tag, changed): on a topic's page reached by a parameter's link, the results show at once and the question
+    (asked on the topic's first page) is hidden; any other tag as it is."""
+    names = dict(tag.attrs)
+    if asks_here(here) or not urlsplit(here).path.startswith("/explain/"):
+        return tag, False
+    if "data-results" not in names and names.get("id") != "ask":
+        return tag, False
+    attrs = [(k, v) for k, v in tag.attrs if k != "hidden"] + ([("hidden", None)] if names.get("id") == "ask" else [])
+    return replace(tag, attrs=attrs), True
+
+
 def form_choices(text: str, here: str) -> dict[int, str]:
     """{offset of a <button>/<label>: the lab URL its GET form would submit when it is pressed}."""
     choices: dict[int, str] = {}
     path = urlsplit(here).path
-    if not path.startswith(EXPANDED) or path.removeprefix("/explain/") in HEAVY_TOPICS | TOGETHER_TOPICS:
-        return choices
+    fixed = not path.startswith(EXPANDED) or path.removeprefix("/explain/") in HEAVY_TOPICS | TOGETHER_TOPICS
     for form in forms(text):
-        if (form.attrs.get("method") or "get").lower() != "get" or form.attrs.get("id") in NOT_EXPANDED_FORMS:
+        if form.attrs.get("id") == ASK_FORM:
+            if not asks_here(here):
+                continue
+        elif (
+            fixed or (form.attrs.get("method") or "get").lower() != "get" or form.attrs.get("id") in NOT_EXPANDED_FORMS
+        ):
             continue
         base = [(k, v) for k, v in form.fields if v is not None]
         for offset, name, value in form.buttons:
@@ -257,7 +281,8 @@ def explain_values(text: str, topic: str, query: dict[str, str], lang: str) -> l
             continue
         for v in values:
             params = {} if v == p.default else {p.name: str(v).lower() if isinstance(v, bool) else _shown(v)}
-            links.append((f"{p.name} = {_shown(v)}", _url(f"/explain/{topic}", lang, **params), params == query))
+            here = params == {k: v for k, v in query.items() if k != "predict"}
+            links.append((f"{p.name} = {_shown(v)}", _url(f"/explain/{topic}", lang, **params), here))
     return [Links(form.end, "static-values", _cmd(lang, "export.states.values"), tuple(links))]
 
 

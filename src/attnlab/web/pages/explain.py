@@ -25,6 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from attnlab.display.fmt import fixed
 from attnlab.i18n import catalog, t
+from attnlab.lessons.common.ask import question
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
@@ -35,7 +36,7 @@ from attnlab.web.responses import answers
 router = APIRouter()
 
 PROGRESS_AFTER_S = 1.0  # a page whose lesson still trains after this long shows the training's progress instead
-RESERVED = ("lang",)  # query parameters of the page itself, never passed to a lesson
+RESERVED = ("lang", "predict")  # query parameters of the page itself, never passed to a lesson
 FORM_HIDDEN = {"quiz", "answer"}  # the glossary's quiz fields live in each quiz's own form
 
 
@@ -89,19 +90,18 @@ def _raw(request: Request) -> dict[str, str]:
     return {k.replace("-", "_"): v for k, v in request.query_params.items() if k not in RESERVED}
 
 
-ASK_OPTIONS = "abcd"  # a topic's question offers explain.<slug>.ask.opt.a, .b, ... (those that exist)
+def ask(topic: Topic, lang: str) -> dict:
+    """The question the topic asks before it shows anything: {"q", "options": [(id, words)]}."""
+    return question(topic.slug, topic.options, lang)
 
 
-def ask(topic: Topic, lang: str) -> dict | None:
-    """The topic's question, asked before its claims are revealed: {"q", "options": [(value, text)]}, or None
-    for a topic that asks none (the glossary has its own quizzes)."""
-    key, strings = f"explain.{topic.slug}.ask", catalog()
-    if f"{key}.q" not in strings:
+def verdict_of(topic: Topic, result, request: Request, lang: str) -> dict | None:
+    """Right or wrong for the page's ?predict=, read from this run's numbers; None before an answer (or for a
+    value that is not one of the options: the question is asked again)."""
+    predict = request.query_params.get("predict")
+    if result is None or predict not in topic.options:
         return None
-    return {
-        "q": t(f"{key}.q", lang),
-        "options": [(o, t(f"{key}.opt.{o}", lang)) for o in ASK_OPTIONS if f"{key}.opt.{o}" in strings],
-    }
+    return topic.verdict(result, predict, lang)
 
 
 _SHELL_SAFE = re.compile(r"[^A-Za-z0-9_@%+=:,./-]")  # shlex.quote's rule; explain.js quotes the same way
@@ -219,6 +219,7 @@ async def explain_page(request: Request, topic: str):
             query=query,
             cli=cli_line(tp, raw),
             ask=None,
+            verdict=None,
             training=_labelled(tp, training.models, lang),
             progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}),
         )
@@ -238,6 +239,7 @@ async def explain_page(request: Request, topic: str):
         timed=result is not None and measures_time(as_dict(result)),
         cli=cli_line(tp, raw),
         ask=ask(tp, lang),
+        verdict=verdict_of(tp, result, request, lang),
         figure_url=make_url(f"/explain/{tp.name}/figure.png", lang, **query) if result is not None else None,
     )
 
@@ -345,7 +347,8 @@ async def api_explain(
     request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]
 ) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
-    d-k), plus lang=zh|en for the text. Unknown topic: 404. A bad value: 422 naming the parameter (message in
+    d-k), plus lang=zh|en for the text, and predict=OPTION, the learner's answer to the topic's question: then
+    "verdict" says whether it is right at these numbers (lessons/common/ask.py). Unknown topic: 404. A bad value: 422 naming the parameter (message in
     English; detail[0].ctx.localized in the requested language). Results are kept by parameters; when the
     server already computes as many lessons as it runs at once: 503 with Retry-After (and the sentence in
     `lang` at detail[0].ctx.localized)."""
@@ -381,4 +384,7 @@ async def api_explain(
                 }
             ]
         ) from None
-    return await run_in_threadpool(lambda: JSONResponse(as_dict(result)))
+    verdict = verdict_of(tp, result, request, lang)
+    return await run_in_threadpool(
+        lambda: JSONResponse(as_dict(result) if verdict is None else {**as_dict(result), "verdict": verdict})
+    )

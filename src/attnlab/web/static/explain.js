@@ -232,7 +232,7 @@
     if (busy) busy.hidden = !on;
     res?.classList.toggle("stale", on);
     if (!on) {
-      for (const el of [res, fig, box]) if (el) el.hidden = el === box;
+      for (const el of [res, fig, box]) if (el) el.hidden = el === box || (el === res && !answered());
       box?.querySelector(".training")?.replaceChildren();
       if (box) { box.querySelector("[data-training]").hidden = true; box.querySelector("[data-plain]").hidden = false; }
       return;
@@ -277,8 +277,11 @@
     showError("");
     lastData = data;
     walk(results(), { root: data });
+    if (data.verdict) showVerdict(data.verdict);
     const figure = document.getElementById("explain-figure");
-    if (figure) figure.src = `/explain/${topic}/figure.png?${withLang(q)}`;
+    const drawn = new URLSearchParams(q);
+    drawn.delete("predict"); // the figure is the run's, whatever the answer
+    if (figure) figure.src = `/explain/${topic}/figure.png?${withLang(drawn)}`;
     const page = new URLSearchParams(q);
     page.delete("quiz");
     page.delete("answer");
@@ -368,24 +371,47 @@
   }
 
   // ------------------------------------------------------------------- the question before the answers
-  // The claims open only once an answer is chosen; the choice is echoed above them.
-  const reveal = document.getElementById("reveal");
-  if (reveal) {
-    const chosen = () => document.querySelector("input[name=predict]:checked");
-    const first = document.getElementById("ask-first");
-    reveal.querySelector("summary").addEventListener("click", (event) => {
-      if (!reveal.open && !chosen()) { event.preventDefault(); first.hidden = false; document.querySelector("input[name=predict]")?.focus(); }
-    });
-    document.addEventListener("change", (event) => {
-      if (event.target.name === "predict") first.hidden = true;
-    });
-    reveal.addEventListener("toggle", () => {
-      const guess = document.getElementById("your-guess");
-      const pick = chosen();
-      guess.hidden = !(reveal.open && pick);
-      if (pick) guess.querySelector("b").textContent = pick.labels[0].textContent.trim();
-    });
+  // Nothing measured shows until the learner answers. The answer travels with the settings (a hidden predict
+  // field of the form), so the API says right or wrong for each new run (its "verdict"), read from its numbers.
+  function answered() { return form.querySelector("input[name=predict]")?.value || ""; }
+
+  function showVerdict(v) {
+    const box = document.getElementById("verdict");
+    if (!box) return;
+    box.querySelector("[data-verdict-head]").textContent = v.head;
+    box.querySelector("[data-verdict-why]").textContent = v.why;
+    box.dataset.correct = String(v.correct);
+    box.classList.toggle("right", v.correct);
+    box.classList.toggle("wrong", !v.correct);
+    box.hidden = false;
+    const locked = document.getElementById("ask-locked");
+    if (locked) locked.hidden = true;
+    remember(v.correct);
   }
+
+  function remember(correct) { // the course map (home page) shows which questions were answered, and how
+    try {
+      const kept = JSON.parse(localStorage.getItem("attnlab.progress") || "{}");
+      kept[topic] = { correct };
+      localStorage.setItem("attnlab.progress", JSON.stringify(kept));
+    } catch (err) { /* storage off: the map shows no progress */ }
+  }
+  const given = document.getElementById("verdict");
+  if (given && !given.hidden) remember(given.dataset.correct === "true"); // answered without a script (?predict=)
+
+  const askForm = document.getElementById("ask-form");
+  askForm?.addEventListener("submit", (event) => {
+    const pick = askForm.querySelector("input[name=predict]:checked");
+    if (!pick) return; // the browser's own check asks for a choice
+    event.preventDefault();
+    let field = form.querySelector("input[name=predict]");
+    if (!field) {
+      field = Object.assign(document.createElement("input"), { type: "hidden", name: "predict" });
+      form.prepend(field);
+    }
+    field.value = pick.value;
+    update();
+  });
 
   // -------------------------------------------------------------- the topic chips: the current one in view
   const current = document.querySelector(".topics [aria-current=page]");

@@ -1,0 +1,81 @@
+"""Every topic is a lesson (issue 36), in a real browser, zh and en, JavaScript on and off: the page asks its
+question first, shows nothing measured until the learner answers, then says right or wrong with the run's own
+numbers (the sentence the Python core wrote, word for word), and puts the figure before the first table. With
+JavaScript the answers are remembered in the browser and the home page's course map marks them.
+
+Each topic is opened at its QUICK settings (the suite's shared store holds those results); figure requests get a
+blank PNG here, since this test is about the page's order and words (the figures have tests of their own)."""
+
+import base64
+from urllib.parse import urlencode
+
+import pytest
+from results import quick_query, result
+
+from attnlab.i18n import t
+from attnlab.lessons.explain import TOPICS
+
+BLANK_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+FIGURE_FIRST = """() => {
+  const figure = document.querySelector('#figure-card'), table = document.querySelector('#results table');
+  return !!figure && (!table || !!(figure.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING));
+}"""
+
+
+def _wrong(topic, answer: str) -> str:
+    return next(o for o in topic.options if o != answer)
+
+
+def _answer(page, option: str, js: bool) -> None:
+    page.check(f"#predict-{option}")
+    if js:
+        page.evaluate(
+            "() => { window.__explained = false; document.addEventListener('explain:updated', "
+            "() => { window.__explained = true; }, {once: true}); }"
+        )
+        page.click("#reveal-go")
+        page.wait_for_function("() => window.__explained === true")
+    else:
+        with page.expect_navigation():
+            page.click("#reveal-go")
+
+
+@pytest.mark.parametrize("js", [True, False], ids=["js-on", "js-off"])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_first(open_page, lang, js):
+    page = open_page("/?" + urlencode({"lang": lang}), js=js)
+    page.route("**/figure.png*", lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_PNG))
+    for name, topic in TOPICS.items():
+        r = result(name, lang=lang, **topic.quick)
+        answer = topic.answer(r).option
+        page.goto(f"/explain/{name}?" + urlencode({**quick_query(name), "lang": lang}))
+        if page.locator("#training").count():  # a first visit trains: the page reloads itself with the results
+            page.wait_for_selector("#ask")
+        assert page.locator("#ask").is_visible(), name
+        assert page.inner_text("#ask-q").strip() == t(f"explain.{topic.slug}.ask.q", lang), name
+        options = page.locator("#ask input[name=predict]")
+        assert options.count() == len(topic.options), name
+        for hidden in ("[data-results]", "#figure-card", "#claims-card", "#verdict"):
+            assert page.locator(hidden).is_hidden(), f"{name}: {hidden} shows before an answer"
+        pick = _wrong(topic, answer) if (js or lang == "en") else answer
+        _answer(page, pick, js)
+        expected = topic.verdict(r, pick, lang)
+        verdict = page.locator("[data-verdict]")
+        assert verdict.is_visible(), name
+        assert verdict.get_attribute("data-correct") == str(expected["correct"]).lower(), name
+        assert page.inner_text("[data-verdict-head]").strip() == expected["head"], name
+        assert page.inner_text("[data-verdict-why]").strip() == expected["why"], name
+        assert page.locator("[data-results]").is_visible() and page.locator("#figure-card").is_visible(), name
+        assert page.evaluate(FIGURE_FIRST), f"{name}: a table comes before the figure"
+        if js:  # a second answer, the right one: the verdict follows, without a reload
+            _answer(page, answer, js)
+            assert verdict.get_attribute("data-correct") == "true", name
+            assert page.inner_text("[data-verdict-head]").strip() == topic.verdict(r, answer, lang)["head"], name
+    page.goto("/?" + urlencode({"lang": lang}))
+    marks = page.locator("#map [data-topic] [data-mark]:not([hidden])")
+    if js:  # the last answer of each topic was right
+        assert marks.count() == len(TOPICS) and set(page.locator("#map .map-mark.right").all_inner_texts()) == {"✓"}
+    else:
+        assert marks.count() == 0  # nothing is remembered without a script (and nothing on the server)

@@ -1,0 +1,38 @@
+"""Every topic asks first (issue 36): its folder's ask.py names the choices, each has words in both languages,
+and at the lesson's QUICK settings its answer is one of them, read from that run and explained with its numbers."""
+
+import string
+
+import pytest
+from results import by_topic, result
+
+from attnlab.i18n import LANGS, catalog
+from attnlab.lessons.explain import TOPICS
+
+
+@pytest.mark.parametrize("name", TOPICS)
+def test_every_topic_asks_a_question_with_words_for_each_choice(name):
+    topic, strings = TOPICS[name], catalog()
+    assert (topic.folder / "ask.py").is_file(), f"{name}: no ask.py"
+    options = topic.options
+    assert 2 <= len(options) <= 4 and len(set(options)) == len(options), options
+    key = f"explain.{topic.slug}.ask"
+    for part in ("q", "why", *(f"opt.{o}" for o in options)):
+        assert f"{key}.{part}" in strings, f"{name}: no string {key}.{part}"
+    words = [strings[f"{key}.opt.{o}"][lang] for o in options for lang in LANGS]
+    assert len(set(words)) == len(words), f"{name}: two choices read alike"
+
+
+@pytest.mark.parametrize("name", by_topic())
+def test_the_answer_is_a_choice_and_its_reason_names_this_runs_numbers(name):
+    topic = TOPICS[name]
+    r = result(name, **topic.quick)
+    answer = topic.answer(r)
+    assert answer.option in topic.options
+    why = catalog()[f"explain.{topic.slug}.ask.why"]
+    for lang in LANGS:
+        fields = {f for _, f, _, _ in string.Formatter().parse(why[lang]) if f}
+        assert fields == set(answer.numbers), f"{name} [{lang}]: the sentence and the numbers disagree"
+        assert any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in answer.numbers.values())
+        verdicts = {o: topic.verdict(r, o, lang) for o in topic.options}
+        assert [o for o, v in verdicts.items() if v["correct"]] == [answer.option]
