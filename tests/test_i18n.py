@@ -18,7 +18,8 @@ from attnlab.web.nav import LESSONS
 WEB = Path(__file__).resolve().parents[1] / "src" / "attnlab" / "web"
 LESSONS_DIR = WEB.parent / "lessons"
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
-DATA = ("猫", "追", "老鼠", "它", "中文", "注意力实验室")  # the tokens, the switch back to Chinese, the lab's name
+# the tokens, the switch back to Chinese, the lab's name, and the examples the course map's topic titles quote
+DATA = ("猫", "追", "老鼠", "它", "中文", "注意力实验室", "苹果发布会", "苹果真甜", "苹果", "明月", "月明")
 
 
 def fields(text: str) -> set[str]:

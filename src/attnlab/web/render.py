@@ -21,6 +21,7 @@ from attnlab import __version__
 from attnlab.display.fmt import MINUS, num
 from attnlab.i18n import DEFAULT_LANG, LANGS, normalize_lang, t
 from attnlab.web import plots
+from attnlab.web.course_map import course_map
 from attnlab.web.nav import LESSONS
 
 HERE = Path(__file__).parent
@@ -100,6 +101,7 @@ def helpers(request: Request) -> dict:
         "here": here,
         "lang_url": here(lang=other),
         "static": lambda name: f"/static/{name}?v={__version__}",
+        "course_map": course_map,
         "nav": [
             {
                 "slug": l.slug,

@@ -47,6 +47,7 @@ PARAMS = (
     ),
 )
 QUICK = {"train_steps": 40}
+COURSE = ("lecture06", 140)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 CHART_W, CHART_H, PAD = 480, 260, 48  # the page's SVG chart, in its own units

@@ -61,6 +61,7 @@ PARAMS = (
     Param("repeats", "int", 3, 1, 20, step=1, help="timing runs per point (the fastest is kept)"),
 )
 QUICK = {"n": 64, "d_model": 32, "n_heads": 4, "time_n_max": 64, "time_d_model": 16, "repeats": 1}
+COURSE = ("chapter01", 50)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

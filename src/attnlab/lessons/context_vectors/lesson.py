@@ -34,6 +34,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed of the (shared) weights"),
 )
 QUICK = {"d_model": 16}
+COURSE = ("chapter01", 30)  # the course map's section (web/course_map.py) and place in it
 
 
 @dataclass

@@ -50,6 +50,7 @@ PARAMS = (
     Param("micro", "int", 8, 1, 1024, step=1, log=True, help="micro-batches per batch in the pipeline"),
 )
 QUICK = {"b": 2, "train_steps": 2, "ranks": 8}
+COURSE = ("chapter16", 60)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 SEED = 0  # the weights and windows: exactness is a property of the sum, not of a draw (no seed parameter)
 TOL = 1e-6  # fp32: rounding of sums in another order stays well below this

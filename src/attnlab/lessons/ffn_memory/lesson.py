@@ -58,6 +58,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
 QUICK = {"layers": 1, "d_model": 16, "train_steps": 20, "top": 5, "shown": 3}
+COURSE = ("inside", 30)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

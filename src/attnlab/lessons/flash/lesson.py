@@ -66,6 +66,7 @@ PARAMS = (
     Param("sram_kib", "int", 192, 64, 1024, step=1, log=True, help="on-chip SRAM M in KiB (A100: 192 per SM)"),
 )
 QUICK = {"n": 6, "tile": 4, "n_max": 512, "window": 32}
+COURSE = ("lecture06", 130)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -25,6 +25,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the untrained weights and the token ids"),
 )
 QUICK = {"n_tgt": 3, "n_src": 2}
+COURSE = ("lecture06", 90)  # the course map's section (web/course_map.py) and place in it
 
 FORMS = ("encoder-only", "decoder-only", "encoder-decoder")
 

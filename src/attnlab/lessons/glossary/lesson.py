@@ -25,6 +25,7 @@ PARAMS = (
     Param("answer", "str", "", max_len=2000, help="the learner's answer to that quiz; its model answer then shows"),
 )
 QUICK = {"quiz": 5, "answer": "2"}
+COURSE = ("chapter01", 10)  # the course map's section (web/course_map.py) and place in it
 
 # Quiz 2's answer shows a residual connection at work: the gradient through RESIDUAL_DEPTH layers x <- tanh(W x)
 # against x <- x + tanh(W x), with ||W||_2 = RESIDUAL_LAM < 1, by autograd.

@@ -53,6 +53,7 @@ PARAMS = (
     ),
 )
 QUICK = {"steps": 20, "n": 6, "vocab": 8, "d_model": 16, "seed": 1}
+COURSE = ("inside", 50)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -59,6 +59,7 @@ PARAMS = (
     ),
 )
 QUICK = {"train_steps": 60}
+COURSE = ("inside", 20)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

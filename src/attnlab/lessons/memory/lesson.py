@@ -70,6 +70,7 @@ PARAMS = (
     Param("lab_kv_heads", "choice", 2, choices=(1, 2, 4), help="K/V heads of the lab's measured GQA model (4 = MHA)"),
 )
 QUICK = {"layers": 2, "d_model": 64, "heads": 4, "kv_heads": 2, "vocab": 100, "context": 32}
+COURSE = ("chapter16", 40)  # the course map's section (web/course_map.py) and place in it
 TOGETHER = True
 
 

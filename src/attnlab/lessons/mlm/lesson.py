@@ -82,6 +82,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"steps": 20, "d_model": 8}
+COURSE = ("lecture06", 120)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

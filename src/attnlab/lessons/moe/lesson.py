@@ -64,6 +64,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
 QUICK = {"train_steps": 30}
+COURSE = ("chapter16", 50)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -58,6 +58,7 @@ PARAMS = (
     ),
 )
 QUICK = {"d_model": 32, "n_heads": 4, "n": 8, "train_steps": 25}
+COURSE = ("lecture06", 60)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

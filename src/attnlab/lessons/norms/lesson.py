@@ -25,6 +25,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"batch": 4, "d_model": 6}
+COURSE = ("lecture06", 80)  # the course map's section (web/course_map.py) and place in it
 ROUNDING = 1e-12  # float64: "the same output" up to rounding
 DIFFERS = 0.01  # "comes out differently": by at least 0.01 on outputs of unit scale (normalized), far above rounding
 

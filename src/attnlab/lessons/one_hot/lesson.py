@@ -55,6 +55,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"d_model": 8, "train_steps": 20}
+COURSE = ("lecture06", 100)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -61,6 +61,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
 )
 QUICK = {"n_layers": 1, "n_heads": 2, "train_steps": 20, "seed": 1}
+COURSE = ("inside", 40)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

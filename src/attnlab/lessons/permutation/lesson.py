@@ -24,6 +24,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the weights and of the random shuffle"),
 )
 QUICK = {"d_model": 8}
+COURSE = ("lecture06", 75)  # the course map's section (web/course_map.py) and place in it
 
 SHOWN_DIMS = 4  # output columns shown per token
 ROUNDING = 1e-5  # float32: equivariance holds to rounding, far below this

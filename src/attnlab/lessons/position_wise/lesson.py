@@ -27,6 +27,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="seed of the input and the weights"),
 )
 QUICK = {"n": 3, "d_model": 4}
+COURSE = ("chapter01", 40)  # the course map's section (web/course_map.py) and place in it
 
 LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
 MIXES = 0.01  # "attention mixes" means an off-diagonal block of at least 1% of its largest block norm: not rounding

@@ -26,6 +26,7 @@ PARAMS = (
     Param("n_check", "int", 1000, 1, 100000, step=1, log=True, help="positions pos = 0 .. n_check-1 checked"),
 )
 QUICK = {"n_positions": 16, "d_model": 16, "n_check": 50}
+COURSE = ("lecture06", 70)  # the course map's section (web/course_map.py) and place in it
 
 BASE = 10000.0
 ROTATION_TOL = 1e-6  # float64 sin/cos at positions up to ~10^5: rounding is ~1e-11, far below this

@@ -32,6 +32,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"steps": 12, "hidden": 8}
+COURSE = ("lecture06", 20)  # the course map's section (web/course_map.py) and place in it
 
 LAMBDAS = (0.5, 0.9, 1.0, 1.1)  # the course's four cases, always computed for the figure
 FADED = 0.1  # "vanished": T steps apart the gradient is at most a tenth of what a norm-preserving step keeps (1)

@@ -55,6 +55,7 @@ PARAMS = (
     ),
 )
 QUICK = {"layers": 2, "d_model": 64, "heads": 4, "vocab": 100, "context": 32}
+COURSE = ("chapter16", 30)  # the course map's section (web/course_map.py) and place in it
 TOGETHER = True
 TOLERANCE = 0.02  # a count within 2% of the published figure
 CHINCHILLA = 20  # tokens per parameter at the compute-optimal size (Hoffmann et al. 2022)

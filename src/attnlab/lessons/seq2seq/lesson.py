@@ -48,6 +48,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="the first seed (its models give the example and the maps)"),
 )
 QUICK = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}
+COURSE = ("lecture06", 40)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -55,6 +55,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"n_max": 32, "d_model": 8, "n_heads": 2, "repeats": 1}
+COURSE = ("lecture06", 30)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

@@ -32,6 +32,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"n_samples": 1000, "n_keys": 8}
+COURSE = ("lecture06", 50)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 SWEEP = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512

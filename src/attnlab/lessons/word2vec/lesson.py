@@ -76,6 +76,7 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"gpt_steps": 20, "top_k": 3}
+COURSE = ("lecture06", 110)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 

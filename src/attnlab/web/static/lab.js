@@ -9,6 +9,25 @@
   "use strict";
   document.documentElement.classList.add("js");
 
+  // The course map (home page, top bar): a topic whose question this browser answered is marked right or wrong
+  // (explain.js keeps the answers in localStorage; nothing goes to the server).
+  function markMap() {
+    let kept = {};
+    try { kept = JSON.parse(localStorage.getItem("attnlab.progress") || "{}"); } catch (err) { return; }
+    for (const li of document.querySelectorAll(".course-map [data-topic]")) {
+      const mark = li.querySelector("[data-mark]");
+      const done = kept[li.dataset.topic];
+      if (!mark || !done) continue;
+      const map = li.closest(".course-map");
+      mark.textContent = done.correct ? "✓" : "✗";
+      mark.title = done.correct ? map.dataset.right : map.dataset.wrong;
+      mark.className = `map-mark ${done.correct ? "right" : "wrong"}`;
+      mark.hidden = false;
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", markMap);
+  else markMap();
+
   // Honest rounding (attnlab/display/fmt.py `fixed`, the server's `num`): up to `digits` decimals, but a number that
   // is not whole never shows as a whole one (0.99998 -> "0.99998"; 0.00002 -> "2e−5"); U+2212 minus.
   function strip(text) {
