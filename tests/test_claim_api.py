@@ -66,7 +66,7 @@ def test_an_identity_is_shown_or_contradicted():
 def test_the_data_redoes_the_status_and_the_words_say_it():
     c = lead("a", "t", "zh", measured=0.30, baseline=0.25, margin=0.1, control="均匀分布", values={"acc": 0.3})
     assert status_of(c.direction, c.measured, c.baseline, c.margin) == c.status == NOT_SHOWN
-    assert "均匀分布" in c.versus and "未显示" in c.versus and c.values == {"acc": 0.3}
+    assert "均匀分布" in c.versus and "未能证实" in c.versus and c.values == {"acc": 0.3}
     en = lead(
         "a", "t", "en", measured=0.30, baseline=0.25, margin=0.1, control="a uniform map", hint="(try 1000 steps)"
     )

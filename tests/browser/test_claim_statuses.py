@@ -39,5 +39,5 @@ def test_shown_not_shown_and_contradicted_read_the_same_as_the_api(open_page, ap
     assert page.evaluate(ITEMS) == expected(data)
     not_shown = page.locator('#claims li[data-status="not_shown"]')
     assert not_shown.count() >= 1 and "claim not-shown" in not_shown.first.get_attribute("class")
-    word = "在这些设置下未显示" if lang == "zh" else "not shown at these settings"
+    word = "在这些设置下未能证实" if lang == "zh" else "not shown at these settings"
     assert word in not_shown.first.locator(".versus").text_content()
