@@ -36,3 +36,18 @@ def test_the_answer_is_a_choice_and_its_reason_names_this_runs_numbers(name):
         assert any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in answer.numbers.values())
         verdicts = {o: topic.verdict(r, o, lang) for o in topic.options}
         assert [o for o, v in verdicts.items() if v["correct"]] == [answer.option]
+
+
+def test_the_api_says_right_or_wrong_and_refuses_a_choice_that_is_not_one():
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    topic, query = TOPICS["norms"], {"batch": "4", "d_model": "6"}
+    with TestClient(create_app()) as client:
+        data = client.get("/api/explain/norms", params={**query, "predict": "b", "lang": "en"}).json()
+        assert data["verdict"] == topic.verdict(result("norms", batch=4, d_model=6), "b", "en")
+        bad = client.get("/api/explain/norms", params={**query, "predict": "z"})
+        assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "predict"]
+        assert "a, b, c" in bad.json()["detail"][0]["msg"]
+        assert "verdict" not in client.get("/api/explain/norms", params=query).json()  # no answer, no verdict

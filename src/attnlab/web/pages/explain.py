@@ -355,6 +355,12 @@ async def api_explain(
     tp = _topic(topic)
     raw = _raw(request)
     lang = lang_of(request)
+    predict = request.query_params.get("predict")
+    if predict is not None and predict not in tp.options:  # before any computing: a typo costs nothing
+        msg = f"predict must be one of {', '.join(tp.options)}, got {predict[:20]!r}"
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ("query", "predict"), "msg": msg, "input": predict}]
+        )
     try:
         refuse_cli_only(tp.params, raw)
         result = await lesson_cache.lesson(tp, raw, lang, request=request)
