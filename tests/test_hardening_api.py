@@ -226,3 +226,63 @@ def test_a_long_lesson_does_not_hold_up_other_requests(client, monkeypatch):
         for thread in waiting:
             thread.join(120)
     assert [a.status_code for a in answers] == [200] * 3 and answers[0].json() == answers[2].json()
+
+
+# ---- issue 37: lang is zh or en on every API address; a page falls back to Chinese and says so ------------
+
+
+def _filled(path: str, op: dict) -> str:
+    """`path` with each path parameter set to a value its schema allows (a cheap topic for /api/explain)."""
+    for p in op.get("parameters", []):
+        if p["in"] == "path":
+            enum = p["schema"].get("enum") or ["x"]
+            path = path.replace("{" + p["name"] + "}", "forms" if "forms" in enum else str(enum[0]))
+    return path
+
+
+@pytest.mark.parametrize("asked", ["-1", "fr", "en-US", "ZH", ""])
+def test_every_api_address_refuses_an_unknown_lang_as_fastapi_refuses_a_declared_one(client, asked):
+    from typing import Literal
+
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    probe = FastAPI()  # FastAPI's own answer for a declared lang: the standard the lab's 422 must match
+
+    @probe.get("/p")
+    def p(lang: Literal["zh", "en"] = "zh") -> None: ...
+
+    expected = TestClient(probe).get("/p", params={"lang": asked}).json()["detail"]
+    doc = client.get("/openapi.json").json()
+    sent = 0
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            url = _filled(path, op)
+            response = client.request(method.upper(), url, params=[("lang", "en"), ("lang", asked)])
+            assert response.status_code == 422, (method, url, response.status_code, response.text[:200])
+            assert response.json()["detail"] == expected, (method, url)
+            assert response.json()["message"].startswith("query parameter 'lang'")
+            sent += 1
+    assert sent >= 25  # every operation of the document, not a few
+
+
+def test_the_api_addresses_that_speak_a_language_publish_zh_and_en(client):
+    doc = client.get("/openapi.json").json()
+    speaking = ["/api/explain", "/api/explain/{topic}", "/api/explain/{topic}/progress", "/api/real/coreference"]
+    speaking += ["/api/real/embeddings", "/api/runs/{name}", "/api/pipeline/first-step", "/api/pipeline/focus"]
+    for path in speaking:
+        (lang,) = [p for p in doc["paths"][path]["get"]["parameters"] if p["name"] == "lang"]
+        assert lang["in"] == "query" and lang["schema"]["enum"] == ["zh", "en"], path
+    words = {x: client.get("/api/explain", params={"lang": x}).json()[0]["title"] for x in ("zh", "en")}
+    assert words["zh"] != words["en"] and client.get("/api/explain").json()[0]["title"] == words["zh"]
+
+
+@pytest.mark.parametrize("path", ["/toy", "/explain/forms"])
+def test_a_page_with_an_unknown_lang_falls_back_to_chinese_and_says_so(client, path):
+    page = client.get(path, params={"lang": "-1"})
+    assert page.status_code == 200 and 'lang="zh-CN"' in page.text and 'id="lang-note"' in page.text
+    assert "「-1」" in page.text
+    for fine, html_lang in (({}, "zh-CN"), ({"lang": "zh"}, "zh-CN"), ({"lang": "en"}, "en")):
+        page = client.get(path, params=fine)
+        assert page.status_code == 200 and f'<html lang="{html_lang}">' in page.text
+        assert 'id="lang-note"' not in page.text

@@ -198,7 +198,7 @@ def console_script() -> str:
 def test_sigterm_stops_after_the_step_and_saves(tmp_path):
     out = tmp_path / "ck"
     proc = subprocess.Popen(
-        [console_script(), "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
+        [console_script(), "train", "--corpus", "jingyesi", "--steps", "5000", "--out", str(out), "--lang", "en"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -214,7 +214,8 @@ def test_sigterm_stops_after_the_step_and_saves(tmp_path):
         proc.kill()
     assert proc.returncode == 0
     assert "stopped early" in stdout
-    assert 0 < json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] < 200_000
+    step = json.loads((out / "config.json").read_text(encoding="utf-8"))["step"]
+    assert 0 < step < 5000  # 5000: the most a built-in text trains for (train.run.MAX_STEPS)
     load_checkpoint(out)
 
 

@@ -4,7 +4,11 @@ Host and Origin checks, a body cap, short and UTF-8-safe 422s, and `serve`'s war
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import struct
 import threading
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -266,3 +270,38 @@ def test_serve_on_a_public_address_warns_that_there_is_no_authentication(monkeyp
     assert [kw["hosts"] for kw in served] == [("0.0.0.0",)]  # the lab then answers to the address it was asked for
     quiet = CliRunner().invoke(cli_app, ["serve", "--port", "0"])
     assert quiet.exit_code == 0 and "authentication" not in quiet.output
+
+
+class Lines(logging.Handler):
+    """The asyncio log's lines, counted (the server's event loop runs in another thread: a handler, not caplog)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def test_a_reader_that_hangs_up_on_the_event_stream_costs_at_most_one_log_line():
+    # issue 37: under schemathesis the server logged ~9,600 "socket.send() raised exception." lines; the stream
+    # wrote one event at a time, without a pause, into a socket whose reader had left
+    lines = Lines()
+    logging.getLogger("asyncio").addHandler(lines)
+    try:
+        with background() as url:
+            host, port = urlsplit(url).hostname, urlsplit(url).port
+            started = json.loads(post(url + "/api/train", b'{"corpus": "poem", "steps": 1500}', "application/json")[2])
+            status = f"{url}/api/train/{started['id']}"
+            while json.loads(urllib.request.urlopen(status, timeout=HANG).read())["status"] == "training":
+                time.sleep(0.1)
+            for _ in range(3):  # a finished run: its whole stream is ready at once
+                reader = socket.create_connection((host, port), timeout=HANG)
+                reader.sendall(f"GET /api/train/{started['id']}/events HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                assert reader.recv(100).startswith(b"HTTP/1.1 200")
+                reader.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # hang up: RST
+                reader.close()
+            assert urllib.request.urlopen(status, timeout=HANG).status == 200  # the server still answers
+    finally:
+        logging.getLogger("asyncio").removeHandler(lines)
+    assert len([line for line in lines.lines if "socket.send" in line]) <= 1, len(lines.lines)

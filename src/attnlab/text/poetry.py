@@ -13,7 +13,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnlab.text.corpus import read_poems_json
+from attnlab.io import safe_read
+from attnlab.text.corpus import CORPUS_LIMIT, read_poems_json
 from attnlab.text.forms import FORMS, classify
 
 SCRIPTS = ("simplified", "traditional")
@@ -64,7 +65,8 @@ class PoetryCorpus:
         """One checksum over the files read (names and contents), so --resume knows the corpus is unchanged."""
         h = hashlib.sha256()
         for f in self.files:
-            h.update(f.name.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+            data = safe_read.read_bytes(f, CORPUS_LIMIT)  # as read_poems_json read it: a regular file, bounded
+            h.update(f.name.encode() + b"\0" + hashlib.sha256(data).digest())
         return h.hexdigest()
 
 

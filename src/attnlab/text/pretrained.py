@@ -12,6 +12,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from attnlab.io import safe_read
+
 
 @dataclass
 class Encoded:
@@ -32,7 +34,7 @@ class PretrainedTokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path) -> PretrainedTokenizer:
-        return cls(Tokenizer.from_file(str(path)))
+        return cls(Tokenizer.from_file(str(safe_read.regular(path))))  # the library opens it: a regular file only
 
     @property
     def vocab_size(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from attnlab.io import safe_read
 from attnlab.text.bpe import BPETokenizer
 from attnlab.text.char import CharTokenizer
 
@@ -38,7 +39,7 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     """Read a `tokenizer.json` written by `save_tokenizer`, whichever kind it holds."""
     path = Path(path)
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
+        d = safe_read.read_json(path, "tokenizer.json")  # a regular file, bounded in size and nesting
     except FileNotFoundError:
         raise ValueError(f"no tokenizer file at {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

@@ -31,6 +31,9 @@ DEFAULTS: dict[str, tuple[str, dict]] = {
     "poem": ("poem-tiny", dict(steps=60, lr=1e-2, schedule="cosine", weight_decay=0.0)),
     "jingyesi": ("jingyesi-tiny", dict(steps=150, lr=1e-2, schedule="cosine", weight_decay=0.0)),
 }
+# The most optimizer steps a run on a built-in text takes, from the CLI as from the web lab's form and API (a web
+# run holds a slot meanwhile): both poems are recited after 60 / 150, so more only repeats what is learnt.
+MAX_STEPS = 5000
 # Any corpus file: nanoGPT's Tiny Shakespeare CPU recipe.
 # Progress every 10 steps: reading the loss waits for the device, and a probe is one more forward pass.
 FILE_DEFAULTS = (
@@ -58,6 +61,16 @@ POETRY_FORMS = "regular"  # a collection's default slice: the four regular forms
 POETRY_ALIGN = True  # a collection's windows start at a poem's beginning (TokenData.from_split, align)
 
 PROBE_CONTEXT, PROBE_TARGET = "床前明月", "光"  # the course's example: p(光 | 床前明月)
+
+
+def check_steps(corpus: str, steps: int) -> None:
+    """ValueError when a run on a built-in text asks for more than MAX_STEPS (a file or a folder may train longer)."""
+    if corpus in BUILTIN_TEXTS and steps > MAX_STEPS:
+        raise ValueError(
+            f"--steps must be a whole number from 1 to {MAX_STEPS} for the built-in text {corpus!r}, got {steps} "
+            f"(its default, {corpus_defaults(corpus)[1]['steps']}, is enough to recite it; a corpus file or folder "
+            "may train for longer)"
+        )
 
 
 def corpus_defaults(corpus: str) -> tuple[str, dict]:
@@ -211,6 +224,7 @@ def new_run(
     """A fresh, seeded run on `corpus` (a built-in name, a file path, or a folder/glob of poetry JSON)."""
     preset_name, defaults = corpus_defaults(corpus)
     cfg = TrainConfig(**{**defaults, **{k: v for k, v in train_settings.items() if v is not None}})
+    check_steps(corpus, cfg.steps)
     with corpus_memory(corpus, max_corpus_mb):
         source = load_corpus(corpus, script, form, align, max_corpus_mb)
         texts = source.texts
@@ -317,6 +331,7 @@ def resume_run(
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"cannot resume {checkpoint}: its training settings are invalid: {e}") from None
     step = scalars["step"]
+    check_steps(corpus, cfg.steps)
     if cfg.steps <= step:
         raise ValueError(f"{checkpoint} has already trained {step} steps; to resume, ask for more (--steps > {step})")
     opts = meta.get("corpus_options") if isinstance(meta.get("corpus_options"), dict) else {}

@@ -29,14 +29,14 @@ from collections.abc import Iterable
 from importlib import import_module
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab import __version__
-from attnlab.web import errors, options, refusals
+from attnlab.web import api_lang, errors, options, refusals
 from attnlab.web.limits import LOCAL_HOSTS, MAX_BODY, TEST_HOSTS, RequestLimits
 from attnlab.web.render import LESSONS_DIR, STATIC_DIR
 from attnlab.web.warm_gate import InFlight
@@ -115,7 +115,14 @@ def create_app(
     `data_dir`: the folder of corpora /scale offers by name (`attnlab serve --data`); None = none.
     """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
-    app = FastAPI(title="attnlab · 注意力实验室", version=__version__, docs_url=None, redoc_url=None)
+    # Every API route refuses a lang other than zh or en (web/api_lang.py); pages fall back to Chinese instead.
+    app = FastAPI(
+        title="attnlab · 注意力实验室",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        dependencies=[Depends(api_lang.refuse_unknown)],
+    )
     errors.install(app)
     refusals.install(app)  # budget's refusals (403 another site, 422 too large, 503 busy or stopped)
     app.state.runs_dir = Path(runs_dir).expanduser().resolve() if runs_dir is not None else None

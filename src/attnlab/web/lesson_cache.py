@@ -5,7 +5,8 @@ question is answered from memory, and after a restart from disk (lessons/common/
 computes on its own thread, in a lane of web/budget.py (never on the event loop or the request thread pool, so
 /api/toy and the other pages keep answering). A request for a lesson already being computed waits for that
 computation, not a second one; when every request waiting for it has gone, it stops at its next training step
-(train/progress.py: Cancelled) and nothing is kept. The lab's shutdown (budget.stop_everything) and the
+(train/progress.py: Cancelled) and nothing is kept; a request for it that comes meanwhile waits for it to stop,
+then computes it afresh. The lab's shutdown (budget.stop_everything) and the
 interpreter's exit stop every lesson still computing.
 """
 
@@ -159,7 +160,11 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
                 _cache.move_to_end(key)
                 return _cache[key]
             future, mine = _running.get(key), False
-            if future is None:
+            if future is not None and _progress[key].cancelled.is_set():
+                # everyone waiting for it left and it stops at its next step: joining it would end in Cancelled
+                # (a 503 for a request that does wait), so wait for it to go, then compute afresh
+                future = None
+            elif future is None:
                 budget.admit(lane)
                 if lane.try_take(cost.mb):
                     future, mine = concurrent.futures.Future(), True

@@ -52,11 +52,28 @@ SSE_EXAMPLE = (
     '"stopped": false, "seconds": 0.0887, "stop_reason": null, "best_val_loss": null, "best_step": null, '
     '"restored_best": false}\n\n'
 )
+# Under OpenAPI 3.1 the `schema` of text/event-stream describes one event, as an SSE reader parses it (3.2's
+# itemSchema): {"id": "0", "event": "step", "data": "{...}"}. {"type": "string"} said every event was a string.
+KINDS = ["step", "done", "failed"]
+SSE_EVENT = {
+    "type": "object",
+    "required": ["id", "event", "data"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[0-9]+$"},
+        "event": {"enum": KINDS},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {"type": "object", "required": ["type"], "properties": {"type": {"enum": KINDS}}},
+        },
+        "retry": {"type": "integer", "minimum": 0},
+    },
+}
 SSE = {
     200: {
         "description": "server-sent events: each has an `id:` (0, 1, 2 ...), an `event:` (step, done or failed) "
         "and one JSON `data:` line; a `: still training` comment keeps an idle stream open",
-        "content": {"text/event-stream": {"schema": {"type": "string"}, "example": SSE_EXAMPLE}},
+        "content": {"text/event-stream": {"schema": SSE_EVENT, "example": SSE_EXAMPLE}},
     }
 }
 

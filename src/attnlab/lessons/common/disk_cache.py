@@ -33,6 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from attnlab.io import safe_read
 from attnlab.io.atomic import atomic_file
 
 ENV = "ATTNLAB_CACHE"
@@ -250,7 +251,7 @@ def load(key: dict):
     try:
         if path.stat().st_size > MAX_FILE_MB * 2**20:
             return MISS
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(safe_read.read_text(path, int(MAX_FILE_MB * 2**20)))  # regular files only: never blocks
         if (
             type(stored) is not dict
             or stored.get("format") != FORMAT

@@ -249,6 +249,8 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
         )
     try:
         stored = stored_numbers(path / MODEL)
+    except safe_read.ReadRefused as e:  # swapped for a FIFO or a device since read_meta looked
+        raise CheckpointError(str(e)) from None
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
         raise CheckpointError(
@@ -271,6 +273,8 @@ def load_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> Che
         warnings += load_weights(model, path / MODEL)
     except WeightsError as e:
         raise CheckpointError(f"{path / MODEL} {e}") from None
+    except safe_read.ReadRefused as e:
+        raise CheckpointError(str(e)) from None
     except (SafetensorError, OSError) as e:
         size = (path / MODEL).stat().st_size
         raise CheckpointError(
@@ -307,7 +311,7 @@ def load_train_state(path: str | Path) -> tuple[dict, dict]:
     except CheckpointError as e:
         raise CheckpointError(f"the training state cannot be read: {e}") from None
     try:
-        tensors = load_file(str(path / TRAIN_TENSORS))
+        tensors = load_file(str(safe_read.regular(path / TRAIN_TENSORS)))
     except (ValueError, SafetensorError, OSError) as e:
         raise CheckpointError(f"the training state in {path} is corrupt: {str(e).splitlines()[0]}") from None
     bad = _train_state_problem(scalars, tensors)

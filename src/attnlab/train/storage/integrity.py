@@ -14,13 +14,15 @@ from pathlib import Path
 
 from safetensors import safe_open
 
+from attnlab.io import safe_read
+
 CHUNK = 1 << 20
 
 
 def sha256_file(path: str | Path) -> str:
     """Hex sha256 of a file's bytes, read in chunks (memory stays small for any size)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with safe_read.open_regular(path) as f:  # a FIFO or a device in a user's folder is refused, not waited on
         while block := f.read(CHUNK):
             h.update(block)
     return h.hexdigest()
@@ -39,7 +41,7 @@ def stored_numbers(path: Path) -> int:
     """How many numbers a safetensors file holds, from its header alone (safetensors checks the header
     against the file's length, so these numbers are really there)."""
     total = 0
-    with safe_open(str(path), "pt") as f:
+    with safe_open(str(safe_read.regular(path)), "pt") as f:
         for name in f.keys():
             total += math.prod(f.get_slice(name).get_shape())
     return total

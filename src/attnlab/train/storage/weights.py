@@ -15,6 +15,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_model
 
+from attnlab.io import safe_read
+
 # safetensors' names for its number types, as torch calls them
 TYPE_NAMES = {
     "F64": "float64",
@@ -48,7 +50,7 @@ def _check_header(file: Path, expected: dict[str, torch.Tensor]) -> list[str]:
     """Every stored tensor against the model's, from the file's header (nothing loaded yet): a wrong shape or
     an integer type for a float parameter is refused; 'name (type)' of each float tensor of another type."""
     converted = []
-    with safe_open(str(file), "pt") as f:
+    with safe_open(str(safe_read.regular(file)), "pt") as f:  # safetensors maps it: a regular file only
         for name in f.keys():
             want = expected.get(name)
             if want is None:
@@ -89,7 +91,9 @@ def load_weights(model: torch.nn.Module, file: Path) -> list[str]:
     WeightsError names what is wrong; safetensors' and torch's own errors pass through."""
     expected = model.state_dict()
     converted = _check_header(file, expected)
-    load_model(model, str(file), strict=True, device="cpu")  # handles a tied embedding / LM-head weight
+    load_model(
+        model, str(safe_read.regular(file)), strict=True, device="cpu"
+    )  # handles a tied embedding / LM-head weight
     if (bad := _not_finite(model)) is not None:  # after the cast: a float64 too big for float32 is inf too
         raise WeightsError(
             f"{bad}; a model with them writes nonsense, so it is not loaded: train it again or restore a copy"

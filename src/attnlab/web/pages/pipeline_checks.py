@@ -24,7 +24,7 @@ from attnlab.lessons.pipeline.focus import (
 from attnlab.models import preset as model_preset
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import TrainConfig, new_run
-from attnlab.train.run import corpus_defaults
+from attnlab.train.run import MAX_STEPS, corpus_defaults
 from attnlab.train.size import estimate_size
 from attnlab.web import budget, lesson_cache, runs
 from attnlab.web.errors import unprocessable
@@ -116,7 +116,7 @@ async def api_first_step(
     layers: Annotated[int | None, Query(ge=1, le=8)] = None,
     heads: Annotated[int | None, Query(ge=1, le=8, description="a divisor of d_model (default: the corpus's)")] = None,
     d_model: Annotated[int | None, Query(ge=2, le=256)] = None,
-    steps: Annotated[int | None, Query(ge=1, le=5000)] = None,
+    steps: Annotated[int | None, Query(ge=1, le=MAX_STEPS)] = None,
     lr: Annotated[float | None, Query(gt=0, le=1)] = None,
     seeds: Annotated[
         int,

@@ -15,6 +15,7 @@ from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.real import lesson
 from attnlab.web import budget, lesson_cache
+from attnlab.web.api_lang import ApiLang
 from attnlab.web.errors import unprocessable
 from attnlab.web.render import lang_of, render
 from attnlab.web.responses import answers
@@ -24,13 +25,11 @@ LEVELS = 8  # shades of a mini map; the full map of a head prints every number
 LAYERS, HEADS = 6, 12  # of lesson.MODEL (all-MiniLM-L6-v2)
 # Each of these characters is at most one WordPiece piece (ASCII, CJK punctuation and ideographs, full-width
 # forms; a Korean syllable, by contrast, is three), and [CLS] and [SEP] come with every text: so MAX_CHARS of
-# them always fit in lesson.MAX_TOKENS. Other text is served too when its pieces fit; the document names only this.
+# them always fit in lesson.MAX_TOKENS. The API checks both (the document says what it serves); the page also
+# takes other text whose pieces fit (a Korean sentence), and says when they do not.
 _SHOWN = "!-~\u3001-\u303f\u4e00-\u9fff\uff01-\uff5e"
 MAX_CHARS = lesson.MAX_TOKENS - 2
 TEXT_PATTERN = f"^[ \u3000{_SHOWN}]*[{_SHOWN}][ \u3000{_SHOWN}]*$"  # and at least one that is not a space
-LANG = Query(
-    description="zh or en: the language of the claims (anything else: en)", json_schema_extra={"enum": ["zh", "en"]}
-)
 
 
 def mini_paths(weights: list[list[float]]) -> list[tuple[float, str]]:
@@ -146,8 +145,9 @@ def api_real(
         Query(
             description=f"a sentence (English works best), not only spaces, of at most "
             f"{lesson.MAX_TOKENS} WordPiece tokens with [CLS] and [SEP]: {MAX_CHARS} characters "
-            "of ASCII or Chinese always fit (other text is served when its pieces fit)",
-            json_schema_extra={"maxLength": MAX_CHARS, "pattern": TEXT_PATTERN},
+            "of ASCII or Chinese (other text: on the /real page, when its pieces fit)",
+            max_length=MAX_CHARS,
+            pattern=TEXT_PATTERN,
         ),
     ] = lesson.DEFAULT_TEXT,
     layer: Annotated[
@@ -176,11 +176,11 @@ def api_real(
 
 
 @router.get("/api/real/coreference", tags=["real"], responses=answers(503))
-def api_coreference(lang: Annotated[str, LANG] = "en") -> lesson.Coreference:
+def api_coreference(lang: ApiLang = "en") -> lesson.Coreference:
     """How much "it" attends to each candidate in every head, and how many heads prefer the implied referent."""
     if not lesson.model_available():
         raise _missing()
-    return lesson.coreference("zh" if lang == "zh" else "en")
+    return lesson.coreference(lang)
 
 
 @router.get("/api/real/embeddings", tags=["real"], responses=answers(503))
@@ -194,12 +194,12 @@ def api_embeddings(
             json_schema_extra={"pattern": "^[A-Za-z]+$"},
         ),
     ] = "king",
-    lang: Annotated[str, LANG] = "en",
+    lang: ApiLang = "en",
 ) -> lesson.Embeddings:
     """Nearest neighbours by cosine in the input table; king − man + woman and the rank of queen; one-hot vs dense."""
     if not lesson.model_available():
         raise _missing()
     try:
-        return lesson.embeddings(word, lang="zh" if lang == "zh" else "en")
+        return lesson.embeddings(word, lang=lang)
     except BadInput as err:
         raise unprocessable(("query", "word"), err, word) from None

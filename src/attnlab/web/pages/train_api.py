@@ -16,6 +16,7 @@ from attnlab.lessons.pipeline.lesson import PipelineView, pipeline
 from attnlab.sampling import Generation, generate
 from attnlab.text import BUILTIN_TEXTS
 from attnlab.train import new_run
+from attnlab.train.run import MAX_STEPS
 from attnlab.web import runs
 from attnlab.web.budget import closing
 from attnlab.web.errors import unprocessable
@@ -24,6 +25,7 @@ from attnlab.web.responses import SSE, answers
 from attnlab.web.runs import RunStatus, resume_index, run_or_404, sse, start_run, status_of
 
 router = APIRouter()
+EVENTS_PER_WRITE = 500  # a finished 5000-step run's stream: ten writes of about 100 kB
 
 
 def _not_bool(value):
@@ -64,7 +66,7 @@ class TrainRequest(BaseModel):
     layers: bounded(int, ge=1, le=8) | None = Field(None, description="Transformer blocks")
     heads: bounded(int, ge=1, le=8) | None = Field(None, description="attention heads per block; must divide d_model")
     d_model: bounded(int, ge=2, le=256) | None = Field(None, description="width of every token vector")
-    steps: bounded(int, ge=1, le=5000) | None = Field(None, description="optimizer steps")
+    steps: bounded(int, ge=1, le=MAX_STEPS) | None = Field(None, description="optimizer steps")
     lr: bounded(float, gt=0, le=1) | None = Field(None, description="peak learning rate")
     seed: Int = Field(0, ge=0, le=2**31 - 1, description="seed of the initial weights and the batches")
     pace_ms: Int = Field(
@@ -158,9 +160,15 @@ async def api_train_events(run_id: str, request: Request):
         yield "retry: 1000\n\n"
         while True:
             while i < len(bg.events):
-                yield sse(i, bg.events[i])
-                i += 1
-                quiet = 0.0
+                # The events so far in one write, then a pause for the server to read the socket: one write per
+                # event, without a pause, went on into a socket the reader had left, one log line per failed
+                # write ("socket.send() raised exception.", thousands for a finished run's stream).
+                end = min(len(bg.events), i + EVENTS_PER_WRITE)
+                yield "".join(sse(j, bg.events[j]) for j in range(i, end))
+                i, quiet = end, 0.0
+                await asyncio.sleep(0)
+                if await request.is_disconnected():
+                    return
             if bg.finished and i >= len(bg.events):
                 return
             if await request.is_disconnected() or shutting_down.is_set():
