@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -178,6 +179,25 @@ def test_train_refuses_bad_input(tmp_path, args, message):
     assert not (tmp_path / "ck").exists()
 
 
+def test_train_bounds_steps_on_a_built_in_text_as_the_web_api_publishes(tmp_path):
+    from attnlab.web.app import create_app
+
+    steps = create_app().openapi()["components"]["schemas"]["TrainRequest"]["properties"]["steps"]
+    (most,) = [int(s["maximum"]) for s in steps["anyOf"] if "maximum" in s]  # what POST /api/train publishes
+    for corpus, asked in (("poem", most + 1), ("jingyesi", 10**23)):
+        result = attnlab("train", "--corpus", corpus, "--steps", asked, "--out", tmp_path / corpus)
+        assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0, result.output
+        assert f"--steps must be a whole number from 1 to {most}" in result.stderr and str(asked) in result.stderr
+        assert not (tmp_path / corpus).exists()
+    out = tmp_path / "ck"
+    assert attnlab("train", "--corpus", "jingyesi", "--steps", "2", "--out", out).exit_code == 0
+    again = attnlab("train", "--resume", "--steps", most + 1, "--out", out)  # the checkpoint's text is built in
+    assert again.exit_code == 2 and f"from 1 to {most}" in again.stderr
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["step"] == 2
+    shown = " ".join(re.sub(r"[│╭╮╰╯─]", " ", attnlab("train", "--help").output).split())  # rich's panel, unboxed
+    assert f"at most {most} for poem and jingyesi" in shown
+
+
 def test_train_never_overwrites_a_foreign_directory(tmp_path):
     (tmp_path / "mine.txt").write_text("keep me", encoding="utf-8")
     result = attnlab("train", "--corpus", "poem", "--steps", "2", "--out", tmp_path)
@@ -201,7 +221,7 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
         pytest.skip(reason)
     out = tmp_path / "ck"
     proc = subprocess.Popen(
-        [exe, "train", "--corpus", "jingyesi", "--steps", "200000", "--out", str(out), "--lang", "en"],
+        [exe, "train", "--corpus", "jingyesi", "--steps", "5000", "--out", str(out), "--lang", "en"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -218,7 +238,7 @@ def test_ctrl_c_stops_saves_and_resumes(tmp_path):
     assert proc.returncode == 0
     assert "stopped early" in stdout
     step = json.loads((out / "config.json").read_text(encoding="utf-8"))["step"]
-    assert 0 < step < 200_000
+    assert 0 < step < 5000  # 5000: the most a built-in text trains for (train.run.MAX_STEPS)
     resumed = attnlab("train", "--resume", "--steps", str(step + 5), "--out", out, "--lang", "en")
     assert resumed.exit_code == 0 and f"step {step + 5}/{step + 5}" in resumed.stdout
 

@@ -176,3 +176,51 @@ def test_the_pages_font_stacks_are_lab_css_with_the_lab_font_first():
     for key in lab:
         assert ours[key] == '"Attnlab CJK", ' + lab[key], f"fonts.css's {key} no longer matches lab.css's"
     assert 'url("fonts/AttnlabCJK-Regular.woff2")' in (STATIC / "fonts.css").read_text(encoding="utf-8")
+
+
+# The blocks the lab's marks come from (not prose): Control Pictures (␃ ␣), the return symbol ⏎, geometric shapes
+# (▸ ▾ ●) and dingbats (✓ ✗ ✔ ✝). Noto Sans CJK lacks several; tools/font_marks.py draws those into the font.
+MARK_BLOCKS = [(0x2400, 0x243F), (0x23CE, 0x23CE), (0x25A0, 0x25FF), (0x2700, 0x27BF)]
+
+
+def lab_marks() -> dict[str, str]:
+    """Every mark character in the lab's source (Python, templates, scripts, styles, strings) -> a file using it."""
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "src" / "attnlab").rglob("*")):
+        if path.suffix in (".py", ".html", ".js", ".css", ".json"):
+            for c in path.read_text(encoding="utf-8", errors="ignore"):
+                if any(lo <= ord(c) <= hi for lo, hi in MARK_BLOCKS):
+                    found.setdefault(c, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_mark_the_lab_prints_is_in_the_font():
+    """␃ (the end-of-text token), ⏎ ␣, ✓ ✗ and the rest are drawn by the lab's font, not left to a system font
+    that may not have them (a box). A failure names the characters: add them to tools/font_marks.py and run it."""
+    from fontTools.pens.boundsPen import BoundsPen
+    from fontTools.ttLib import TTFont
+
+    marks = lab_marks()
+    assert {"␃", "⏎", "␣", "✓", "✗"} <= set(marks), "the scan should see the token and claim marks"
+    font = TTFont(FONT_FILE, lazy=True)
+    have = set(font.getBestCmap())
+    missing = {c: path for c, path in marks.items() if ord(c) not in have}
+    assert not missing, f"not in the lab's font (tools/font_marks.py): {missing}"
+    glyphs, cmap = font.getGlyphSet(), font.getBestCmap()
+    for c in "␃⏎␣✗":  # drawn, with an advance: not an empty glyph mapped to the code point
+        glyph = glyphs[cmap[ord(c)]]
+        assert glyph.width > 300 and glyph.width == font["hmtx"][cmap[ord(c)]][0]
+        pen = BoundsPen(glyphs)
+        glyph.draw(pen)
+        assert pen.bounds is not None and pen.bounds[2] - pen.bounds[0] > 200, c
+
+
+def test_the_pages_take_every_mark_from_the_lab_font():
+    """fonts.css gives the web font a unicode-range (only what needs it downloads it): every mark is inside it."""
+    css = (STATIC / "fonts.css").read_text(encoding="utf-8")
+    ranges = []
+    for part in re.search(r"unicode-range:\s*(U\+[^;]+);", css).group(1).split(","):
+        lo, _, hi = part.strip().removeprefix("U+").partition("-")
+        ranges.append((int(lo, 16), int(hi or lo, 16)))
+    outside = {c: path for c, path in lab_marks().items() if not any(lo <= ord(c) <= hi for lo, hi in ranges)}
+    assert not outside, f"add them to fonts.css's unicode-range: {outside}"

@@ -1,6 +1,7 @@
 """Jupyter: lesson results, traces and attention weights render as self-contained HTML (no script, no URL,
-inline SVG whose cells print the lesson's own numbers), and examples/course.ipynb runs top to bottom in a
-fresh kernel of this Python (nbclient, offline) with every cell's output shown."""
+tables and inline SVG whose cells print the lesson's own numbers, the glyphs of their text embedded), and
+examples/course.ipynb runs top to bottom in a fresh kernel of this Python (nbclient, offline) with every cell's
+output shown and no glyph missing."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import nbformat
 import pytest
 import torch
 from nbclient import NotebookClient
+from notebook_support import embedded_fonts, missing_glyphs, table_grid, tables
 
 import attnlab
 from attnlab.display import Weights
@@ -43,10 +45,11 @@ def cells(svg: str) -> list[str]:
 def test_lesson_results_render_their_own_numbers():
     lab = toy_lab("它", causal=True)
     page = self_contained(lab._repr_html_())
-    assert "<svg" in page and "ToyLab" in page
-    assert all(
-        " ".join(_num(x) for row in head.weights for x in row) in " ".join(cells(page)) for head in lab.heads
-    )  # each head's A, as the lesson computed it
+    assert "<table" in page and "ToyLab" in page
+    for head, table in zip(lab.heads, tables(page, "weights"), strict=True):  # each head's A, as the lesson computed it
+        assert [[td.text() for td in row] for row in table_grid(table)[2]] == [
+            [_num(x) for x in r] for r in head.weights
+        ]
     hand = self_contained(hand_calc(["0", "ln 3"], [[2, 0], [0, 4]])._repr_html_())
     assert "HandCalc" in hand and "0.25" in hand and "0.75" in hand
     verdict = self_contained(check_prediction("keys", "2")._repr_html_())
@@ -112,6 +115,11 @@ def test_the_course_notebook_runs_in_a_fresh_kernel(kernel, tmp_path):
     for part in ("ToyLab", "Verdict", "HandCalc", "PipelineView", "Trace"):
         assert part in joined, part
     assert len(html) >= 7
+    # No missing glyph with no system Chinese font: every non-ASCII character an output draws is drawn by a font
+    # that output embeds (decoded with fontTools), so the page never needs a font of the machine's.
+    for page in html:
+        assert missing_glyphs(page) == set(), page[:300]
+    assert sum(bool(embedded_fonts(page)) for page in html) >= 6  # the Chinese ones carry their glyphs
 
 
 def test_every_explain_topic_result_renders_in_a_notebook():

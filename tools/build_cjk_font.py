@@ -17,6 +17,7 @@ What the subset covers, and why (about 11,000 characters; 2.5 MB OTF, 1.8 MB WOF
   so whatever a model trained on them writes renders;
 - every character of the lab's own strings, templates, notebook and docs;
 - CJK punctuation and fullwidth forms, and ASCII (so the file also works on its own).
+Marks the lab prints that the source lacks (␃, ✗, ...) are drawn by tools/font_marks.py and added after subsetting.
 The whole CJK block (about 21,000 hanzi) would double the size (5 MB OTF, 3.6 MB WOFF2) for characters
 that none of the lab's texts use; a character outside the subset falls back to the system's fonts in a page
 and gives one warning in a figure (attnlab.display.fonts).
@@ -34,6 +35,8 @@ import os
 import sys
 import zipfile
 from pathlib import Path
+
+from font_marks import add_marks  # beside this file: run as a script, tools/ is on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "attnlab" / "web" / "static" / "fonts"
@@ -135,6 +138,7 @@ def build(source: Path, corpora: Path, out: Path) -> None:
     sub.populate(unicodes=have)
     sub.subset(font)
     rename(font)
+    marks = add_marks(font)  # ␃ ✗ and the other marks the lab prints that the source lacks (font_marks.py)
     out.mkdir(parents=True, exist_ok=True)
     font.flavor = None
     font.save(out / f"{POSTSCRIPT}.otf")
@@ -142,7 +146,7 @@ def build(source: Path, corpora: Path, out: Path) -> None:
     font.save(out / f"{POSTSCRIPT}.woff2")
     lost = sorted(c for c in chars if ord(c) not in cmap and c.isprintable() and ord(c) > 0x7F)
     print(
-        f"{len(have)} characters ({len(lost)} asked for are not in the source font);",
+        f"{len(have)} characters ({len(lost)} asked for are not in the source font), {len(marks)} marks drawn;",
         *(f"{p.name} {p.stat().st_size / 2**20:.2f} MiB" for p in sorted(out.glob(POSTSCRIPT + ".*"))),
     )
     if not (out / "OFL.txt").exists():

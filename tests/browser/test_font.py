@@ -81,3 +81,37 @@ def test_chinese_text_is_drawn_with_the_lab_font(bare_chromium, lab_url, new_wat
         page.screenshot(path=artifacts / f"font-{lang}-{'js' if js else 'nojs'}.png")
         context.close()
         assert not watch.problems(), case + "\n" + "\n".join(watch.problems())
+
+
+MARKS = "␃⏎␣✓✗▸▾✔✝"  # the lab's marks (tests/test_fonts.py scans the source for them)
+
+
+@pytest.mark.parametrize("js", [True, False])
+def test_the_marks_are_drawn_with_the_lab_font(bare_chromium, lab_url, new_watch, patience_ms, js):
+    """The web font the pages load (the WOFF2) draws ␃ and the other marks itself, in prose and in a number cell
+    (the --mono stack), so no machine falls back to a font that may not have them."""
+    context = bare_chromium.new_context(java_script_enabled=js, base_url=lab_url)
+    context.set_default_timeout(patience_ms)
+    watch = new_watch()
+    context.route("**/*", watch.route)
+    page = context.new_page()
+    page.goto("/?lang=en")
+    page.evaluate(  # DevTools' evaluation runs with the page's JS off too
+        """(marks) => { for (const [id, tag] of [['marks-prose', 'p'], ['marks-cell', 'code']]) {
+             const el = document.createElement(tag); el.id = id; el.textContent = marks;
+             document.querySelector('main').append(el); } return document.fonts.ready.then(() => true); }""",
+        MARKS,
+    )
+    for selector in ("#marks-prose", "#marks-cell"):
+        text, fonts = fonts_drawing(page, selector)
+        assert text == MARKS
+        assert fonts == [
+            {
+                "familyName": "Attnlab CJK",
+                "postScriptName": fonts[0].get("postScriptName"),
+                "isCustomFont": True,
+                "glyphCount": len(MARKS),
+            }
+        ], (selector, fonts)
+    context.close()
+    assert not watch.problems()

@@ -46,7 +46,10 @@ def register(app: typer.Typer) -> None:
         ),
         bpe_vocab: int = typer.Option(512, "--bpe-vocab", min=257, help="Vocabulary size for --tokenizer bpe."),
         steps: int = typer.Option(
-            None, "--steps", min=1, help="Optimizer steps in all. Default by corpus: poem 60, jingyesi 150, files 2000."
+            None,
+            "--steps",
+            min=1,
+            help="Optimizer steps in all (at most 5000 for poem and jingyesi, as on the web). Default by corpus: poem 60, jingyesi 150, files 2000.",
         ),
         layers: int = typer.Option(None, "--layers", min=1, help="Transformer blocks (default by corpus)."),
         heads: int = typer.Option(None, "--heads", min=1, help="Attention heads per block; must divide --d-model."),
@@ -211,6 +214,7 @@ def _first_update(run, console, lang: str) -> None:
     reading, so a line says why it is skipped instead."""
     from rich.markup import escape
 
+    from attnlab.display.fmt import prob
     from attnlab.i18n import t
     from attnlab.lessons.common.view import print_claims
     from attnlab.lessons.pipeline.first_step import first_step, neg_log
@@ -233,7 +237,7 @@ def _first_update(run, console, lang: str) -> None:
                 "train.cli.first",
                 lang,
                 target=r.target,
-                p=f"{r.arithmetic.p:.4f}",
+                p=prob(r.arithmetic.p),
                 neg_log=f"{r.arithmetic.neg_log:.4f}",
                 text_p=text.p,
                 text_neg_log=f"{text.neg_log:.4f}",
@@ -376,13 +380,14 @@ def _train_and_save(run, out: Path, console, main: bool, stop: dict, before, lan
 
 def _report(console, label: str | None, before, result, path, cfg, lang: str) -> None:
     from attnlab.commands.train_progress import summary
+    from attnlab.display.fmt import fixed, prob
     from attnlab.i18n import t
 
     if label is not None and before is not None and result.p_probe is not None:
         # the course's number: how sure the model is of 光 after 床前明月 (or of a corpus line's 5th character)
-        console.print(
-            f"{label}: {before:.3f} → {result.p_probe:.3f}   "
-            f"(-log p: {-_log(before):.3f} → {-_log(result.p_probe):.3f})",
+        console.print(  # honest rounding: an untrained p of 0.0003 is not "0.000", −log p of 2e-5 not "0.000"
+            f"{label}: {prob(before)} → {prob(result.p_probe)}   "
+            f"(-log p: {fixed(-_log(before))} → {fixed(-_log(result.p_probe))})",
             highlight=False,
             markup=False,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.display.fmt import prob
 from attnlab.i18n import t
 
 PROGRESS_EVERY = 30.0  # seconds between progress lines when the output is not a terminal
@@ -45,7 +46,7 @@ class View:
         if event.get("best_val_loss") is not None:
             out.append(t("train.cli.best", lang, loss=f"{event['best_val_loss']:.4f}"))
         if self.probe is not None and event.get("p_probe") is not None:
-            out.append(f"{self.probe} {event['p_probe']:.3f}")
+            out.append(f"{self.probe} {prob(event['p_probe'])}")  # 3 significant digits: 0.000312, not 0.000
         return out
 
     def left(self, seconds: float) -> str:

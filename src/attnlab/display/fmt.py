@@ -39,6 +39,16 @@ def fixed(x: float, digits: int = 3) -> str:
     return text
 
 
+def prob(p: float) -> str:
+    """A probability at 3 significant digits: 0.512, 0.0312, 0.000312 (never '0.000' for a p that is not 0),
+    2.3e-7 below 0.0001; honest as `fixed` is near 1 (0.99998, never '1'). Exactly 0 and 1 read '0' and '1'."""
+    if not 0 < p < 1:
+        return fixed(p)
+    if p < 1e-4:
+        return tiny(p, 3)
+    return fixed(p, max(3, 2 - math.floor(math.log10(p))))
+
+
 def rounded(x: float, digits: int = 3) -> float:
     """x rounded to `digits` decimals for a result (a dataclass, JSON), honest as `fixed` is: a number that is not
     whole never becomes whole, so the pages and the API cannot show it as one (0.99980 -> 0.9998, not 1.0;

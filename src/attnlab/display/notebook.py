@@ -1,8 +1,9 @@
 """Lesson results, traces and attention weights in Jupyter: `_repr_html_` as self-contained HTML.
 
 Offline like the lab: no script, no stylesheet link, no URL; a matrix is an inline SVG heatmap whose cells
-print their numbers. A view only: it shows what a lesson, a trace or attention returned and computes
-nothing but the layout (weights are shown as given, never recomputed).
+print their numbers, its masked cells hatched; the glyphs of the output's Chinese and symbols travel inside it
+(attnlab.display.glyphs), so no system font is needed. A view only: it shows what a lesson, a trace or
+attention returned and computes nothing but the layout (weights are shown as given, never recomputed).
 
     from attnlab.lessons.toy.lesson import toy_lab
     toy_lab("它")                       # a notebook cell shows the lesson as HTML
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from attnlab.display.glyphs import with_glyphs
 from attnlab.display.heatmap import CORNER, MAX_CELLS, heatmap
 from attnlab.display.heatmap import esc as _esc
 from attnlab.display.heatmap import number as _num
@@ -42,15 +44,23 @@ AXES = {
 }
 
 PER_KEY = ("dots", "scores", "weights", "contribution_norms", "value_norms")  # vectors with one number per token
+MASKED = ("weights", "masked_scores")  # the matrices a result's own `mask` hatches (scores come before the mask)
 
 
 def _labels(result, names: dict) -> dict:
-    """The label lists a result passes down to its fields (and their nested parts): its tokens and features."""
+    """What a result passes down to its fields (and their nested parts): its tokens and features, and its mask."""
     found = {
         k: getattr(result, k)
         for k in ("tokens", "features")
         if isinstance(getattr(result, k, None), list) and all(isinstance(x, str) for x in getattr(result, k))
     }
+    mask = getattr(result, "mask", None)
+    if (
+        isinstance(mask, list)
+        and mask
+        and all(isinstance(r, list) and all(isinstance(v, bool) for v in r) for r in mask)
+    ):
+        found["mask"] = mask
     return {**names, **found}
 
 
@@ -78,7 +88,7 @@ def _matrix(name: str, x, names: dict) -> str:
     rows = _axis(kinds[0], len(x), names) if kinds else None
     cols = _axis(kinds[1], len(x[0]), names) if kinds else None
     corner = CORNER if kinds and kinds == ("tokens", "tokens") and rows and cols else ""
-    return heatmap(x, rows, cols, title=name, corner=corner)
+    return heatmap(x, rows, cols, title=name, corner=corner, mask=names.get("mask") if name in MASKED else None)
 
 
 CLAIM_MARKS = {"shown": ("✓", "#2f7d4f"), "not_shown": ("○", "#6b7283"), "contradicted": ("✗", "#b3261e")}
@@ -90,6 +100,7 @@ def _claim(c) -> str:
     return (
         f'<span style="color:{color};font-weight:700">{mark}</span> {_esc(c.text)}'
         f'<br><small style="color:#4a5266">{_esc(c.versus)}</small>'
+        + (f'<br><small style="color:#4a5266">{_esc(c.null["line"])}</small>' if getattr(c, "null", None) else "")
     )
 
 
@@ -140,24 +151,44 @@ def html_of(result, depth: int = 0, names: dict | None = None) -> str:
 
 class Weights:
     """Attention weights to look at: (T_q, T_k), (H, T_q, T_k) or (B, H, T_q, T_k) (the first batch item is
-    shown), a tensor or nested lists, with optional token labels."""
+    shown), a tensor or nested lists, with optional token labels. `mask` (True = may attend; (T_q, T_k) for every
+    head, or one per head as the weights are) hatches the cells it forbids, as the web lab does."""
 
     def __init__(
-        self, weights, tokens: Sequence[str] | None = None, keys: Sequence[str] | None = None, name: str = "weights"
+        self,
+        weights,
+        tokens: Sequence[str] | None = None,
+        keys: Sequence[str] | None = None,
+        name: str = "weights",
+        mask=None,
     ):
-        data = weights.detach().cpu().double().tolist() if hasattr(weights, "detach") else weights
-        while _depth(data) > 3:
-            data = data[0]
-        self.heads = [data] if _depth(data) == 2 else data  # [(T_q, T_k)] per head
+        self.heads = _per_head(weights)  # [(T_q, T_k)] per head
+        masks = _per_head(mask) if mask is not None else [None]
+        self.masks = masks * len(self.heads) if len(masks) == 1 else masks  # one mask for all heads, or one each
         self.tokens, self.keys, self.name = tokens, keys or tokens, name
 
-    def _repr_html_(self) -> str:
+    def html(self) -> str:
+        """The heatmaps without the embedded glyphs (a trace puts several in one output)."""
         maps = "".join(
-            f'<figure style="display:inline-block;margin:4px">{heatmap(h, self.tokens, self.keys, f"{self.name} head {i + 1}")}'
+            f'<figure style="display:inline-block;margin:4px">'
+            f"{heatmap(h, self.tokens, self.keys, f'{self.name} head {i + 1}', mask=m)}"
             f"<figcaption>{_esc(self.name)} · head {i + 1}</figcaption></figure>"
-            for i, h in enumerate(self.heads)
+            for i, (h, m) in enumerate(zip(self.heads, self.masks))
         )
         return f'<div class="attnlab-repr">{maps}</div>'
+
+    def _repr_html_(self) -> str:
+        return with_glyphs(self.html())
+
+
+def _per_head(x) -> list:
+    """A tensor or nested lists, (T_q, T_k), (H, T_q, T_k) or (B, H, T_q, T_k), as a list of (T_q, T_k) lists."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu()
+        x = x.tolist() if str(x.dtype) == "torch.bool" else x.double().tolist()  # a mask stays booleans
+    while _depth(x) > 3:
+        x = x[0]
+    return [x] if _depth(x) == 2 else x
 
 
 def _depth(x) -> int:
@@ -174,11 +205,17 @@ def trace_html(tr, tokens: Sequence[str] | None = None) -> str:
         for e in tr.entries.values()
     )
     maps = "".join(
-        f"<div>{Weights(e.tensor, tokens, name=e.name)._repr_html_()}</div>"
+        f"<div>{Weights(e.tensor, tokens, name=e.name, mask=_recorded_mask(tr, e.name)).html()}</div>"
         for e in tr.entries.values()
         if e.name.endswith(".weights")
     )
-    return (
+    return with_glyphs(
         f'<div class="attnlab-repr"><strong>Trace</strong><table><tr><th>name</th><th>shape</th>'
         f"<th>axes</th></tr>{rows}</table>{maps}</div>"
     )
+
+
+def _recorded_mask(tr, weights_name: str):
+    """Where the same attention's recorded masked scores are −∞ (what its mask forbade), or None without a mask."""
+    entry = tr.entries.get(weights_name[: -len("weights")] + "masked_scores")
+    return None if entry is None else entry.tensor > float("-inf")

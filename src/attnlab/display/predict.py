@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from attnlab.display.glyphs import with_glyphs
+
 WAITING = (
     "Verdict: not yet. Write your prediction in the cell above (replace None with one of: {options}), run "
     "that cell, then run this one again. 先在上一格写下你的预测（把 None 换成 {options} 之一），运行它，再运行这一格。"
@@ -25,7 +27,7 @@ class Waiting:
         return WAITING.format(options=" / ".join(self.options) or "…")
 
     def _repr_html_(self) -> str:
-        return (
+        return with_glyphs(
             f'<div class="attnlab-repr" style="color:#4a5266">'
             f"<strong>Verdict</strong> · {html.escape(repr(self)[len('Verdict: ') :])}</div>"
         )

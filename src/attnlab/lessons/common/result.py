@@ -14,10 +14,16 @@ def tolist(tensor) -> list:
 
 
 class Shown:
-    """Mixin for a lesson's result dataclass: a notebook cell shows it as self-contained HTML (the view is
-    attnlab.display, imported only when a notebook asks)."""
+    """Mixin for a lesson's result dataclass: a notebook cell shows it as self-contained HTML, the glyphs of its
+    text included (the view is attnlab.display, imported only when a notebook asks). A lesson with a view of its
+    own overrides `notebook_html`."""
 
-    def _repr_html_(self) -> str:
+    def notebook_html(self) -> str:
         from attnlab.display import html_of
 
         return html_of(self)
+
+    def _repr_html_(self) -> str:
+        from attnlab.display.glyphs import with_glyphs
+
+        return with_glyphs(self.notebook_html())

@@ -186,6 +186,11 @@ class HandCalc(Shown):
     exact_delta_output: list[str] | None
     exact_delta_terms: list[list[str]] | None
 
+    def notebook_html(self) -> str:
+        from attnlab.lessons.toy.notebook import hand_html  # labelled tables, as the page shows them
+
+        return hand_html(self)
+
 
 def hand_calc(scores: list[Number] = TEXTBOOK_SCORES, values: list[list[Number]] = TEXTBOOK_VALUES) -> HandCalc:
     """Mix two values under two scores and compare with the textbook values under the same scores."""

@@ -93,6 +93,11 @@ class ToyLab(Shown):
     concat: Matrix  # [O_1 | O_2], (4, 4); a real model multiplies by W_O next
     concat_row: Vector  # the chosen query's row of concat
 
+    def notebook_html(self) -> str:
+        from attnlab.lessons.toy.notebook import toy_html  # labelled tables, as the page shows them
+
+        return toy_html(self)
+
 
 def parse_query(query: str | int) -> int:
     """'它' or a 1-based position 1..4 (int or digit string) -> 0-based row index."""
@@ -206,6 +211,11 @@ class Verdict(Shown):
     answer: str
     correct: bool
     evidence: dict[str, float | int | str]  # numbers from the lab that settle the question
+
+    def notebook_html(self) -> str:
+        from attnlab.lessons.toy.notebook import verdict_html  # right or wrong in words, as the page says it
+
+        return verdict_html(self)
 
 
 def check_prediction(question_id: str, given: str) -> Verdict:

@@ -33,11 +33,11 @@
     if (!Number.isFinite(x)) return x > 0 ? "∞" : "-∞";
     if (Number.isInteger(x) && Math.abs(x) < 1e15) return x.toLocaleString("en-US");
     const a = Math.abs(x);
-    if (a >= 1e-3 && a < 1e6) {
-      const digits = Math.max(0, 3 - Math.floor(Math.log10(a)));
+    if (a >= 1e-4 && a < 1e6) {  // three significant digits, plain (web/pages/explain.py: sig)
+      const digits = Math.max(0, 2 - Math.floor(Math.log10(a)));
       return digits ? window.attnlabFixed(x, digits) : x.toFixed(0); // lab.js: honest, 0.99998 is not "1"
     }
-    const [m, e] = x.toExponential(2).split("e");
+    const [m, e] = x.toExponential(1).split("e");
     const n = parseInt(e, 10);
     return `${m}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}`;
   }
@@ -143,6 +143,14 @@
         versus.className = "versus";
         versus.textContent = c.versus;
         li.append(" ", versus);
+      }
+      if (c.null) {  // its strongest null, as lessons/common/nulls.py measured it
+        const nul = document.createElement("span");
+        nul.className = "null";
+        nul.dataset.null = c.null.name;
+        nul.dataset.nullStatus = c.null.status;
+        nul.textContent = c.null.line;
+        li.append(" ", nul);
       }
       return li;
     }));
@@ -298,39 +306,39 @@
   }
 
   // --------------------------------------------------------------------------------------- controls
-  function showOutput(input) {
-    const out = document.getElementById(`${input.id}-out`);
-    if (out) out.textContent = sig(Number(input.value));
+  // A slider and its number field follow each other. Only the number field has a name: without this script it
+  // is what the learner edits and what the form sends (the slider stays hidden, as it could not show its
+  // value); here the slider appears, and moving it writes the number. A size spanning powers of two (d_k, n:
+  // powers of two read best) gets a slider over log2 of its value, made here.
+  function follow(input, slider, toSlider, fromSlider) {
+    const sync = () => { slider.value = String(toSlider(Number(input.value))); };
+    slider.addEventListener("input", () => { input.value = fromSlider(slider.value); schedule(180); });
+    input.addEventListener("input", sync);
+    sync();
+    slider.hidden = false;
   }
-
-  // A number field for a size (d_k, n: powers of two read best) gets a slider over log2 of its value.
+  for (const input of form.querySelectorAll("input[type=number][data-slider]")) {
+    const slider = document.getElementById(`${input.id}-slider`);
+    if (slider) follow(input, slider, (v) => v, (s) => s);
+  }
   for (const input of form.querySelectorAll("input[type=number][data-log]")) {
     const lo = Math.log2(Number(input.min)), hi = Math.log2(Number(input.max));
-    const slider = document.createElement("input");
-    slider.type = "range";
-    slider.id = `${input.id}-slider`;
-    slider.className = "log-slider";
-    slider.min = String(lo);
-    slider.max = String(hi);
-    slider.step = "any";
-    slider.value = String(Math.log2(Math.max(Number(input.value), Number(input.min))));
-    slider.setAttribute("aria-label", input.labels[0] ? input.labels[0].textContent : input.name);
-    slider.addEventListener("input", () => {
-      const step = Number(input.step) || 1;
-      let v = Math.pow(2, Number(slider.value));
-      v = Math.round(v / step) * step;
-      input.value = String(Math.min(Number(input.max), Math.max(Number(input.min), v)));
-      schedule(180);
+    const slider = Object.assign(document.createElement("input"), {
+      type: "range", id: `${input.id}-slider`, className: "log-slider", min: String(lo), max: String(hi), step: "any",
     });
-    input.addEventListener("input", () => { slider.value = String(Math.log2(Math.max(Number(input.value), Number(input.min)))); });
+    slider.setAttribute("aria-label", input.labels[0] ? input.labels[0].textContent : input.name);
     input.insertAdjacentElement("afterend", slider);
+    const step = Number(input.step) || 1;
+    follow(input, slider, (v) => Math.log2(Math.max(v, Number(input.min))), (s) => {
+      const v = Math.round(Math.pow(2, Number(s)) / step) * step;
+      return String(Math.min(Number(input.max), Math.max(Number(input.min), v)));
+    });
   }
 
   form.addEventListener("input", (event) => {
     const el = event.target;
-    if (el.classList.contains("log-slider")) return;
-    if (el.type === "range") { showOutput(el); schedule(180); }
-    else if (el.type === "number" || el.type === "text") schedule(350);
+    if (el.type === "range") return; // a slider: follow() has written its number field and asked
+    if (el.type === "number" || el.type === "text") schedule(350);
   });
   form.addEventListener("change", (event) => {
     const el = event.target;
