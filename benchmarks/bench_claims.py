@@ -4,7 +4,8 @@ For every topic, draws N valid settings from its form at random (the full ranges
 unless --quick), runs the lesson, and counts each claim's outcome (shown / not shown / contradicted). It also
 redoes every status from the claim's own printed numbers (measured, baseline, margin, direction) and lists any
 claim whose status its numbers do not give: that list must be empty. Prints, per claim, how often it was shown,
-so a learner (or a reviewer) sees which claims depend on the settings, and how much.
+so a learner (or a reviewer) sees which claims depend on the settings, and how much, and how often its declared
+null (lessons/common/nulls.py, run at the same settings) showed it: that count should be 0.
 
     python benchmarks/bench_claims.py [--n 20] [--seed 0] [--topic sqrt-dk] [--quick]
 """
@@ -50,6 +51,40 @@ def draw(p: Param, rng: random.Random, quick: bool):
     return p.default  # text and file paths: the default
 
 
+def with_nulls(topic, settings: dict):
+    """The lesson at `settings`, its claims carrying their nulls (each null run at its settings merged over these;
+    lessons/common/nulls.py), as every view shows them."""
+    result = topic.run(lang="en", **settings)
+    done = []
+    for other in topic.null_settings(result, settings):
+        try:
+            done.append(topic.run(lang="en", **other))
+        except ParamError:
+            done.append(None)
+    return topic.with_nulls(result, settings, "en", done)
+
+
+def shaped(settings: dict, params: tuple, rng: random.Random) -> dict:
+    """A typed model configuration drawn whole (scale's and memory's `layers`, `d_model`, `heads`, ...), since its
+    sizes depend on each other as the form says: the heads divide d_model, the K/V heads divide the heads (0: as
+    many), and a configuration with layers gives its vocabulary and context. Drawn one by one they almost never
+    agree, and every draw would be refused. Other settings are left as drawn."""
+    if not settings.get("layers") or not {"d_model", "heads"} <= set(settings):
+        return settings
+    p = {x.name: x for x in params}
+    out = dict(settings)
+    heads = max(1, out["heads"])
+    out["heads"] = heads
+    width = draw(p["d_model"], rng, False)  # on the form's own scale, then rounded to a multiple of the heads
+    out["d_model"] = heads * max(1, min(int(p["d_model"].hi) // heads, round(width / heads)))
+    if out.get("kv_heads"):
+        out["kv_heads"] = rng.choice([k for k in range(1, heads + 1) if heads % k == 0])
+    for name in ("vocab", "context"):
+        if name in out and not out[name]:
+            out[name] = max(1, draw(p[name], rng, False))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20, help="random settings per topic")
@@ -65,14 +100,19 @@ def main() -> None:
         refused, start = 0, time.perf_counter()
         for _ in range(args.n):
             settings = {p.name: draw(p, rng, args.quick) for p in topic.params if not p.cli_only}
+            settings = shaped(settings, topic.params, rng)
             try:
-                result = topic.run(lang="en", **settings)
+                result = with_nulls(topic, settings)
             except ParamError:
                 refused += 1
                 continue
             for c in result.claims:
                 outcomes[c.id][c.status] += 1
+                if c.null is not None:
+                    outcomes[c.id]["null " + c.null["status"]] += 1
                 redone = status_of(c.direction, c.measured, c.baseline, c.margin)
+                if redone == "shown" and c.null is not None and c.null["status"] == "shown":
+                    redone = "not_shown"  # it does not beat its null
                 if redone != c.status:
                     mismatches.append(f"{name}.{c.id} at {settings}: prints {c.status}, its numbers give {redone}")
         print(
@@ -80,10 +120,12 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s"
         )
         for cid, counts in outcomes.items():
-            total = sum(counts.values())
+            total = sum(v for k, v in counts.items() if not k.startswith("null "))
+            nulls = sum(v for k, v in counts.items() if k.startswith("null "))
+            on_null = f"  on its null: shown {counts['null shown']:3d}/{nulls}" if nulls else "  (identity: no null)"
             print(
                 f"  {cid:28s} shown {counts['shown']:3d}/{total:<3d}  not shown {counts['not_shown']:3d}  "
-                f"contradicted {counts['contradicted']:3d}"
+                f"contradicted {counts['contradicted']:3d}{on_null}"
             )
     print(f"\nstatuses their own numbers do not give: {len(mismatches)}")
     for m in mismatches:

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
+from browser_support import follow_training
 
 CHROMIUM = os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -169,9 +170,8 @@ def open_page(chromium, lab_url):
         page.on("pageerror", lambda err: watch.page_errors.append(str(err)))
         opened.append((context, watch))
         page.goto(path)
-        if trained and page.locator("#training").count():  # the page reloads itself once trained
-            page.wait_for_selector("#results, #explain-error:not([hidden])")
-            page.wait_for_load_state("load")
+        if trained:  # the page reloads itself once trained
+            follow_training(page)
         return page
 
     yield _open

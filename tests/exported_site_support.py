@@ -33,16 +33,16 @@ def lesson_cache() -> Path:
 
 
 def _heavy_defaults() -> None:
-    """Each heavy lesson at its defaults, in both languages, through Topic.remembered: its lock makes a test of the
-    other worker that asks for the same result at the same moment wait and read it (the page's own path computes
-    without waiting for another process)."""
+    """Each heavy lesson at its defaults and its claims' nulls (Topic.explained), in both languages, through
+    Topic.remembered: its lock makes a test of the other worker that asks for the same result at the same moment
+    wait and read it (the page's own path computes without waiting for another process)."""
     from attnlab.i18n import LANGS
     from attnlab.lessons.explain import TOPICS
 
     for topic in TOPICS.values():
         if topic.heavy:
             for lang in LANGS:
-                topic.remembered(lang=lang)
+                topic.explained(lang=lang)
 
 
 def exported_site(tmp_path_factory) -> Path:

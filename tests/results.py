@@ -25,13 +25,30 @@ def result(topic: str, lang: str = "en", **settings: Any):
 
     lesson = get_topic(topic)
     every = lesson.key(settings, None)
-    if not lesson.heavy or every not in (lesson.key({}, None), lesson.key(lesson.quick, None)):
+    asked = [{}, lesson.quick]
+    asked += [{**base, **null.settings} for base in asked for null in lesson.nulls.values()]  # the nulls of those
+    if not lesson.heavy or every not in [lesson.key(x, None) for x in asked]:
         return lesson.remembered(lang=lang, **settings)
     with disk_cache.computing(lesson.stored_key(every)):
         answers = {
             other: lesson.remembered(lang=other, **settings) for other in (lang, *(x for x in LANGS if x != lang))
         }
     return answers[lang]
+
+
+def explained(topic: str, lang: str = "en", **settings: Any):
+    """result(), its claims carrying their nulls (lessons/common/nulls.py), each null read from the store too."""
+    from attnlab.lessons.common.params import ParamError
+
+    lesson = get_topic(topic)
+    done = result(topic, lang, **settings)
+    nulls = []
+    for other in lesson.null_settings(done, settings):
+        try:
+            nulls.append(result(topic, lang, **other))
+        except ParamError:
+            nulls.append(None)
+    return lesson.with_nulls(done, settings, lang, nulls)
 
 
 def text(value: Any) -> str:

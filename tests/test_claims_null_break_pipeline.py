@@ -38,6 +38,8 @@ DEFAULT_SHOWN = {
     "ffn-first": {"same_start", "does_what_it_says", "still_learns", "shifted", "costs"},
     "attention-only": {"same_start", "does_what_it_says", "still_learns"},
 }
+# The course's point the measurement does not show: on the poem both models learn it by heart (break_it's note).
+DEFAULT_NOT_SHOWN = {"attention-only": {"worse"}}
 
 
 def statuses(claims) -> dict[str, str]:
@@ -61,7 +63,11 @@ def defaults(one_thread):
 @pytest.mark.parametrize("ablation", ABLATIONS)
 def test_break_at_the_defaults_every_claim_is_shown(defaults, ablation):
     r = defaults[ablation]
-    assert statuses(r.claims) == {i: "shown" for i in DEFAULT_SHOWN[ablation]}
+    not_shown = DEFAULT_NOT_SHOWN.get(ablation, set())
+    assert statuses(r.claims) == {
+        **{i: "shown" for i in DEFAULT_SHOWN[ablation]},
+        **dict.fromkeys(not_shown, "not_shown"),
+    }
     consistent(r.claims)
     # ffn-first is measured on the lesson's essay, its last tenth held out; the others on 静夜思 itself
     assert (r.corpus, r.causal_on) == (("essay", "held_out") if ablation == "ffn-first" else ("jingyesi", "same_text"))
@@ -70,7 +76,7 @@ def test_break_at_the_defaults_every_claim_is_shown(defaults, ablation):
 def _with(monkeypatch, change):
     """break_it's pairs, each changed by `change(pair) -> pair`: the real runs, reused."""
     real = R.paired
-    monkeypatch.setattr(R, "paired", lambda a, corpus, steps, seed: change(real(a, corpus, steps, seed)))
+    monkeypatch.setattr(R, "paired", lambda a, corpus, steps, seed, **kw: change(real(a, corpus, steps, seed, **kw)))
 
 
 @pytest.mark.parametrize("ablation", ABLATIONS)

@@ -125,22 +125,18 @@ def coref_with(monkeypatch, real, reads, replace) -> dict[str, str]:
     return statuses(real.coreference.__wrapped__("en").claims)
 
 
-COREF_IDS = [f"majority_{c}" for c in ("tired", "wide", "heavy", "sturdy", "big", "small")] + [
-    f"{k}_{p}" for p in ("tired_wide", "heavy_sturdy", "big_small") for k in ("flip", "meaning")
-]
+COREF_IDS = [f"{k}_{p}" for p in ("tired_wide", "heavy_sturdy", "big_small") for k in ("flip", "meaning")]
 
 
 def test_real_at_the_defaults_the_heads_follow_the_words_not_the_meaning(defaults):
     """The course (ch. 16) reads "it" -> the meant word off the heads; measured, they keep their noun whatever the
-    adjective: only heavy's count beats chance (its meant word is the first noun), sturdy's is contradicted (its
-    heads keep the book), no pair flips, and in every pair more heads keep the first noun than follow the meaning."""
+    adjective: no pair flips, and in every pair more heads keep the first noun than follow the meaning. (One
+    sentence's count against a coin is no claim: heavy's would pass only because its meant word is the first noun.)"""
     co, emb = defaults
     s = statuses(co.claims)
     assert sorted(s) == sorted(COREF_IDS)
     assert s == {
         **{i: "not_shown" for i in COREF_IDS},
-        "majority_heavy": "shown",
-        "majority_sturdy": "contradicted",
         "meaning_tired_wide": "contradicted",
         "meaning_heavy_sturdy": "contradicted",
         "meaning_big_small": "contradicted",
@@ -165,9 +161,6 @@ def test_real_heads_that_always_read_the_first_noun_do_not_track_the_meaning(mon
     s = coref_with(monkeypatch, real, reads, first)
     assert all(s[f"flip_{p}"] == "not_shown" for p in ("tired_wide", "heavy_sturdy", "big_small"))
     assert all(s[f"meaning_{p}"] == "contradicted" for p in ("tired_wide", "heavy_sturdy", "big_small"))
-    assert all(s[f"majority_{c}"] == "contradicted" for c in ("wide", "sturdy", "small"))
-    # where the meant word is the first noun the count is shown, which is why the pairs are there
-    assert all(s[f"majority_{c}"] == "shown" for c in ("tired", "heavy", "big"))
 
 
 def test_real_the_same_weights_for_both_sentences_of_a_pair_do_not_flip(monkeypatch, real, reads):

@@ -43,14 +43,14 @@ COURSE_DISAGREES = {
     ("sqrt-dk", "gradient_fades"): "with many keys the scaled softmax is near uniform and passes less gradient",
     ("rnn-gradients", "lstm_keeps"): "with forget gates far from 1 (forget_bias <= 1) the LSTM's cell path fades "
     "faster than the tanh RNN's gradient: the gates keep it only near 1",
-    ("data-parallel", "update"): "AdamW divides each step by sqrt(v): a near-zero gradient's rounding difference "
-    "becomes a whole step, so the weights can part by more than 1e-6 (SGD's do not)",
     ("moe", "moe_beats_active"): "with few steps or a tight capacity (tokens dropped) the routed model learns slower "
     "than its dense twin of equal active size: the loss goes the other way",
     ("moe", "total_beats_moe"): "in as many steps the dense model of equal total size can learn slower than the MoE, "
     "whose experts each see fewer tokens but update fewer weights a token",
-    ("ffn-memory", "top_beats_random"): "untrained (or barely trained), knocking out the most active neurons shrinks "
-    "random logits toward uniform, which raises log p of any target a little",
+    ("patching", "corruption_matters"): "where the changed character does not decide the answer (no target: a barely "
+    "trained model's top after 床前明月 is ，, which 床望明月 makes likelier; 低头思故 → 举头思故, where 思故 gives 乡) "
+    "the model of the text is moved by it less than its shuffled twin, whose answers swing with any character: "
+    "that character does not carry the answer, and the lesson says so",
 }
 
 # Claims not shown at a topic's defaults, with the reason the page gives.
@@ -72,8 +72,10 @@ DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {
         "patching",
         "token_attention_tracks",
     ): "the last layer's attention ranks 静夜思's characters by importance no better "
-    "than a shuffled pairing (ρ 0.13 < 0.29 over 36 pairs): the lesson's point; "
+    "than whole windows paired with other windows (ρ 0.13 < 0.31 over 36 pairs): the lesson's point; "
     "rollout does (ρ 0.46)",
+    ("patching", "few_heads"): "the twin trained on the characters shuffled has one head that matters most as "
+    "often as the model of the text (3 of 8 seeds): ablation finds a needed head in either",
 }
 
 SEEDS = range(10)

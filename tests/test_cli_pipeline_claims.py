@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.display.fmt import prob
 from attnlab.lessons.common.claims import MARKS
 from attnlab.lessons.pipeline.first_step import first_step
 from attnlab.lessons.pipeline.focus import focus
@@ -34,7 +35,7 @@ def test_train_prints_the_first_update_then_generate_explains_where_yue_looks(tm
     assert want.plain.p_after > want.plain.p_before
     for c in want.claims:  # each with its mark: ✓ shown, ○ not shown at these settings, ✗ contradicted
         assert MARKS[c.status] + " " + flat(c.text) in printed and flat(c.versus) in printed
-    assert f"−log {want.arithmetic.p:.4f} = {want.arithmetic.neg_log:.4f}" in printed
+    assert f"−log {prob(want.arithmetic.p)} = {want.arithmetic.neg_log:.4f}" in printed  # 3 significant digits
     assert "the text's −log 0.12 = 2.1203" in printed
 
     explained = runner.invoke(

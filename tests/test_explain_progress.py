@@ -6,6 +6,7 @@ depends on how fast the machine is."""
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 import time
@@ -81,7 +82,16 @@ def test_a_first_visit_shows_the_training_and_the_next_one_the_results(monkeypat
         assert state == {"status": "done", "models": []}
         steps = [[m["step"] for m in s["models"]] for s in seen if s["status"] == "training"]
         assert all(a <= b for before, after in zip(steps, steps[1:]) for a, b in zip(before, after))  # never back
+        # The run is trained; its claims' null (the same models trained on shuffled targets) trains next, and the
+        # page follows that training, saying what it is
         page = client.get("/explain/seq2seq", params=params, headers=HTML)
+        while page.status_code == 202:
+            null_url = html.unescape(re.search(r'data-progress="([^"]+)"', page.text).group(1))
+            assert "shuffle=True" in null_url and 'id="training-null"' in page.text, null_url
+            assert t("explain.seq2seq.null.shuffled", "en") in html.unescape(page.text)
+            while client.get(null_url).json()["status"] == "training":
+                time.sleep(0.05)
+            page = client.get("/explain/seq2seq", params=params, headers=HTML)
         assert page.status_code == 200 and 'id="claims-h"' in page.text and 'id="training"' not in page.text
         api = client.get("/api/explain/seq2seq", params=params)
         assert api.status_code == 200 and api.json()["params"]["seed"] == 4242

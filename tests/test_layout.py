@@ -139,7 +139,7 @@ def test_a_new_topic_is_one_folder_and_one_registry_line(tmp_path):
         tests / "lessons" / "zz_demo",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    for support in ("conftest.py", "browser_fixtures.py", "results.py"):
+    for support in ("conftest.py", "browser_fixtures.py", "browser_support.py", "results.py"):
         shutil.copy(ROOT / "tests" / support, tests / support)
     copied = sorted((tests / "lessons" / "zz_demo").glob("test_*.py"))
     assert copied

@@ -1,6 +1,7 @@
 """Every topic is a lesson (issue 36), in a real browser, zh and en, JavaScript on and off: the page asks its
 question first, shows nothing measured until the learner answers, then says right or wrong with the run's own
-numbers (the sentence the Python core wrote, word for word), and puts the figure before the first table. With
+numbers (the sentence the Python core wrote, word for word), and puts the figure before the first table; each
+claim carries its null's line (lessons/common/nulls.py), as the core measured it. With
 JavaScript the answers are remembered in the browser and the home page's course map marks them.
 
 Each topic is opened at its QUICK settings (the suite's shared store holds those results); figure requests get a
@@ -10,7 +11,7 @@ import base64
 from urllib.parse import urlencode
 
 import pytest
-from results import quick_query, result
+from results import explained, quick_query, result
 
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
@@ -69,6 +70,12 @@ def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_fi
         assert page.inner_text("[data-verdict-why]").strip() == expected["why"], name
         assert page.locator("[data-results]").is_visible() and page.locator("#figure-card").is_visible(), name
         assert page.evaluate(FIGURE_FIRST), f"{name}: a table comes before the figure"
+        lines = page.eval_on_selector_all(  # each claim's null on its line, as the core measured it
+            "#claims .claim",
+            "items => items.map(li => [li.dataset.id, li.querySelector('.null')?.textContent ?? null])",
+        )
+        nulls = {c.id: c.null and c.null["line"] for c in explained(name, lang, **topic.quick).claims}
+        assert dict(lines) == nulls, name
         if js:  # a second answer, the right one: the verdict follows, without a reload
             _answer(page, answer, js)
             assert verdict.get_attribute("data-correct") == "true", name

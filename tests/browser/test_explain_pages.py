@@ -89,9 +89,9 @@ def test_moving_the_d_k_slider_shows_the_api_numbers(open_page, api):
 
 def test_arrow_key_on_the_lambda_slider_and_a_bad_value(open_page, api):
     page = open_page("/explain/rnn-gradients?" + urlencode(SMALL["rnn-gradients"]) + "&lang=en")
-    page.focus("#p-lam")
+    page.focus("#p-lam-slider")
     explain_update(page, lambda: page.keyboard.press("ArrowRight"))  # 0.9 -> 0.95
-    assert page.locator("#p-lam-out").inner_text() == "0.95"
+    assert page.locator("#p-lam").input_value() == "0.95"  # the number field beside the slider follows it
     data = api("/api/explain/rnn-gradients?" + urlencode(current_params(page)) + "&lang=en")
     assert data["chosen"]["lam"] == 0.95
     assert_binds_match(page, data)

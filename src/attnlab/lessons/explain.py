@@ -14,7 +14,9 @@ Each topic is one folder, attnlab/lessons/<slug>/, found through this registry b
 A lesson's lesson.py also owns its facts: `QUICK` (the settings every test that runs the lesson cheaply starts
 from: the parameters that cost time shrunk, and a quiz answered where the page shows more once it is), `HEAVY = True` when it takes seconds (it trains, times or
 samples: the static copy holds its defaults only), `TOGETHER = True` when its parameters only mean something
-together, and `COURSE`, its place on the course map (web/course_map.py). Its tests live in tests/lessons/<slug>/.
+together, `COURSE`, its place on the course map (web/course_map.py), and `NULLS`, each claim's strongest null as
+settings of its own parameters (lessons/common/nulls.py; `explained()` runs them). Its tests live in
+tests/lessons/<slug>/.
 Adding a topic is one folder and one line in TOPICS. Modules load on first use, so listing the topics
 imports no torch.
 """
@@ -141,6 +143,49 @@ class Topic:
                 disk_cache.store(stored, result)
         return result
 
+    @property
+    def nulls(self) -> dict:
+        """Each claim's strongest null by claim id (lessons/common/nulls.py): its lesson.py's NULLS."""
+        return dict(getattr(self.piece("lesson"), "NULLS", {}))
+
+    def given(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Every parameter's value at these settings, defaults filled in."""
+        return dict(self.key(raw, None)[1])
+
+    def _needed(self, result, raw: dict[str, Any]) -> list[dict[str, Any]]:
+        from attnlab.lessons.common import nulls
+
+        return nulls.needed(self.nulls, list(getattr(result, "claims", [])), self.given(raw))
+
+    def null_settings(self, result, raw: dict[str, Any]) -> list[dict[str, Any]]:
+        """The settings to run for this result's claims' nulls: each null's own settings merged over `raw`."""
+        return [{**raw, **settings} for settings in self._needed(result, raw)]
+
+    def with_nulls(self, result, raw: dict[str, Any], lang: str, null_results: list):
+        """A copy of `result` whose claims carry their nulls' measurements; `null_results` are the results at
+        null_settings(result, raw), in that order (None where the lesson refused those settings)."""
+        from attnlab.lessons.common import nulls
+
+        if not hasattr(result, "claims"):
+            return result
+        runs = {
+            nulls.key_of(settings): None if done is None else {c.id: c for c in done.claims}
+            for settings, done in zip(self._needed(result, raw), null_results)
+        }
+        claims = nulls.attach(self.slug, self.nulls, result.claims, runs, self.given(raw), lang)
+        return dataclasses.replace(result, claims=claims)
+
+    def explained(self, *, lang: str = "zh", **raw: Any):
+        """remembered(), its claims carrying their nulls (each null run remembered too): what every view shows."""
+        result = self.remembered(lang=lang, **raw)
+        done = []
+        for settings in self.null_settings(result, raw):
+            try:
+                done.append(self.remembered(lang=lang, **settings))
+            except ParamError:
+                done.append(None)
+        return self.with_nulls(result, raw, lang, done)
+
     def cost(self, **raw: Any) -> Cost:
         """What the lesson will cost at these values (ParamError for a bad value or one too large), before
         anything is allocated: the lesson's own `cost(p)`, or DEFAULT."""
@@ -214,8 +259,8 @@ def get_topic(name: str) -> Topic:
 
 
 def explain(topic: str, *, lang: str = "zh", **params: Any):
-    """Run the lesson for `topic` with `params` and return its dataclass."""
-    return get_topic(topic).run(lang=lang, **params)
+    """Run the lesson for `topic` with `params` and return its dataclass, its claims carrying their nulls."""
+    return get_topic(topic).explained(lang=lang, **params)
 
 
 def _plain(obj):

@@ -75,3 +75,18 @@ def read_corpus(name_or_path: str | Path) -> list[str]:
     if not text.strip():
         raise ValueError(f"corpus {path} is empty")
     return [text]
+
+
+def shuffled_chars(texts: list[str], seed: int) -> list[str]:
+    """The same characters in a random order, each text keeping its length: every character's count stays, every
+    order goes. What training learns from the order, a model trained on this cannot (the strongest null of a claim
+    about what training learned; lessons/common/nulls.py)."""
+    import random
+
+    chars = [ch for text in texts for ch in text]
+    random.Random(seed).shuffle(chars)
+    out, start = [], 0
+    for text in texts:
+        out.append("".join(chars[start : start + len(text)]))
+        start += len(text)
+    return out

@@ -195,7 +195,12 @@ TEST_STEPS = 40  # the form's smallest; tests/test_claims_rule.py sizes the topi
 def test_the_claims_hold_over_seeds_0_to_4(ablation, one_thread):
     r = result("break", ablate=ablation, seeds=5, train_steps=TEST_STEPS, lang="en")
     assert r.seeds == [0, 1, 2, 3, 4] and len(r.runs) == 10
-    assert [c.id for c in r.claims if not c.holds] == [], [c.text for c in r.claims]
+    # attention-only's "worse" is the course's point the measurement does not show (a tie on the memorized poem)
+    unproven = {("attention-only", "worse")}
+    assert [c.id for c in r.claims if not c.holds and (ablation, c.id) not in unproven] == [], [
+        c.text for c in r.claims
+    ]
+    assert all(c.status != "contradicted" for c in r.claims), [c.text for c in r.claims]
     assert {c.id for c in r.claims} >= {"same_start", "does_what_it_says"}
     for run in r.runs:  # every run measured all along; greedy wrote at most as much as the text has (less
         # when it wrote the end-of-text mark)
@@ -258,3 +263,50 @@ def test_a_corpus_file_holds_out_its_end(tmp_path, one_thread):
     # the leak, measured on held-out text: lower loss as trained, higher with the mask on
     assert pair.ablated.train_loss[-1] < pair.intact.train_loss[-1]
     assert pair.ablated.causal_loss[-1] > pair.intact.causal_loss[-1]
+
+
+# ---------------------------------------------------------------------- "still learns" against its strongest null
+def test_the_frequency_level_is_the_unigram_cross_entropy_of_the_measured_windows():
+    """frequency_entropy against the closed form on 静夜思, counted here from the poem's characters: the poem is its
+    own training text, so every character's probability is its share of the poem."""
+    from collections import Counter
+
+    from attnlab.lessons.break_it.claims import frequency_entropy
+    from attnlab.lessons.break_it.runs import BASE, corpus_data
+    from attnlab.train.data import eval_windows
+
+    data = corpus_data("jingyesi")
+    tok = data.tokenizer
+    text = [tok.decode([i]) for i in data.train.tolist()]
+    share = {ch: n / len(text) for ch, n in Counter(text).items()}
+    _, y = eval_windows(data.val, BASE["context_length"])
+    expected = -sum(math.log(share[tok.decode([i])]) for i in y.flatten().tolist()) / y.numel()
+    assert frequency_entropy(data, BASE["context_length"]) == pytest.approx(expected, rel=1e-12)
+    shuffled = corpus_data("jingyesi", True)  # the null's stream: the same counts, another order, the same val
+    assert torch.equal(shuffled.train.sort().values, data.train.sort().values)
+    assert not torch.equal(shuffled.train, data.train) and torch.equal(shuffled.val, data.val)
+    assert frequency_entropy(shuffled, BASE["context_length"]) == frequency_entropy(data, BASE["context_length"])
+
+
+@pytest.mark.parametrize("ablation", ["attention-only", "ffn-first", "no-layernorm"])
+def test_trained_on_the_characters_shuffled_nothing_still_learns(ablation, one_thread):
+    r = result("break", ablate=ablation, shuffle=True, train_steps=TEST_STEPS, lang="en")
+    s = {c.id: c.status for c in r.claims}
+    assert s["still_learns"] == "not_shown" and "contradicted" not in s.values(), s
+    # what the part costs on a text the models never saw in order is not asked
+    assert not {"worse", "slower", "costs", "fails_causal"} & set(s)
+    real = result("break", ablate=ablation, train_steps=TEST_STEPS, lang="en")
+    assert {c.id: c.status for c in real.claims}["still_learns"] == "shown"
+
+
+def test_without_ffns_the_measurement_disagrees_with_the_course(one_thread):
+    """The course holds the FFN indispensable; at the lab's sizes, on held-out text (the essay, 80 steps, 3
+    seeds) the model without FFNs ends lower, beyond the seeds' noise: the claim reads contradicted there, and
+    on the memorized poem it is a tie."""
+    held_out = result("break", ablate="attention-only", corpus="essay", lang="en")
+    worse = next(c for c in held_out.claims if c.id == "worse")
+    assert held_out.causal_on == "held_out" and worse.status == "contradicted"
+    assert worse.measured < worse.baseline - worse.margin
+    poem = result("break", ablate="attention-only", lang="en")
+    assert next(c for c in poem.claims if c.id == "worse").status == "not_shown"
+    assert "not what is measured" in poem.finding

@@ -22,11 +22,14 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
+from results import result as shared
 
 from attnlab.lessons.common import disk_cache
 from attnlab.lessons.common.claims import CONTRADICTED, NOT_SHOWN, SHOWN
 from attnlab.lessons.data_parallel import experiment, launch, splits
 from attnlab.lessons.data_parallel.lesson import (
+    CONTROL_FACTOR,
+    ROUNDING,
     TOL,
     bytes_claim,
     card_claims,
@@ -34,6 +37,7 @@ from attnlab.lessons.data_parallel.lesson import (
     needs_allreduce,
     same_gradient,
     same_update,
+    weights_tolerance,
 )
 from attnlab.lessons.data_parallel.splits import CARD_BYTES
 from attnlab.models.count import count_params
@@ -121,6 +125,47 @@ def test_without_the_allreduce_the_same_claims_are_not_shown(result):
         same_update(run.alone_diff, run.alone_where, run.steps, run.optimizer, "en", control=one).status == CONTRADICTED
     )
     assert min(p.alone for p in run.params) >= 0 and max(p.alone for p in run.params) == run.alone_diff
+
+
+def test_the_rounding_reference_is_one_process_summing_the_two_halves():
+    """experiment.train_halves against a loop written here: the two halves' mean losses, halved, accumulated by
+    autograd into one gradient, one SGD step; that gradient is the whole batch's to rounding (the mean of means)."""
+    b, steps, seed = 3, 2, 5
+    model = experiment.build(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=experiment.LR["sgd"])
+    windows, data = torch.Generator().manual_seed(seed), experiment.stream()
+    for _ in range(steps):
+        x, y = get_batch(data, experiment.CONTEXT, 2 * b, windows)  # (2b, T)
+        opt.zero_grad()
+        for half in (slice(0, b), slice(b, 2 * b)):
+            (F.cross_entropy(model(x[half]).flatten(0, 1), y[half].flatten()) / 2).backward()
+        opt.step()
+    lab = experiment.build(seed)
+    experiment.train_halves(lab, b, steps, seed, "sgd")
+    assert experiment.max_abs_diff(experiment.weights(lab), experiment.weights(model))[0] == 0.0
+
+
+def test_adamw_magnifies_rounding_and_the_weights_tolerance_follows_it():
+    """AdamW divides each step by √v: the same sums in another order (one process, the two halves) end further
+    apart than fp32's 1e-6, and the two processes no further than that; SGD's rounding stays under 1e-6. The
+    control (no all-reduce) still misses by more than ten times the tolerance, and fails the update claim."""
+    adamw = shared("data-parallel", lang="en", **SMALL, ranks=8, optimizer="adamw")
+    run = adamw.run
+    assert run.optimizer == "adamw" and run.rounding_diff > TOL  # magnified: one process, no second one involved
+    tol = weights_tolerance(run.rounding_diff)
+    assert tol == ROUNDING * run.rounding_diff and run.weight_diff <= tol
+    assert claim(adamw, "update").status == SHOWN and claim(adamw, "update").margin == tol
+    control = claim(adamw, "needs_allreduce")
+    assert control.status == SHOWN and control.baseline == tol and run.alone_diff > CONTROL_FACTOR * tol
+    one = "one process"
+    alone = same_update(run.alone_diff, run.alone_where, run.steps, "adamw", "en", control=one, tol=tol)
+    assert alone.status == CONTRADICTED
+
+
+def test_sgd_keeps_the_fp32_tolerance(result):
+    run = result.run
+    assert run.rounding_diff <= TOL / ROUNDING and weights_tolerance(run.rounding_diff) == TOL
+    assert claim(result, "update").margin == TOL == claim(result, "needs_allreduce").baseline
 
 
 def test_the_control_claim_is_not_shown_when_both_halves_are_the_same(monkeypatch):

@@ -1,7 +1,8 @@
 """The `ffn-memory` topic: a neuron's value is the logit change a real forward pass measures when the neuron is added
 (exactly without a final LayerNorm; with one, exactly up to the two terms memory.py says it leaves out), knocking out
-no neuron changes nothing, the chance levels match exhaustive counts, and each claim against its null (the untrained
-model, shuffled activations) is not shown."""
+no neuron changes nothing, the chance levels match exhaustive counts, a knockout is scored against the text's average
+token, and each claim against its nulls (the untrained model, the same characters shuffled, shuffled activations) is
+not shown."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from attnlab.models import GPT, GPTConfig
 pytestmark = pytest.mark.slow  # trains the lesson's models
 
 SMALL = dict(layers=2, d_model=32, train_steps=60, top=10, knock=5, shown=6, seed=0)
+STEPS_TS = 400  # Tiny Shakespeare: at 200 steps the shared keys cleared the current-token chance by one neuron
 
 
 def model(layers=2, ablations=(), seed=1, vocab=20) -> GPT:
@@ -127,16 +129,37 @@ def test_batched_knockouts_equal_knock_out_one_neuron_at_a_time():
     d = texts.corpus_data("jingyesi")
     x, at, y = texts.contexts(d.val, 8)
     m = model(2, vocab=d.vocab_size)
-    acts, base, _ = memory.read(m, x, at, y)
+    acts = memory.read(m, x, at, y)[0]
+    freq = memory.frequencies(y, d.vocab_size)
     found = memory.neurons(m, acts, y, 4)
     assert len(found) > 10
-    memory.knock_each(m, x, at, y, acts, found, 4, chunk=7)  # chunks that split layers' neurons unevenly
+    memory.knock_each(m, x, at, y, acts, found, 4, freq, chunk=7)  # chunks that split layers' neurons unevenly
+
+    def score(rows, edits=None):  # log p(next) against the frequency-weighted average token, by hand
+        logits, _ = run_with(m, x[rows], edits)
+        logp = torch.log_softmax(logits[torch.arange(len(rows)), at[rows]].double(), -1)  # (R, V)
+        return logp[torch.arange(len(rows)), y[rows]] - (logp * freq).sum(-1)
+
     for n in found[::5]:
         rows = torch.tensor(n.fire + memory.quiet(acts, n.layer, n.index, 4))
-        _, logp, _ = memory.read(m, x[rows], at[rows], y[rows], {memory.hidden_name(n.layer): knock_out([n.index])})
-        hurt = base[rows] - logp
+        hurt = score(rows) - score(rows, {memory.hidden_name(n.layer): knock_out([n.index])})
         assert n.hurt_fire == pytest.approx(float(hurt[:4].mean()), abs=1e-6)
         assert n.hurt_quiet == pytest.approx(float(hurt[4:].mean()), abs=1e-6)
+
+
+def test_a_knockout_that_knows_nothing_of_the_next_token_scores_zero_on_average():
+    """Against the frequency-weighted average token, any change of a prediction (a knockout that only flattens it,
+    or any other) averages exactly 0 over next tokens drawn from those frequencies: Σ_y f_y (Δ log p(y) − Σ_v f_v
+    Δ log p(v)) = 0. Only a neuron whose effect depends on which token comes next can score above it; the plain
+    Δ log p of a flattening does not average 0 (it raises every unlikely token)."""
+    g = torch.Generator().manual_seed(5)
+    logits = 4 * torch.randn(1, 1, 12, generator=g, dtype=torch.float64)  # one confident prediction, V = 12
+    f = torch.rand(12, generator=g, dtype=torch.float64)
+    f /= f.sum()
+    before, after = torch.log_softmax(logits, -1)[0, 0], torch.log_softmax(0.3 * logits, -1)[0, 0]  # flattened
+    score = lambda lp: lp - lp @ f  # noqa: E731  (V,): every possible next token's score
+    assert float(f @ (score(after) - score(before))) == pytest.approx(0.0, abs=1e-12)
+    assert float(f @ (after - before)) > 0.1  # the raw log p "improves" on average: the bias the score removes
 
 
 # --- chance levels against exhaustive counts ---------------------------------------------------------------------
@@ -148,6 +171,32 @@ def test_shared_by_chance_matches_every_k_subset():
     exact = sum(2 * max(Counter(y[list(s)].tolist()).values()) >= K for s in itertools.combinations(range(len(y)), K))
     exact /= len(list(itertools.combinations(range(len(y)), K)))
     assert memory.shared_by_chance(y, K, seed=0) == pytest.approx(exact, abs=0.03)  # 4000 draws: SE < 0.008
+
+
+def test_shared_given_current_matches_every_choice_of_positions_with_the_same_current_tokens():
+    """Exhaustive: a key of K = 4 positions (current tokens a, a, b, c) is replaced by every choice of 2 distinct
+    a-positions, 1 b-position and 1 c-position; the share of choices whose next tokens share one (>= 2 of 4)."""
+    cur = torch.tensor([0, 0, 0, 0, 1, 1, 1, 2, 2, 0, 1, 2])  # current token at each read position
+    y = torch.tensor([5, 5, 6, 7, 5, 6, 6, 7, 8, 5, 8, 6])  # the next token there
+    key = [0, 1, 4, 7]  # two a's, one b, one c
+    n = memory.Neuron(0, 0, key, [1.0] * 4, 0, 0, [0], [1.0])
+    pos = {c: (cur == c).nonzero().flatten().tolist() for c in (0, 1, 2)}
+    choices = [
+        [*aa, b, c] for aa in itertools.combinations(pos[0], 2) for b in pos[1] for c in pos[2]
+    ]  # every replacement
+    exact = sum(2 * max(Counter(y[ch].tolist()).values()) >= 4 for ch in choices) / len(choices)
+    got = memory.shared_given_current(cur, y, [n], seed=0, draws=20000)
+    assert got == pytest.approx(exact, abs=0.015)  # 20,000 draws: standard error < 0.004
+    # drawn from anywhere instead, the same key shares far less often: the current token carries the next
+    assert memory.shared_by_chance(y, 4, seed=0) < exact
+
+
+def test_the_shuffled_null_trains_on_the_same_characters_in_another_order():
+    d = texts.corpus_data("jingyesi")
+    plain, mixed = texts.training_ids(d, False, 0), texts.training_ids(d, True, 0)
+    assert torch.equal(plain, d.train) and not torch.equal(plain, mixed)
+    assert torch.equal(torch.bincount(plain), torch.bincount(mixed))  # every character's count kept
+    assert mixed[-1] == plain[-1] == d.tokenizer.eot_id  # the end mark stays where it was
 
 
 def test_readable_by_chance_is_the_rate_over_every_pair_of_different_neurons():
@@ -215,9 +264,15 @@ def test_on_a_real_corpus_keys_share_next_tokens_and_shuffled_activations_do_not
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but the shared corpus {path} is missing (set ATTNLAB_DATA)")
         pytest.skip(f"the shared corpus {path} is not here (set ATTNLAB_DATA to run this test)")
-    r = stored("ffn-memory", lang="en", corpus=str(path), layers=1, d_model=32, train_steps=200, shown=3)
+    settings = dict(corpus=str(path), layers=1, d_model=32, train_steps=STEPS_TS, shown=3)
+    r = stored("ffn-memory", lang="en", **settings)
     status = {c.id: c.status for c in r.claims}
     assert r.held_out and status["keys_share_next"] == status["values_match_keys"] == "shown", r.claims
+    # the lesson's null on a real corpus: trained alike on its characters shuffled, read on the real text. Its
+    # neurons fire on characters, and the current character alone decides much of the next in English: a chance
+    # level of K positions drawn from anywhere would call that shared (it did); the same current tokens do not
+    null = stored("ffn-memory", lang="en", **settings, shuffle=True)
+    assert [c.id for c in null.claims if c.status != "not_shown"] == [], null.claims
     # the null of keys_share_next: the same model, every neuron's activations shuffled over the read positions
     d = texts.corpus_data(str(path))
     x, at, y = texts.contexts(d.val, 16)

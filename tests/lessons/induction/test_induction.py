@@ -1,5 +1,6 @@
 """The induction topic: its scores against hand-built attention maps and torch's own softmax, its sequences, the JSON
-contract of issue 26, and its claims against their nulls (untrained models; identical curves)."""
+contract of issue 26, and its claims against their nulls (untrained models; identical curves; a head that looks a
+fixed distance back; both models trained on each sequence's tokens shuffled)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,42 @@ def test_eval_sequences_are_a_half_then_the_same_half_of_distinct_tokens_and_tra
     assert runs.eval_sequences(3, 5, 9).equal(x)  # the same for a seed
 
 
+def induction_map(row: list[int]) -> torch.Tensor:
+    """(T, T) a content induction head built by hand: query i attends to the token after the previous occurrence
+    of row[i] (key 0 where there is none)."""
+    T = len(row)
+    w = torch.zeros(T, T)
+    for i in range(T):
+        before = [j for j in range(i) if row[j] == row[i]]
+        w[i, before[-1] + 1 if before else 0] = 1.0
+    return w
+
+
+def test_the_unrepeated_control_keeps_a_fixed_distance_head_and_loses_an_induction_head():
+    n = 6
+    x = runs.eval_sequences(seed=2, n=n, vocab=8)  # (N_EVAL, 2n) [r r]
+    u = runs.unrepeated(x, seed=2)  # [r π(r)]
+    assert torch.equal(u[:, :n], x[:, :n])
+    assert all(sorted(a[n:].tolist()) == sorted(a[:n].tolist()) for a in u)  # the same tokens, another order
+    fixed = offset_map(2 * n, n - 1, start=n)[None, None]  # (1, 1, T, T): i -> i - n + 1 whatever the tokens
+    assert scores.prefix_matching(fixed, n).item() == 1.0  # on either sequence: it never reads them
+    on_repeat = torch.stack([induction_map(a.tolist()) for a in x])[:, None]  # (B, 1, T, T)
+    on_unrepeated = torch.stack([induction_map(a.tolist()) for a in u])[:, None]
+    assert scores.prefix_matching(on_repeat, n).item() == 1.0
+    # on [r π(r)] it looks at i - n + 1 only where π left the token in its place (u[i] == u[i - n]): about 1/n
+    fixed_points = float((u[:, n:] == u[:, :n]).double().mean())
+    assert scores.prefix_matching(on_unrepeated, n).item() == pytest.approx(fixed_points, abs=1e-6)
+    assert fixed_points < 0.4
+
+
+def test_the_null_shuffles_each_training_sequence_keeping_its_tokens():
+    g = torch.Generator().manual_seed(0)
+    x = runs.repeats(g, 8, 6, 9, 13)  # (8, 13)
+    y = runs.shuffled(x, torch.Generator().manual_seed(1))
+    assert not torch.equal(x, y)
+    assert all(sorted(a.tolist()) == sorted(b.tolist()) for a, b in zip(x, y))
+
+
 def test_first_crossing_is_strict_and_none_without_one():
     pm = [[[0.1, 0.2]], [[0.4, 0.3]], [[0.41, 0.0]]]
     assert runs.first_crossing([0, 5, 10], pm, 0.4) == 10
@@ -131,7 +168,9 @@ def test_untrained_models_show_no_claim():
     assert max(s for layers in r.prefix_matching for h in layers for s in h) < r.chance_prefix + 0.05
 
 
-def fake(two_pm, one_pm, two_icl, one_icl, prev, chance=0.04, chance_prev=0.13):
+def fake(two_pm, one_pm, two_icl, one_icl, prev, chance=0.04, chance_prev=0.13, two_un=None, one_un=None):
+    """Curves at one step; each head's score on [r π(r)] at chance unless given (a content head)."""
+    at_chance = lambda pm: [[chance] * len(heads) for heads in pm]  # noqa: E731
     return SimpleNamespace(
         prefix_matching=[two_pm],
         previous_token=[prev],
@@ -139,7 +178,10 @@ def fake(two_pm, one_pm, two_icl, one_icl, prev, chance=0.04, chance_prev=0.13):
         steps=[100],
         chance_prefix=chance,
         chance_previous=chance_prev,
-        one_layer=SimpleNamespace(prefix_matching=[one_pm], icl_score=[one_icl]),
+        unrepeated=two_un or at_chance(two_pm),
+        one_layer=SimpleNamespace(
+            prefix_matching=[one_pm], icl_score=[one_icl], unrepeated=one_un or at_chance(one_pm)
+        ),
     )
 
 
@@ -157,6 +199,19 @@ def test_claims_are_comparisons_that_can_fail_and_tie_on_identical_curves():
     reversed_ = fake([[0.05, 0.1], [0.1, 0.1]], [[0.9, 0.06]], -0.3, -3.5, [[0.6, 0.1], [0.0, 0.0]])
     status = {c.id: c.status for c in claims_of(reversed_, "en")}
     assert status["needs_two_layers"] == status["icl_drops"] == "contradicted"
+    # a head that looks a fixed distance back (n = 4: 3 back is where the repeat's next token sits) scores 0.75 on
+    # [r r] and as much on [r π(r)]: not an induction head, in either model (the audit's case)
+    positional = fake(
+        [[0.05, 0.1], [0.75, 0.3]],
+        [[0.75, 0.06]],
+        -0.3,
+        -0.3,
+        [[0.6, 0.1], [0.0, 0.0]],
+        two_un=[[0.05, 0.1], [0.75, 0.3]],
+        one_un=[[0.75, 0.06]],
+    )
+    status = {c.id: c.status for c in claims_of(positional, "en")}
+    assert status["induction_forms"] == status["needs_two_layers"] == "not_shown"
 
 
 def test_the_phase_change_happens_in_two_layers_and_not_in_one():
@@ -172,3 +227,6 @@ def test_the_phase_change_happens_in_two_layers_and_not_in_one():
     i = r.steps.index(r.phase_step["two_layer"] - 50)
     assert abs(r.icl_score[i] - r.one_layer.icl_score[i]) < 0.5
     assert r.one_layer.icl_score[-1] - r.icl_score[-1] > 1.0
+    # the null at the same settings: each training sequence's tokens shuffled, nothing to copy: no claim shown
+    null = result("induction", steps=400, n=8, vocab=16, d_model=32, seed=1, shuffle=True)
+    assert [c.id for c in null.claims if c.status != "not_shown"] == [], [(c.id, c.versus) for c in null.claims]

@@ -1,6 +1,6 @@
 """The logit-lens topic held to references we did not write: the model's own forward pass, and the same model cut
-after l blocks (torch runs what is left); its claims against their null (train_steps = 0: the trained model IS the
-untrained control); bad prompts refused in words."""
+after l blocks (torch runs what is left); its claims against their nulls (train_steps = 0: the trained model IS the
+untrained control; `shuffle`: the same characters in another order); bad prompts refused in words."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def test_json_has_the_lens_per_layer_and_position_and_the_answer_by_layer(small)
     assert d["answer_ranks"][-1] == 1  # the answer is the model's own top token
     assert d["top_header"][1:] == d["tokens"] and all(len(row) == T + 1 for row in d["top_rows"])
     assert d["expected"] == "光" and d["answer"] == d["trained"]["answer"]
+    assert d["continuation"]["answer"] == d["continuation_untrained"]["answer"] == "光"  # both read the same character
     assert {c["id"] for c in d["claims"]} == {"early", "sharpens"}
     assert {c["id"]: c["ok"] for c in d["checks"]} == {"last": True, "first": True}
 
@@ -82,9 +83,36 @@ def test_the_claims_show_at_the_defaults_and_redo_from_their_numbers():
     for c in r.claims:
         assert status_of(c.direction, c.measured, c.baseline, c.margin) == c.status
         assert c.control and c.margin > 0
-    early = r.claims[0]
-    assert early.measured == r.trained.spare == r.n_layers - r.trained.settled
-    assert r.trained.ranks[r.trained.settled :] == [1] * (r.n_layers + 1 - r.trained.settled)
+    early, sharpens = r.claims
+    c = r.continuation  # 光, what follows 床前明月 in the poem: the claims read it, not each model's own answer
+    assert early.measured == c.spare == r.n_layers - c.settled and early.baseline == r.continuation_untrained.spare
+    assert c.ranks[c.settled :] == [1] * (r.n_layers + 1 - c.settled) and c.ranks[c.settled - 1] > 1
+    assert sharpens.measured == pytest.approx(c.probs[-1] - c.probs[0])
+
+
+def test_the_continuation_read_where_it_is_not_on_top_is_never_settled():
+    from attnlab.lessons.logit_lens.lesson import read
+
+    r = result("logit-lens", train_steps=0, n_layers=2, seed=3)
+    model, ids, tok = model_of(r)
+    from attnlab.inspect import logit_lens
+
+    lens = logit_lens(model, ids)  # (L+1, T, vocab)
+    y = int(lens[-1, -1].argmin())  # the last choice at the end: not on top anywhere near it
+    x = read(lens, tok, y)
+    assert x.settled == 3 and x.spare == 0 and x.ranks[-1] == tok.vocab_size
+
+
+def test_null_the_same_characters_shuffled_learn_no_continuation():
+    from attnlab.lessons.logit_lens.lesson import NULLS
+
+    data = runs.corpus_data("")
+    text, shuffled = runs.stream_of(data, False, 0), runs.stream_of(data, True, 0)
+    assert torch.equal(torch.bincount(text), torch.bincount(shuffled)) and not torch.equal(text, shuffled)
+    assert {n.settings["shuffle"] for n in NULLS.values()} == {True}
+    r = result("logit-lens", shuffle=True)  # the null at the defaults: a model as sure of its own answer ...
+    assert r.trained.probs[-1] > 0.5 and r.trained.answer != "光"
+    assert {c.id: c.status for c in r.claims} == {"early": "not_shown", "sharpens": "not_shown"}  # ... not of 光
 
 
 def test_null_an_untrained_model_shows_neither_claim():

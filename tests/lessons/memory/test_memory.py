@@ -238,17 +238,23 @@ def test_the_mixed_claim_fails_for_a_recipe_without_fp32_master_weights(default)
     assert claims["mixed_state"].status == "contradicted"
 
 
-def test_the_quoted_figure_claim_fails_for_a_gqa_llama(monkeypatch, default):
+def test_the_llama_cache_is_measured_and_a_formula_that_forgets_gqa_is_contradicted(monkeypatch, default):
+    (claim,) = [c for c in default.claims if c.id == "llama_kv"]
+    assert claim.values["measured"] == claim.values["bytes"] == LLAMA_7B_KV_2048  # one layer measured, times 32
+    assert claim.values["layer"] == LLAMA_7B_KV_2048 // 32 and "1.074 GB" in claim.text
     llama = L.MODELS["llama-2-7b"]
-    monkeypatch.setitem(
-        L.MODELS,
-        "llama-2-7b",
-        dataclasses.replace(llama, architecture=dataclasses.replace(llama.architecture, kv_heads=8)),
-    )
-    claims = {
-        c.id: c for c in L.claims_for(default.measured, default.formula, default.lab, default.per_param_bytes, "en")
-    }
-    assert claims["llama_kv"].status == "contradicted" and claims["llama_kv"].values["bytes"] == LLAMA_7B_KV_2048 // 4
+    gqa = dataclasses.replace(llama.architecture, kv_heads=8)  # a GQA Llama: the layer measured keeps 8 K/V heads
+    monkeypatch.setitem(L.MODELS, "llama-2-7b", dataclasses.replace(llama, architecture=gqa))
+
+    def claims() -> dict:
+        out = L.claims_for(default.measured, default.formula, default.lab, default.per_param_bytes, "en")
+        return {c.id: c for c in out}
+
+    assert claims()["llama_kv"].status == "shown" and claims()["llama_kv"].values["measured"] == LLAMA_7B_KV_2048 // 4
+    # a formula that counts every query head as a K/V head no longer describes the cache the layer keeps
+    monkeypatch.setattr(L, "kv_cache_of", lambda a, *args: kv_cache_of(dataclasses.replace(a, kv_heads=None), *args))
+    c = claims()["llama_kv"]
+    assert c.status == "contradicted" and c.values["bytes"] == LLAMA_7B_KV_2048 != c.values["measured"]
 
 
 def test_a_typed_configuration_is_sized_like_the_published_one():

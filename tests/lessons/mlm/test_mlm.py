@@ -8,12 +8,13 @@ causal mask to the right side, counts of right guesses redone here, and a real c
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
 import torch
 from fastapi.testclient import TestClient
-from results import result
+from results import explained, result
 from shared_data import data_dir
 from typer.testing import CliRunner
 
@@ -171,7 +172,7 @@ def test_reproducible_with_a_seed_and_cached():
 
 
 def test_api_cli_and_python_give_the_same_numbers():
-    py = as_dict(result("mlm", lang="en", **SMALL))
+    py = as_dict(explained("mlm", lang="en", **SMALL))  # as every view shows it: the claims carry their nulls
     with TestClient(create_app()) as client:
         api = client.get("/api/explain/mlm", params={**SMALL, "lang": "en"}).json()
         bad = client.get("/api/explain/mlm", params={**SMALL, "text": "床前明月光"})
@@ -271,3 +272,42 @@ def test_the_result_shows_in_a_notebook():
     html = r._repr_html_()
     assert "<script" not in html.lower() and "http" not in html.lower()
     assert all(c.text.split()[0] in html for c in r.claims) and r.fill.text in html
+
+
+# ------------------------------------------------------------------------------- the shortcut, counted over seeds
+def test_the_shortcut_at_other_seeds_is_the_same_pair_trained_there():
+    """seeds = 3: seeds 1 and 2 of the left-only pair are trained as trained() trains them at those seeds, so their
+    paired leads equal the full lesson's at seed 1 and 2 (to the last digit)."""
+    r = M.mlm(lang="en", seeds=3, **SMALL)
+    assert [s["seed"] for s in r.shortcut_seeds] == [0, 1, 2]
+    for s in r.shortcut_seeds[1:]:
+        alone = M.mlm(lang="en", seed=s["seed"], **SMALL).paired["causal-causal_fill"]
+        assert (s["z_accuracy"], s["z_loss"]) == (alone["z_accuracy"], alone["z_loss"])
+    shortcut = next(c for c in r.claims if c.id == "shortcut")
+    assert shortcut.values["seeds"] == [0, 1, 2] and len(shortcut.values["leads"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("leads", "status"),
+    [
+        ([9.0] * 5, "shown"),  # 5 of 5 decisive seeds ahead: a coin does that with probability 1/32 < 5%
+        ([9.0] * 4 + [0.5], "not_shown"),  # 4 of 4: 1/16 > 5%, however far each seed leads
+        ([9.0], "not_shown"),  # one seed: no count can beat a coin (the page's default)
+        ([0.5, -1.0, 1.9, 0.0, -0.3], "not_shown"),  # every seed level: nothing decided, never contradicted
+        ([-9.0] * 5, "contradicted"),  # behind at every decisive seed: the opposite, measured
+    ],
+)
+def test_the_shortcut_counts_decisive_seeds_against_a_coin(leads, status):
+    from dataclasses import replace
+
+    from attnlab.lessons.mlm.claims import claims_of
+
+    r = result("mlm", "en", **SMALL)
+    seeds = [{"seed": k, "z_accuracy": z, "z_loss": z} for k, z in enumerate(leads)]
+    claim = next(c for c in claims_of(replace(r, shortcut_seeds=seeds), "en") if c.id == "shortcut")
+    assert claim.status == status
+    decisive = sum(abs(z) >= 2 for z in leads)
+    assert claim.values["n"] == decisive and claim.values["chance"] == 0.5
+    if decisive:  # what a coin reaches with probability at most 5%, summed here from the binomial itself
+        tail = lambda k: sum(math.comb(decisive, i) for i in range(k, decisive + 1)) / 2**decisive  # noqa: E731
+        assert claim.values["needed"] == next((k for k in range(decisive + 1) if tail(k) <= 0.05), decisive + 1)

@@ -100,8 +100,31 @@ def test_a_uniform_router_has_no_dead_expert_and_a_collapsed_one_shows_the_claim
     status = {c.id: c.status for c in moe_lesson.claims_of(runs_even, "en")}
     assert status["dead_without"] == status["balance_evens"] == "not_shown"
     runs_collapsed = {**runs_even, "moe_free": fake(b["moe_free"], dead=6, busiest=1.0, routing=routing(collapsed))}
-    status = {c.id: c.status for c in moe_lesson.claims_of(runs_collapsed, "en")}
+    one_seed = {c.id: c.status for c in moe_lesson.claims_of(runs_collapsed, "en")}
+    assert one_seed["dead_without"] == one_seed["balance_evens"] == "not_shown"  # one seed is a coin's toss
+    pairs = [moe_lesson.pair_of(runs_collapsed, seed) for seed in range(moe_lesson.SEEDS)]
+    status = {c.id: c.status for c in moe_lesson.claims_of(runs_collapsed, "en", pairs)}
     assert status["dead_without"] == status["balance_evens"] == "shown"
+
+
+def test_the_balancing_claims_count_seeds_against_a_coin(result):
+    """5 of 5 seeds is the least count a fair coin reaches with probability under 5% (1/32; 4 of 5: 6/32), and one
+    seed's large effect with the others the other way is no verdict."""
+    assert moe_lesson.SEEDS == 5 and 0.5**5 < 0.05 < (1 + 5) * 0.5**5
+    r = result
+    assert [p.seed for p in r.pairs] == [r.params["seed"] + i for i in range(moe_lesson.SEEDS)]
+    b = by_name(r)
+    assert (r.pairs[0].moe_busiest, r.pairs[0].free_busiest) == (b["moe"].busiest, b["moe_free"].busiest)
+    claims = {c.id: c for c in r.claims}
+    evens = claims["balance_evens"]
+    differ = [p for p in r.pairs if p.moe_busiest != p.free_busiest]
+    assert evens.values["n"] == len(differ) and evens.values["k"] == sum(p.moe_busiest < p.free_busiest for p in differ)
+    lucky = [moe_lesson.Pair(0, 0.26, 0.44, 0, 0)] + [moe_lesson.Pair(i, 0.33, 0.32, 0, 0) for i in range(1, 5)]
+    status = {c.id: c.status for c in moe_lesson.claims_of(b, "en", lucky)}
+    assert status["balance_evens"] == "not_shown"  # the mean share still drops by 3 points: not what counts
+    reversed_ = [moe_lesson.Pair(i, 0.40, 0.30, 2, 0) for i in range(5)]
+    status = {c.id: c.status for c in moe_lesson.claims_of(b, "en", reversed_)}
+    assert status["balance_evens"] == status["dead_without"] == "contradicted"  # the opposite on every seed
 
 
 def test_the_loss_claims_can_go_either_way(result):
@@ -138,8 +161,9 @@ def test_every_model_is_reported_from_the_start():
 
     with progress.reporting(Watch()):
         r = stored("moe", lang="zh", train_steps=10, seed=5, n_experts=3, top_k=2)
-    assert seen[:4] == [(name, 0) for name in runs.MODELS]
-    assert [m["step"] for m in real.snapshot()] == [10] * 4
+    assert seen[:5] == [(name, 0) for name in (*runs.MODELS, "seeds")]
+    # the two MoEs on 4 more seeds count on one bar of their own
+    assert {m["name"]: m["step"] for m in real.snapshot()} == {**dict.fromkeys(runs.MODELS, 10), "seeds": 80}
     # top-2: two choices a token, and the twins still differ by exactly the routers and merged biases
     assert all(sum(layer) == 2 * r.n_eval_tokens for layer in by_name(r)["moe"].routing.tokens_per_expert)
     assert {c.id: c.status for c in r.claims}["equal_active"] == "shown"

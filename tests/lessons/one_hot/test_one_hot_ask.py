@@ -1,5 +1,5 @@
 """one-hot's question is answered by the lesson's own measure: the rank correlation of embedding cosine with context
-similarity, trained against untrained, by two standard deviations of the difference of two random tables; orthogonal
+similarity, trained against the same model trained on the characters shuffled, by two standard deviations of the difference of two random tables; orthogonal
 embeddings, or a correlation that rose, would make another option right.
 
 At QUICK (d_model 8, 20 steps on 静夜思) the rise falls just short of the margin, so this run answers "no more
@@ -13,7 +13,7 @@ import pytest
 from results import result
 
 from attnlab.lessons.explain import TOPICS
-from attnlab.lessons.one_hot.lesson import SPREADS
+from attnlab.lessons.one_hot.claims import SPREADS
 
 pytestmark = pytest.mark.slow  # trains the lesson's model
 
@@ -34,14 +34,16 @@ def test_at_quick_settings_the_answer_is_the_lessons_own_claim(r):
     assert answer.option == ("a" if claim(r, "training_context").holds else "b")  # at QUICK: "b" (see above)
     n, shown = answer.numbers, claim(r, "training_context")
     assert n["margin"] == pytest.approx(SPREADS * r.context_corr_spread) == pytest.approx(shown.margin)
-    assert (n["corr"] - n["corr0"] >= n["margin"]) == (answer.option == "a")
+    assert (n["corr"] - n["null"] >= n["margin"]) == (answer.option == "a")  # against the twin on shuffled text
+    assert n["null"] == r.context_corr_shuffled == shown.baseline
     assert n["onehot_cos"] == 0.0 and n["mean_cos"] > 0.02  # one-hot orthogonal (closed form), the embeddings not
 
 
 @pytest.mark.parametrize(
     ("change", "option"),
     [
-        (lambda r: dict(context_corr=r.context_corr_init + 3 * r.context_corr_spread * SPREADS), "a"),
+        (lambda r: dict(context_corr=r.context_corr_shuffled + 3 * r.context_corr_spread * SPREADS), "a"),
+        (lambda r: dict(context_corr=r.context_corr_shuffled, context_corr_init=-1.0), "b"),  # only the start beaten
         (lambda r: dict(dense_mean_cos=0.0), "c"),
         (lambda r: dict(context_corr=None), "b"),  # undefined: not shown
     ],
@@ -49,8 +51,12 @@ def test_at_quick_settings_the_answer_is_the_lessons_own_claim(r):
 def test_other_numbers_make_another_option_right(r, change, option):
     answer = TOPIC.answer(replace(r, **change(r)))
     assert answer.option == option
-    if option == "b":
+    if changed_to_none(change, r):
         assert math.isnan(answer.numbers["corr"])
+
+
+def changed_to_none(change, r) -> bool:
+    return change(r).get("context_corr", 0.0) is None
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

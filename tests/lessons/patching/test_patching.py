@@ -1,7 +1,8 @@
 """The `patching` topic held to exact references (a head's zero ablation is its W_O columns zeroed, a patch's
 restored nats are log p of the patched run, a character's importance is plain forward passes over the replaced
-inputs, Spearman's ρ is the closed form), its claims at the defaults, and each claim's null: the model untrained
-(trained = control), clean = corrupt, attention made uniform, the pairing shuffled, a perfect reading."""
+inputs, Spearman's ρ is the closed form, the windows' chance level is a 5% test, the seed count's twins train on
+the same characters in another order), its claims at the defaults, and each claim's null: the model untrained (the
+twins tie), clean = corrupt, attention made uniform, independent pairs, a reading that is importance."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from attnlab.lessons.common.claims import status_of
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import as_dict
 from attnlab.lessons.patching import lesson as L
-from attnlab.lessons.patching import measure
+from attnlab.lessons.patching import measure, seeds
 from attnlab.lessons.patching import model as runs
 
 pytestmark = [
@@ -33,10 +34,8 @@ def r():
     return result("patching", lang="en")
 
 
-# a reading with nothing in it, for the claims that only read the correlations
-BLANK = L.Reading(
-    0, 0, 0, *[[[0.0] * 4] * 2] * 3, None, None, None, [[0.0] * 4] * 2, [[0.0] * 4] * 2, [0.0], [0.0], [None], 0.0, 0.0
-)
+# a seed count of ties, for the claims that only read the correlations
+TIES = [seeds.SeedRow(s, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) for s in range(seeds.N_SEEDS)]
 
 
 def claims(result) -> dict:
@@ -63,6 +62,7 @@ def test_json_has_every_reading_with_its_shape(r):
     assert (d["prompt"], d["corrupt"], d["answer"], d["key"]) == ("床前明月", "床望明月", "光", 2)
     assert d["positions"] == ["床", "前→望", "明", "月"] and len(d["resid_rows"]) == L_ + 1
     assert len(d["heads"]) == L_ * H and len(d["tokens"]) == T
+    assert [s["seed"] for s in d["seeds"]] == list(range(seeds.N_SEEDS))  # the lesson's seed and the next ones
     assert [c["name"] for c in d["correlations"]] == ["head_weight", "token_attention", "token_rollout"]
     n_pairs = d["n_examples"] * (T - 1)
     assert np.shape(d["head_pairs"]) == (n_pairs * L_ * H, 2) and np.shape(d["token_pairs"]) == (n_pairs, 3)
@@ -133,14 +133,24 @@ def test_spearman_is_the_closed_form_and_the_shuffled_level_is_chance():
     assert measure.spearman(a, np.exp(3 * a)) == pytest.approx(1.0)  # ranks only: any increasing map is ρ = 1
     assert measure.spearman(a, -a) == pytest.approx(-1.0) and measure.spearman(a, np.ones(50)) is None
     assert list(measure.ranks(np.array([3.0, 1.0, 3.0, 2.0]))) == [2.5, 0, 2.5, 1]  # ties share their mean rank
-    mean, q95 = measure.shuffled(g.normal(size=400), g.normal(size=400), seed=1)
+    mean, q95 = measure.shuffled(g.normal(size=400), g.normal(size=400), seed=1, units=400)  # each pair its own
     assert abs(mean) < 0.01 and q95 == pytest.approx(1.645 / np.sqrt(399), abs=0.012)  # the normal approximation
 
 
 def test_claims_at_the_defaults(r):
     c = claims(r)
-    for name in ("corruption_matters", "few_heads", "one_head_restores", "weights_not_importance"):
+    for name in ("corruption_matters", "one_head_restores", "weights_not_importance"):
         assert c[name].status == "shown", c[name].versus
+    # the twin trained on the characters shuffled also has one head that matters most: no more often than a coin
+    assert c["few_heads"].status == "not_shown"
+    for name, field in (
+        ("corruption_matters", "gap"),
+        ("few_heads", "top_lead"),
+        ("one_head_restores", "best_restored"),
+    ):
+        wins = sum(getattr(s, field) > getattr(s, field + "_shuffled") for s in r.seeds)  # recounted from the table
+        assert c[name].values["k"] == wins and c[name].values["n"] == seeds.N_SEEDS and c[name].values["chance"] == 0.5
+    assert r.remeasured > c["weights_not_importance"].measured + 0.5  # the effects agree with themselves far better
     by = {x.name: x for x in r.correlations}
     assert by["head_weight"].rho < 0.5  # the course's point, measured: the weights rank the heads poorly
     for name in ("head_weight", "token_attention", "token_rollout"):
@@ -153,7 +163,8 @@ def test_null_untrained_model_shows_nothing_about_training():
     u = result("patching", train_steps=0, n_layers=1, n_heads=2)
     c = claims(u)
     for name in ("corruption_matters", "few_heads", "one_head_restores"):
-        assert c[name].status == "not_shown" and c[name].measured == c[name].baseline, name
+        # every twin ties (both are the untrained start): no seed is a toss, nothing counted, never contradicted
+        assert c[name].status == "not_shown" and c[name].values["n"] == 0 == c[name].measured, name
 
 
 def test_null_equal_clean_and_corrupt_leaves_nothing_to_restore(r):
@@ -175,22 +186,68 @@ def test_null_uniform_attention_reads_nothing():
     pairs = measure.pairs(model, measure.windows(data.ids, 5, 4), data.tokenizer.vocab_size)
     corr = L.correlations(pairs, 0, "en")
     assert all(x.rho is None for x in corr) and np.allclose(pairs.head_weight, 0.25)  # 1/T for T = 4
-    c = {x.id: x for x in L.claims_of(BLANK, BLANK, corr, "en")}
+    c = {x.id: x for x in L.claims_of(TIES, corr, pairs.remeasured(), "en")}
     for name in ("head_weight_tracks", "token_attention_tracks", "token_rollout_tracks", "weights_not_importance"):
         assert c[name].status == "not_shown", name
 
 
-def test_null_shuffled_pairing_and_a_perfect_reading():
+def pairs_of(w, effect, halves, g, windows=12):
+    P = len(w)
+    return measure.Pairs(w, effect, halves, g.random(P), g.random(P), g.random(P), [([], 0)] * windows)
+
+
+def test_null_independent_pairs_and_a_reading_that_is_importance():
     g = np.random.default_rng(3)
     P, Lh = 60, (2, 4)
     w = g.random((P, *Lh))
-    independent = measure.Pairs(w, g.random((P, *Lh)), g.random(P), g.random(P), g.random(P), [])
-    c = {x.id: x for x in L.claims_of(BLANK, BLANK, L.correlations(independent, 0, "en"), "en")}
+    e = g.random((P, *Lh))
+    independent = pairs_of(w, e, np.stack([e, e], 1), g)
+    c = {x.id: x for x in L.claims_of(TIES, L.correlations(independent, 0, "en"), independent.remeasured(), "en")}
     for name in ("head_weight_tracks", "token_attention_tracks", "token_rollout_tracks"):
         assert c[name].status == "not_shown", name
-    perfect = measure.Pairs(w, 2 * w, g.random(P), g.random(P), g.random(P), [])  # effects ranked as the weights
-    c = {x.id: x for x in L.claims_of(BLANK, BLANK, L.correlations(perfect, 0, "en"), "en")}
+    # the weights ARE importance: the effects are the weights, measured twice with a little noise each time
+    halves = np.stack([w + 0.01 * g.random(w.shape), w + 0.01 * g.random(w.shape)], 1)  # (P, 2, L, H)
+    perfect = pairs_of(w, halves.mean(1), halves, g)
+    c = {x.id: x for x in L.claims_of(TIES, L.correlations(perfect, 0, "en"), perfect.remeasured(), "en")}
     assert c["head_weight_tracks"].status == "shown" and c["weights_not_importance"].status == "not_shown"
+    # the weights are importance, but importance is measured with much noise: ρ = 1 was the old control, and ρ
+    # falls more than 0.5 below it; importance measured again falls as far, so the weights do not fall short
+    noisy = np.stack([w + 3 * g.random(w.shape), w + 3 * g.random(w.shape)], 1)  # (P, 2, L, H)
+    exact = pairs_of(w, noisy.mean(1), noisy, g)
+    c = {x.id: x for x in L.claims_of(TIES, L.correlations(exact, 0, "en"), exact.remeasured(), "en")}
+    assert c["weights_not_importance"].measured < 0.5 and c["weights_not_importance"].status == "not_shown"
+
+
+def test_the_windows_chance_level_is_a_5_percent_test_where_pairs_share_a_window():
+    """Each window's pairs share one value (its forward pass), weights and effects independent across windows:
+    a shuffle of single pairs would call chance a correlation far more often than 5%; whole windows do not."""
+    g = np.random.default_rng(11)
+    E, k, draws = 12, 24, 200  # 12 windows of 3 positions × 8 heads, as at the defaults
+    shown = cells = 0
+    for i in range(draws):
+        a = (g.normal(size=(E, 1)) + 0.1 * g.normal(size=(E, k))).ravel()  # (E·k,): a window's pairs alike
+        b = (g.normal(size=(E, 1)) + 0.1 * g.normal(size=(E, k))).ravel()
+        rho = measure.spearman(a, b)
+        shown += rho >= measure.shuffled(a, b, i, E)[1]
+        cells += rho >= measure.shuffled(a, b, i, len(a))[1]  # every pair its own unit: the old, too low bar
+    # Binomial(200, 0.05): 19 or more with probability under 0.5%; the pair shuffle far above
+    assert shown < 19 and cells > 50, (shown, cells)
+
+
+def test_the_seed_count_trains_twins_on_the_same_characters_in_another_order(r):
+    text, shuffled = runs.train_ids("", False, 0), runs.train_ids("", True, 0)
+    assert torch.equal(text, runs.corpus_data("").ids) and not torch.equal(text, shuffled)
+    assert torch.equal(torch.bincount(text), torch.bincount(shuffled))  # every character's count kept
+    first = r.seeds[0]  # the lesson's own model, read as the table of the prediction reads it
+    assert (first.gap, first.top_lead, first.best_restored) == pytest.approx(
+        (r.trained.gap, r.trained.top_lead, r.trained.best_restored), abs=1e-6
+    )
+    twin = runs.twin("", 2, 4, 100, 1, True)  # seed 1's twin: its gap from two plain forward passes
+    tok = runs.corpus_data("").tokenizer
+    clean, corrupt = torch.tensor(tok.encode("床前明月")), torch.tensor(tok.encode("床望明月"))
+    with torch.no_grad():
+        gap = log_prob(twin(clean[None]), 4, -1) - log_prob(twin(corrupt[None]), 4, -1)
+    assert r.seeds[1].gap_shuffled == pytest.approx(gap.item(), abs=1e-5)
 
 
 @pytest.mark.parametrize(

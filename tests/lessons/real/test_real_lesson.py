@@ -129,12 +129,8 @@ def test_coreference_counts_are_the_unrounded_per_head_weights(real):
         assert case.n_prefer_first == sum(max(h.weights, key=h.weights.get) == first for h in untied)
         mean = {c: sum(h.weights[c] for h in case.heads) / 72 for c in case.candidates}
         assert mean == pytest.approx(case.mean_weight, abs=1e-3)
-    by = {c.id: c for c in co.claims}
-    tired = co.cases[0]
-    assert (
-        by["majority_tired"].values["k"] == tired.n_prefer_implied
-        and by["majority_tired"].values["n"] == 72 - tired.n_ties
-    )
+    # one sentence's count against a coin is no claim: its control is the partner sentence (the pairs' claims)
+    assert not [c.id for c in co.claims if c.id.startswith("majority_")]
     for p in co.pairs:
         assert p.switched_with + p.switched_against + p.kept_first + p.kept_second == p.untied
         assert p.first_a - p.first_b == p.switched_with - p.switched_against

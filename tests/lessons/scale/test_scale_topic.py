@@ -85,8 +85,33 @@ def test_an_incomplete_or_impossible_configuration_is_refused_by_name(bad, name)
 
 def test_the_claims_are_shown_at_the_defaults_and_name_the_rows_left_out(default):
     assert [(c.id, c.status) for c in default.claims] == [("counts", "shown"), ("compute", "shown")]
-    assert "Transformer base (2017), Llama-2-7B" in default.claims[0].text
-    assert all(r.differs is None or abs(r.off) > L.TOLERANCE for r in default.published)  # left out only when needed
+    counts = default.claims[0]
+    # every row whose configuration is published exactly is checked, a rounded name against its own rounding
+    assert set(counts.values["offs"]) == {m.name for m in PUBLISHED} - {"Transformer base (2017)"}
+    assert counts.values["tolerances"]["Llama-2-7B"] == pytest.approx(0.5 / 7)  # "7B": 6.5B to 7.5B
+    assert counts.values["tolerances"]["GPT-3 175B"] == L.TOLERANCE  # "175B" is finer than 2%
+    # the one row not checked (its vocabulary is "about 37,000") is named with its difference, not dropped
+    assert counts.values["unchecked"] == {"Transformer base (2017)": pytest.approx(63_082_496 / 65e6 - 1)}
+    assert "Transformer base (2017), -2.95%" in counts.text
+    assert all(r.differs is None or abs(r.off) > L.TOLERANCE for r in default.published)  # said only when needed
+
+
+def test_the_compute_claim_compares_the_counter_not_six_nd_with_the_published_figure(default):
+    """GPT-3's 3.14e23 is the authors' 6·N·D: the claim reads the lab's counter, whose full total (attention's T²
+    terms included) is said beside it, and compares its weight products alone (a context of one token)."""
+    from attnlab.models.count import count_flops
+
+    (compute,) = [c for c in default.claims if c.id == "compute"]
+    gpt3 = published("GPT-3 175B")
+    weights = count_flops(gpt3.architecture, gpt3.tokens, seq_len=1)
+    assert compute.values["weights_only"] == weights
+    assert compute.values["counted"] == count_flops(gpt3.architecture, gpt3.tokens)
+    assert compute.measured == pytest.approx(abs(weights / 3.14e23 - 1))
+    # attention's Q·Kᵀ and A·V at T = 2048: 2 · 2·T·d per layer a token forward, 3 times that to train
+    a = gpt3.architecture
+    attention = 3 * gpt3.tokens * a.layers * 4 * (a.context - 1) * a.d_model
+    assert compute.values["counted"] - weights == pytest.approx(attention, rel=1e-9)
+    assert compute.values["counted"] > 1.02 * 3.14e23  # the independent number is more than 2% off: said, not hidden
 
 
 def test_the_count_claim_fails_when_a_count_misses_its_figure(monkeypatch):

@@ -1,9 +1,13 @@
 """Every seq2seq claim fails on its null, and the defaults show what the course says.
 
 Nulls, the effect absent by construction:
+  * the lesson's declared null for the maps (NULLS): the same models trained alike on targets whose numerals are
+    shuffled within each string, measured on the real task: no map aligns (alignment, alignment_cross);
   * 0 training steps: untrained models translate nothing, so no attention model leads the one without attention
     (bottleneck, bottleneck_cross), nothing falls with length (falls), and no map is aligned (alignment,
     alignment_cross);
+  * a model without attention that keeps as much of its accuracy as Bahdanau's does over the lengths: falls not
+    shown (exact match gets harder with length for any model);
   * uniform attention maps (the lesson's `maps_of` replaced), on the default models: alignment and
     alignment_cross not shown, while the accuracies, which do not read those maps, still show the bottleneck;
   * a decoder that reads every encoder state (Bahdanau's, through the same check): final_only contradicted;
@@ -69,6 +73,52 @@ def test_zero_training_steps_show_nothing_learned():
     s = status(r)
     assert all(s[i] != "shown" for i in LEARNED), s
     assert s["final_only"] == "shown" and s["alpha"] == "shown"  # facts of the graph: true untrained too
+
+
+def test_shuffled_targets_keep_the_numerals_and_lose_the_order():
+    src, tgt_in, tgt_out = task_.encode("digits", ["20261130", "98765432"])
+    a_in, a_out = lesson_.shuffled_targets(tgt_in, tgt_out, torch.Generator().manual_seed(0))
+    assert a_in[:, 0].tolist() == [task_.BOS] * 2 and a_out[:, -1].tolist() == [task_.EOS] * 2
+    assert torch.equal(a_in[:, 1:], a_out[:, :-1])  # teacher forcing reads the targets it is trained to emit
+    for row, real in zip(a_out[:, :-1], tgt_out[:, :-1]):
+        assert sorted(row.tolist()) == sorted(real.tolist())  # the same numerals
+    assert not torch.equal(a_out, tgt_out)  # in another order
+
+
+def test_trained_on_shuffled_targets_no_map_aligns(defaults):
+    """The declared null of the alignment claims, at the defaults: the same models, steps and source batches,
+    the targets' order shuffled; measured on the real task, no map clears its bar at its weakest length, and
+    nothing translates."""
+    assert lesson_.NULLS["alignment"].settings == lesson_.NULLS["alignment_cross"].settings == {"shuffle": True}
+    null = result("seq2seq", lang="en", shuffle=True)
+    consistent(null)
+    s = status(null)
+    assert s["alignment"] != "shown" and s["alignment_cross"] != "shown", s
+    assert s["bottleneck"] != "shown" and s["bottleneck_cross"] != "shown" and s["falls"] != "shown"
+    # a shuffled order is right by luck only: 1/2 of 2 digits, 1/24 of 4 (a digit repeated helps a little)
+    assert all(a < 0.2 for n, a in zip(null.lengths, null.accuracy["transformer"]) if n >= 4)
+    assert s["final_only"] == s["alpha"] == "shown"
+    # the real run's maps clear the same bar by far
+    real = {c.id: c for c in defaults.claims}
+    assert real["alignment"].measured > 0.9 and real["alignment_cross"].measured > 0.9
+
+
+def test_a_fall_as_large_as_the_attention_models_is_not_the_bottleneck(defaults):
+    """Falls is read against the share of accuracy Bahdanau's LSTM keeps over the same lengths: a model without
+    attention that keeps the same share shows nothing, however far exact match falls."""
+    at = defaults.lengths.index(defaults.train_lengths[-1])
+    bah = [[1.0] * len(run) for run in defaults.accuracy_by_seed["bahdanau"]]
+    for run in bah:
+        run[at] = 0.3  # keeps 30%
+    none = [[0.9 if i == 0 else 0.27 for i in range(len(run))] for run in bah]  # 90% -> 27%: 30% kept too
+    r = dataclasses.replace(
+        defaults, accuracy_by_seed={**defaults.accuracy_by_seed, "bahdanau": bah, "no_attention": none}
+    )
+    falls = {c.id: c for c in claims_of(r, "en")}["falls"]
+    assert falls.values["accuracy_short"] - falls.values["accuracy_long"] > 0.6  # a long way down
+    assert falls.baseline == pytest.approx(0.27) and falls.status == "not_shown"
+    real = {c.id: c for c in defaults.claims}["falls"]
+    assert real.status == "shown" and real.values["attention_keeps"] > 0.8 and real.measured < 0.3
 
 
 def test_uniform_maps_align_no_better_than_chance(defaults, monkeypatch):

@@ -26,6 +26,7 @@ from attnlab.lessons.break_it import checks
 from attnlab.lessons.break_it import runs as runs_
 from attnlab.lessons.common.claims import Claim, status_of
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.nn.ablations import ABLATIONS
@@ -35,6 +36,12 @@ PARAMS = (
     Param("seeds", "int", 3, 3, 5, step=1, help="seeds 0..N-1: one intact and one ablated run each"),
     Param(
         "train_steps", "int", runs_.STEPS, runs_.MIN_STEPS, runs_.MAX_STEPS, step=10, help="training steps of each run"
+    ),
+    Param(
+        "shuffle",
+        "bool",
+        False,
+        help="train both models on the same characters shuffled (the null: order says nothing)",
     ),
     Param(
         "corpus",
@@ -47,6 +54,13 @@ PARAMS = (
     ),
 )
 QUICK = {"train_steps": 40}
+# Each claim's strongest null (lessons/common/nulls.py). What the part does is compared, seed by seed, with the
+# intact model trained alike (the same start, the same batches): the part not removed, in the same run. "Still
+# learns" is about what training learned: both models trained alike on the characters shuffled, a second run.
+NULLS = {
+    **{c: Null("intact") for c in ("leak", "fails_causal", "worse", "saturates", "slower", "costs")},
+    "still_learns": Null("shuffled", shuffle=True),
+}
 COURSE = ("lecture06", 140)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
@@ -122,18 +136,19 @@ def break_it(
     ablate: str = "no-causal-mask",
     seeds: int = 3,
     train_steps: int = runs_.STEPS,
+    shuffle: bool = False,
     corpus: str = "",
     *,
     lang: str = "zh",
 ) -> BreakResult:
     """Train the intact and the ablated model over `seeds` seeds and measure the difference."""
-    p = check(PARAMS, dict(ablate=ablate, seeds=seeds, train_steps=train_steps, corpus=corpus))
+    p = check(PARAMS, dict(ablate=ablate, seeds=seeds, train_steps=train_steps, shuffle=shuffle, corpus=corpus))
     try:
         data = runs_.corpus_data(p["corpus"].strip() or runs_.DEFAULT_CORPUS.get(p["ablate"], "jingyesi"))
     except ValueError as err:
         raise ParamError(f"corpus: {err}", "corpus", "explain.break_it.error.corpus", got=repr(p["corpus"])) from None
     with _lock:  # one training at a time: two visits with the same settings share the cached runs
-        pairs = runs_.pairs(p["ablate"], data.name, p["train_steps"], p["seeds"])
+        pairs = runs_.pairs(p["ablate"], data.name, p["train_steps"], p["seeds"], shuffle=p["shuffle"])
     check_ = checks.check(p["ablate"], data)
     runs = [
         RunOut(pr.seed, which, t(f"explain.break_it.{which}", lang), *_numbers(getattr(pr, which)))
@@ -279,6 +294,8 @@ def _finding(r: BreakResult, lang: str) -> str:
         out += (" " if lang == "en" else "") + t(f"explain.break_it.note.{r.ablation}", lang, **measured(r))
     if r.ablation == "ffn-first" and r.causal_on == "same_text":
         out += (" " if lang == "en" else "") + t("explain.break_it.note.ffn-first.same_text", lang)
+    if r.params["shuffle"]:
+        out += (" " if lang == "en" else "") + t("explain.break_it.note.shuffled", lang)
     return out
 
 

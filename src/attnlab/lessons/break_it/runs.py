@@ -70,9 +70,11 @@ class Pair:
 
 
 @lru_cache(maxsize=8)
-def corpus_data(name: str) -> Data:
+def corpus_data(name: str, shuffle: bool = False) -> Data:
     """The corpus as token ids: a built-in poem whole (causal loss on the poem itself), or the lesson's essay or a
-    file's first MAX_CHARS characters with its last tenth held out."""
+    file's first MAX_CHARS characters with its last tenth held out. With `shuffle` the models train on the same
+    characters in a random order (the null of what training learned); the causal loss is still measured on the
+    real text."""
     from attnlab.text.builtin import BUILTIN_TEXTS
     from attnlab.train.data import char_stream, last_tenth, named_text
 
@@ -96,6 +98,8 @@ def corpus_data(name: str) -> Data:
         train, val = last_tenth(ids, BASE["context_length"] + 2)
     else:
         train = val = ids
+    if shuffle:  # every count kept, every order gone (one fixed draw: each seed trains on the same stream)
+        train = train[torch.randperm(len(train), generator=torch.Generator().manual_seed(0))]  # (N_train,)
     shown = text if not held_out else text[: 4 * BASE["context_length"]]
     return Data(name, train, val, held_out, tok.vocab_size, shown[0], shown[1 : 2 * BASE["context_length"]], tok)
 
@@ -188,7 +192,7 @@ def train(model, data: Data, steps: int, seed: int, name: str) -> History:
     return h
 
 
-def pairs(ablation: str, corpus: str, steps: int, seeds: int) -> list[Pair]:
+def pairs(ablation: str, corpus: str, steps: int, seeds: int, shuffle: bool = False) -> list[Pair]:
     """paired() for seeds 0 .. seeds - 1, each model's progress running over every seed's steps."""
     total = steps * seeds
     for name in MODELS:
@@ -197,7 +201,7 @@ def pairs(ablation: str, corpus: str, steps: int, seeds: int) -> list[Pair]:
     try:
         for seed in range(seeds):
             _here.span = (seed * steps, total)
-            out.append(paired(ablation, corpus, steps, seed))
+            out.append(paired(ablation, corpus, steps, seed, shuffle=shuffle))
             for name in MODELS:
                 progress.report(name, (seed + 1) * steps, total)  # a run found in a cache counts as done too
     finally:
@@ -206,24 +210,27 @@ def pairs(ablation: str, corpus: str, steps: int, seeds: int) -> list[Pair]:
 
 
 @lru_cache(maxsize=256)
-def paired(ablation: str, corpus: str, steps: int, seed: int) -> Pair:
-    """Train the intact and the ablated model of one seed (cached)."""
-    data = corpus_data(corpus)
+def paired(ablation: str, corpus: str, steps: int, seed: int, shuffle: bool = False) -> Pair:
+    """Train the intact and the ablated model of one seed (cached), on the corpus or its characters shuffled."""
+    data = corpus_data(corpus, shuffle)
     intact, ablated = _pair_models(ablation, data, seed)
     same = same_start(intact, ablated)
     return Pair(
-        seed, _intact(ablation, corpus, steps, seed, intact), train(ablated, data, steps, seed, "ablated"), same
+        seed,
+        _intact(ablation, corpus, steps, seed, intact, shuffle),
+        train(ablated, data, steps, seed, "ablated"),
+        same,
     )
 
 
 _intact_cache: dict = {}
 
 
-def _intact(ablation: str, corpus: str, steps: int, seed: int, model) -> History:
+def _intact(ablation: str, corpus: str, steps: int, seed: int, model, shuffle: bool = False) -> History:
     # Ablations with the base sizes share one intact run per seed (its weights and batches are the same).
-    key = (tuple(sorted(SETUP.get(ablation, {}).items())), corpus, steps, seed)
+    key = (tuple(sorted(SETUP.get(ablation, {}).items())), corpus, steps, seed, shuffle)
     if key not in _intact_cache:
-        _intact_cache[key] = train(model, corpus_data(corpus), steps, seed, "intact")
+        _intact_cache[key] = train(model, corpus_data(corpus, shuffle), steps, seed, "intact")
     return _intact_cache[key]
 
 

@@ -44,6 +44,9 @@ class Claim:
     direction: str = "above"  # "above" | "below" | "within"
     values: dict[str, Any] = field(default_factory=dict)  # the measured numbers the sentence uses
     versus: str = ""  # the comparison in words, e.g. "vs chance 25% · margin 10 points · not shown at these settings"
+    null: dict[str, Any] | None = (
+        None  # what its strongest null measured (lessons/common/nulls.py), where a view ran it
+    )
 
 
 def status_of(direction: str, measured: float, baseline: float, margin: float) -> str:

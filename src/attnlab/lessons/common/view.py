@@ -47,7 +47,12 @@ def claim_text(c) -> str:
     """A claim's sentence and, dimmed below it, its comparison (control, margin, measured), in rich markup."""
     from rich.markup import escape
 
-    return escape(c.text) + (f"\n[dim]{escape(c.versus)}[/]" if c.versus else "")
+    null = getattr(c, "null", None)
+    return (
+        escape(c.text)
+        + (f"\n[dim]{escape(c.versus)}[/]" if c.versus else "")
+        + (f"\n[dim]{escape(null['line'])}[/]" if null else "")
+    )
 
 
 def print_claims(console, claims) -> None:

@@ -18,6 +18,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
@@ -25,6 +26,9 @@ from attnlab.lessons.common.weights import redraw
 N_HEADS = 2
 MAX_LEN = 16
 APART = 0.01  # "different vectors": apart by at least 1% of the vector's length, everywhere in the shared word
+# The strongest null of "the encoder's vectors differ" (lessons/common/nulls.py): the GPT with the very same weights,
+# whose causal mask keeps what follows out, on the same two sentences, computed in the same run as its control.
+NULLS = {"encoder_differs": Null("causal")}
 
 PARAMS = (
     Param("sentence_a", "str", "苹果发布会", max_len=MAX_LEN, help="first sentence, one token per character"),

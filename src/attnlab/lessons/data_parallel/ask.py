@@ -1,5 +1,6 @@
 """Asked first: do two ranks averaging their gradients end with the one process's weights? Read from the run:
-the largest weight difference against the fp32 tolerance and against the ranks that skip the all-reduce."""
+the largest weight difference against the weights' tolerance (fp32's, or ten times what rounding alone makes,
+as the update claim reads it) and against the ranks that skip the all-reduce."""
 
 from attnlab.lessons.common.ask import Answer
 

@@ -100,6 +100,21 @@ def train(
     return losses, first
 
 
+def train_halves(model: GPT, b: int, steps: int, seed: int, kind: str = "sgd", world: int = 2) -> None:
+    """The all-reduce's arithmetic in one process: each step's gradient summed over the `world` halves of the
+    global batch of world·b (each half's mean loss divided by world, as DDP averages), then one step. Its distance
+    from the one-batch run is rounding alone, the sums taken in another order: what the tolerance is set from."""
+    data = stream()
+    windows = torch.Generator().manual_seed(seed)
+    opt = optimizer(model, kind)
+    for _ in range(steps):
+        x, y = get_batch(data, CONTEXT, world * b, windows)  # (world·b, T): rank r's windows are rows r·b … (r+1)·b − 1
+        opt.zero_grad(set_to_none=True)
+        for r in range(world):
+            (lm_loss(model, x[r * b : (r + 1) * b], y[r * b : (r + 1) * b]) / world).backward()
+        opt.step()
+
+
 def weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every parameter by name (a shared one once), detached copies."""
     return {name: p.detach().clone().contiguous() for name, p in model.named_parameters()}

@@ -87,6 +87,8 @@ class Run:
     loss_diff: float  # max over steps |mean of the ranks' losses − the one process's|
     params: list[Gap]
     seconds: float  # the two ranks, from start to finish
+    rounding_diff: float  # max |θ_halves − θ_one|: one process summing the two halves (rounding alone)
+    rounding_where: str
 
 
 def command(out: Path, b: int, steps: int, seed: int, kind: str) -> list[str]:
@@ -191,8 +193,10 @@ def compare(
     seed: int,
     kind: str,
     seconds: float,
+    halves: dict,
 ) -> Run:
-    """The ranks' files against the one process's weights and first gradient."""
+    """The ranks' files against the one process's weights and first gradient; `halves`: the weights of the one
+    process that summed the two halves itself (the rounding reference)."""
     ranks = [load_file(str(out / f"rank{r}.safetensors")) for r in range(WORLD)]
     facts = [json.loads((out / f"rank{r}.json").read_text(encoding="utf-8")) for r in range(WORLD)]
     ddp, alone = [_part(t, "ddp") for t in ranks], [_part(t, "alone") for t in ranks]
@@ -239,11 +243,13 @@ def compare(
         max(abs(m - s) for m, s in zip(mean, losses_one)),
         params,
         seconds,
+        *experiment.max_abs_diff(halves, one),
     )
 
 
 def run_both(b: int, steps: int, seed: int, kind: str) -> Run:
-    """The two ranks (torchrun) and, meanwhile, the one process with batch 2b; compared."""
+    """The two ranks (torchrun) and, meanwhile, the one process with batch 2b and the one process summing the two
+    halves itself (the same sums in DDP's order: rounding alone); compared."""
     with tempfile.TemporaryDirectory(prefix="attnlab-data-parallel-") as folder:
         out = Path(folder)
         progress.report("ranks", 0, steps)  # both listed from the start
@@ -255,12 +261,15 @@ def run_both(b: int, steps: int, seed: int, kind: str) -> Run:
             losses, grad = experiment.train(
                 model, model, WORLD * b, steps, seed, kind, on_step=lambda s: progress.report("one", s, steps)
             )
+            halves = experiment.build(seed)
+            experiment.train_halves(halves, b, steps, seed, kind, WORLD)
             wait_ranks(proc, out, steps)
         finally:
             stop(proc)  # cancelled, failed or done: no rank outlives the lesson
         seconds = time.perf_counter() - start
         progress.report("ranks", steps, steps)
-        return compare(out, experiment.weights(model), grad, losses, b, steps, seed, kind, seconds)
+        one = experiment.weights(model)
+        return compare(out, one, grad, losses, b, steps, seed, kind, seconds, experiment.weights(halves))
 
 
 _lock = threading.Lock()  # one run at a time: a second request for the same settings then finds it kept

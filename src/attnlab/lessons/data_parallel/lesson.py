@@ -6,8 +6,12 @@ jingyesi-tiny GPT from the same seed and trains it for a few steps on its own b 
 backward (ranks.py). Meanwhile this process trains the same model on all 2b windows. Checked, at fp32 rounding:
   * the averaged gradient of the first step equals the one process's gradient (the mean of two means of b is the
     mean of 2b); the weights after the steps are equal; the two ranks' weights are equal bit for bit;
+  * the weights' tolerance fits the optimizer's arithmetic: TOL, or ROUNDING times what rounding alone makes
+    (this process summing the same two halves itself, experiment.train_halves), whichever is larger. SGD's step
+    is linear in the gradient, so rounding stays ~1e-7; AdamW divides by √v, so a gradient that is mostly
+    rounding moves its weight by a sizeable part of lr, in one process as in two;
   * control: the same two processes with no all-reduce (each steps on its own half) end far from the one
-    process, by more than ten times the tolerance, so the agreement above is the all-reduce's doing;
+    process, by more than ten times that tolerance, so the agreement above is the all-reduce's doing;
   * the bytes DDP all-reduces each step, counted bucket by bucket by a communication hook that does DDP's own
     averaging, are N · 4 (N by the lab's counter, models/count.py): one fp32 gradient per parameter.
 Then, by formula (splits.py, no implementation): the ring all-reduce's traffic for k ranks, and what ZeRO/FSDP,
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.data_parallel.experiment import OPTIMIZERS
@@ -55,7 +60,15 @@ HEAVY = True
 SEED = 0  # the weights and windows: exactness is a property of the sum, not of a draw (no seed parameter)
 TOL = 1e-6  # fp32: rounding of sums in another order stays well below this
 CONTROL_FACTOR = 10  # the control must miss by at least ten times the tolerance
+ROUNDING = 10  # the weights' tolerance: ten times what the same sums in another order make in one process
 CARD_MARGIN = 0.1  # a fit (or a miss) must clear the card by 10% of it: activations and buffers need room too
+# Each claim's strongest null (lessons/common/nulls.py); the identities (gradient, update, ranks_equal, bytes) need
+# none. The control's null is the all-reduced run beside it, which stays within the tolerance it is compared with;
+# the card claim's is a published model whose whole DDP state one card holds: there the claim is not made.
+NULLS = {
+    "needs_allreduce": Null("with_allreduce"),
+    "one_card": Null("small_model", published="GPT-2 small"),
+}
 
 
 @dataclass
@@ -63,7 +76,7 @@ class DataParallelResult(Shown):
     topic: str
     params: dict
     run: Run
-    tolerance: float
+    tolerance: float  # the weights' (weights_tolerance): TOL, or ROUNDING times what rounding alone makes
     n_params: int  # N of the lab's model, by the lab's counter
     grad_bytes: int  # N · 4: one fp32 gradient per parameter
     ring_bytes: float  # what each of the 2 ranks sent per step: 2(k−1)/k · N · 4
@@ -78,9 +91,19 @@ def run_claims(run: Run, lang: str) -> list[Claim]:
     """The run against the one process (within TOL), the ranks against each other (exactly), and the control."""
     k = "explain.data_parallel."
     one = t(k + "control.one", lang, two_b=WORLD * run.b)
+    tol = weights_tolerance(run.rounding_diff)
     return [
         same_gradient(run.grad_diff, run.grad_max, lang, control=one),
-        same_update(run.weight_diff, run.weight_where, run.steps, run.optimizer, lang, control=one),
+        same_update(
+            run.weight_diff,
+            run.weight_where,
+            run.steps,
+            run.optimizer,
+            lang,
+            control=one,
+            tol=tol,
+            rounding=run.rounding_diff,
+        ),
         within(
             "ranks_equal",
             t(k + "claim.ranks_equal", lang, diff=run.ranks_diff),
@@ -91,7 +114,7 @@ def run_claims(run: Run, lang: str) -> list[Claim]:
             control=t(k + "control.rank0", lang),
             values={"diff": run.ranks_diff},
         ),
-        needs_allreduce(run.alone_diff, run.alone_where, lang),
+        needs_allreduce(run.alone_diff, run.alone_where, lang, tol=tol),
         bytes_claim(run.bytes_per_step, run.n_params, lang),
     ]
 
@@ -110,30 +133,50 @@ def same_gradient(diff: float, grad_max: float, lang: str, *, control: str) -> C
     )
 
 
-def same_update(diff: float, where: str, steps: int, optimizer: str, lang: str, *, control: str) -> Claim:
-    """max |θ_ddp − θ_one| after the steps within TOL (the null: θ_alone is not)."""
+def weights_tolerance(rounding: float) -> float:
+    """TOL, or ROUNDING times the weights' difference that rounding alone makes (one process summing the two
+    halves itself), whichever is larger: the tolerance that fits the optimizer's arithmetic."""
+    return max(TOL, ROUNDING * rounding)
+
+
+def same_update(
+    diff: float,
+    where: str,
+    steps: int,
+    optimizer: str,
+    lang: str,
+    *,
+    control: str,
+    tol: float = TOL,
+    rounding: float = 0.0,
+) -> Claim:
+    """max |θ_ddp − θ_one| after the steps within `tol` (weights_tolerance; the null: θ_alone is not)."""
     return within(
         "update",
         t(
             "explain.data_parallel.claim.update",
             lang,
             diff=diff,
-            tol=TOL,
+            tol=tol,
             steps=steps,
             optimizer=optimizer,
             where=where,
+            rounding=rounding,
+            factor=ROUNDING,
+            fp32=TOL,
         ),
         lang,
         measured=diff,
         expected=0.0,
-        tol=TOL,
+        tol=tol,
         control=control,
-        values={"diff": diff, "where": where, "steps": steps, "optimizer": optimizer},
+        values={"diff": diff, "where": where, "steps": steps, "optimizer": optimizer, "rounding": rounding},
     )
 
 
-def needs_allreduce(alone_diff: float, where: str, lang: str) -> Claim:
-    """Without the all-reduce a rank ends at least CONTROL_FACTOR·TOL from the one process (null: two equal halves)."""
+def needs_allreduce(alone_diff: float, where: str, lang: str, *, tol: float = TOL) -> Claim:
+    """Without the all-reduce a rank ends at least CONTROL_FACTOR times the weights' tolerance from the one process
+    (its null is the all-reduced run beside it, which stays within that tolerance; and two equal halves)."""
     return lead(
         "needs_allreduce",
         t(
@@ -142,12 +185,12 @@ def needs_allreduce(alone_diff: float, where: str, lang: str) -> Claim:
             diff=alone_diff,
             where=where,
             factor=CONTROL_FACTOR,
-            tol=TOL,
+            tol=tol,
         ),
         lang,
         measured=alone_diff,
-        baseline=TOL,
-        margin=(CONTROL_FACTOR - 1) * TOL,
+        baseline=tol,
+        margin=(CONTROL_FACTOR - 1) * tol,
         control=t("explain.data_parallel.control.tolerance", lang),
         values={"diff": alone_diff, "where": where},
     )
@@ -223,7 +266,7 @@ def data_parallel(
         "data-parallel",
         p,
         run,
-        TOL,
+        weights_tolerance(run.rounding_diff),
         run.n_params,
         grad_bytes,
         ring_allreduce_bytes(grad_bytes, WORLD),

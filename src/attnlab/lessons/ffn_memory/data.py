@@ -27,6 +27,27 @@ def corpus_data(name: str) -> Data:
     return data
 
 
+def training_ids(data: Data, shuffle: bool, seed: int) -> torch.Tensor:
+    """What the model trains on: the training ids, or (`shuffle`, the null) each text between end marks with its
+    characters shuffled (attnlab.text.shuffled_chars, drawn from the seed): every count kept, every order gone.
+    The neurons are still read on the real text (data.val)."""
+    if not shuffle:
+        return data.train
+    from attnlab.text import shuffled_chars
+
+    tok, ids = data.tokenizer, data.train.tolist()
+    cuts = [i for i, c in enumerate(ids) if c == tok.eot_id]
+    pieces, start = [], 0
+    for end in [*cuts, len(ids)]:
+        pieces.append(tok.decode(ids[start:end]))
+        start = end + 1
+    mixed = shuffled_chars(pieces, seed)
+    out: list[int] = []
+    for i, text in enumerate(mixed):
+        out += tok.encode(text) + ([tok.eot_id] if i < len(cuts) else [])
+    return torch.tensor(out, dtype=data.train.dtype)  # (N_train,)
+
+
 def contexts(
     stream: torch.Tensor, T: int, most: int = MAX_POSITIONS
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

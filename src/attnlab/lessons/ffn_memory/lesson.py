@@ -5,16 +5,19 @@ built-in 静夜思 or (CLI and Python) a .txt or chinese-poetry .json file's fir
 read on the read positions (a file's held-out last tenth, at most 600 positions evenly spaced; for 静夜思 the poem
 itself: 24 characters leave nothing to hold out, so there the keys are memorized positions, not generalization).
   * Each neuron that fires on at least K (`top`) read positions is ALIVE; its KEY is its top-K positions, its VALUE
-    the tokens W_U (γ ⊙ centered W_2[:, j]) promotes (memory.py states the approximation).
+    the tokens W_U (γ ⊙ centered v_j) promotes, v_j row j of W_2 (memory.py states the approximation).
   * Readable, two counts, each beside its chance level: the key's contexts SHARE a next token (at least half of the
-    K; chance: K positions drawn at random, i.e. the neuron's activations shuffled), and the value MATCHES the key
+    K; chance: K positions with the same current tokens drawn at random, a neuron that reads the current token and
+    nothing else: the current token alone often decides the next one in real text), and the value MATCHES the key
     (the value's first token is that most common next token; chance: one neuron's value against another's key).
     The same counts on the untrained model (same seed, no step) stand beside them.
   * Knockouts (attnlab.inspect.knock_out): each alive neuron alone, the drop of log p of the model's own next token
+    (against the text's frequency-weighted average token, so that flattening a prediction scores nothing: memory.py)
     where it fires against where it does not; and at every read position the `knock` neurons that fire most there
     against as many random neurons of the same layer.
 Claims: each lead's margin is twice the standard error of the paired differences (at least FLOOR nats), so a tie
-within noise is "not shown"; the untrained model (train_steps = 0) is their null.
+within noise is "not shown". Their strongest null (NULLS): the same GPT trained alike on the same characters
+shuffled (`shuffle`), read on the real text; the untrained model (train_steps = 0) stands beside it.
 The default of 60 steps leaves 静夜思 learnt but not saturated: trained much longer, p of every next character
 nears 1 and no single neuron's knockout moves log p by more than FLOOR (true, and a lesson
 of its own: the memory is spread over many neurons). On a corpus, more steps (600 on Tiny Shakespeare) read better.
@@ -30,6 +33,7 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, lead
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.ffn_memory import data as texts
@@ -39,6 +43,12 @@ from attnlab.train import progress
 CONTEXT, BATCH, LR, WARMUP = 16, 16, 3e-3, 10
 FLOOR = 0.001  # nats: the least a knockout lead must clear, however small the noise (one neuron moves little)
 WINDOW = 6  # characters of context shown before a firing token
+# Every claim is about what training on the text's order put into the neurons: its null is the same model trained
+# alike on the same characters shuffled, read on the real text (lessons/common/nulls.py).
+NULLS = {
+    name: Null("shuffled", shuffle=True)
+    for name in ("fires_hurts", "top_beats_random", "values_match_keys", "keys_share_next")
+}
 
 PARAMS = (
     Param(
@@ -56,6 +66,7 @@ PARAMS = (
     Param("knock", "int", 5, 1, 16, step=1, help="neurons knocked out together at each position"),
     Param("shown", "int", 12, 1, 40, step=1, help="neurons listed in the table (those whose knockout hurts most)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
+    Param("shuffle", "bool", False, help="train on the same characters shuffled (the null: order says nothing)"),
 )
 QUICK = {"layers": 1, "d_model": 16, "train_steps": 20, "top": 5, "shown": 3}
 COURSE = ("inside", 30)  # the course map's section (web/course_map.py) and place in it
@@ -81,7 +92,7 @@ class NeuronRow:
     value: str  # the tokens its value promotes most, best first, "月 3.1 · 光 2.4"
     value_top: str
     readable: bool  # value_top == key_next
-    hurt_fire: float  # −Δ log p of the next token, knocked out alone: mean over its K contexts
+    hurt_fire: float  # −Δ log p of the next token against the average token's, knocked out alone: mean over its K
     hurt_quiet: float  # the same on K positions where it does not fire
     flips: int  # of its K contexts, those whose top prediction changes
     example: str  # at its strongest context: "床前明[月]→光 p 0.93 → 0.41"
@@ -94,7 +105,7 @@ class Counts:
     alive: int
     shared: int
     readable: int
-    shared_chance: float  # per neuron
+    shared_chance: float  # per neuron: its key's current tokens, at other positions
     readable_chance: float
 
 
@@ -146,7 +157,7 @@ def cost(p: dict) -> Cost:
     return Cost(32.0 + 0.5 * p["layers"] * p["d_model"], trains=True)
 
 
-def train(model, data: texts.Data, steps: int, seed: int):
+def train(model, data: texts.Data, steps: int, seed: int, shuffle: bool = False):
     """AdamW on cross-entropy, the lab's cosine schedule, batches from a generator of their own; progress reported."""
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
@@ -156,10 +167,11 @@ def train(model, data: texts.Data, steps: int, seed: int):
     if steps == 0:
         return model.eval()
     cfg = TrainConfig(steps=steps, batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
+    ids = texts.training_ids(data, shuffle, seed)  # (N_train,)
     train_small(
         model,
         cfg,
-        lambda g: get_batch(data.train, CONTEXT, BATCH, g),  # (B, T), (B, T)
+        lambda g: get_batch(ids, CONTEXT, BATCH, g),  # (B, T), (B, T)
         on_step=lambda step: progress.report("gpt", step, steps),
     )  # stops here when the page has gone
     return model.eval()
@@ -169,13 +181,14 @@ def analyse(model, x, at, y, K: int, knock: int, seed: int):
     """Keys, values, knockouts and counts of one model on the read positions."""
     acts, logp, _ = memory.read(model, x, at, y)  # (L, P, d_ff), (P,)
     found = memory.neurons(model, acts, y, K)
-    memory.knock_each(model, x, at, y, acts, found, K)
-    hurt_top, hurt_random = memory.knock_handful(model, x, at, y, acts, knock, seed)  # (L, P) each
+    freq = memory.frequencies(y, model.config.vocab_size)  # (V,): the average token a knockout is measured against
+    memory.knock_each(model, x, at, y, acts, found, K, freq)
+    hurt_top, hurt_random = memory.knock_handful(model, x, at, y, acts, knock, seed, freq)  # (L, P) each
     counts = Counts(
         len(found),
         sum(n.shared for n in found),
         sum(n.readable for n in found),
-        memory.shared_by_chance(y, K, seed),
+        memory.shared_given_current(x[torch.arange(len(x)), at], y, found, seed),  # reading the current token only
         memory.readable_by_chance(found),
     )
     return found, counts, hurt_top, hurt_random, float(-logp.mean())
@@ -314,6 +327,7 @@ def ffn_memory(
     knock: int = 5,
     shown: int = 12,
     seed: int = 0,
+    shuffle: bool = False,
     *,
     lang: str = "zh",
 ) -> FFNMemoryResult:
@@ -332,6 +346,7 @@ def ffn_memory(
             knock=knock,
             shown=shown,
             seed=seed,
+            shuffle=shuffle,
         ),
     )
     cost(p)
@@ -352,7 +367,7 @@ def ffn_memory(
     K = min(p["top"], len(y))
     untrained = redraw(GPT(config), p["seed"]).eval()
     _, counts0, _, _, loss0 = analyse(untrained, x, at, y, K, p["knock"], p["seed"])
-    model = train(redraw(GPT(config), p["seed"]), data, p["train_steps"], p["seed"])
+    model = train(redraw(GPT(config), p["seed"]), data, p["train_steps"], p["seed"], p["shuffle"])
     found, counts, hurt_top, hurt_random, loss = analyse(model, x, at, y, K, p["knock"], p["seed"])
     L, d_ff = p["layers"], config.hidden
     layer_rows = []

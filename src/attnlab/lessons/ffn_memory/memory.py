@@ -1,8 +1,9 @@
 """FFN neurons as key-value memories (Geva et al. 2021), read and knocked out on one model.
 
-FFN(x) = Σ_j a_j(x) · v_j with a_j(x) = relu(x · k_j + b_j): neuron j's KEY k_j is column j of W_1 (what it reads),
-its VALUE v_j row j of W_2's transpose, W_2[:, j] (what it writes into the residual stream). Here both are read the
-way a learner can check them:
+FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 = Σ_j a_j(x) · v_j + b_2 with a_j(x) = relu(x · k_j + b_j): neuron j's KEY k_j is
+column j of W_1 (what it reads), its VALUE v_j row j of W_2 (what it writes into the residual stream); torch's
+nn.Linear stores W_2 transposed, so in code v_j = W_2.weight[:, j]. Here both are read the way a learner can check
+them:
   * key: the read positions where a_j is largest (its top-K contexts), and the next token most common after them;
   * value: v_j through the final LayerNorm and the LM head, W_U (γ ⊙ (v_j − mean(v_j))): the logits v_j adds when it
     reaches the output directly. The approximation, stated: LayerNorm also divides by the position's σ (a positive
@@ -11,7 +12,11 @@ way a learner can check them:
     output through later layers (only the direct path is read). Without a final LayerNorm the value is exact
     (tests/test_ffn_memory.py adds a_j · v_j to a real forward pass and compares).
   * knockout: a_j set to 0 (what attnlab.inspect.knock_out does, batched here: a test holds them equal) and the
-    change of log p of the model's own next token.
+    change of log p of the model's own next token, against the text's average token: log p(next) minus Σ_v f_v
+    log p(v), f the next tokens' frequencies on the read positions. A knockout that only flattens the prediction
+    raises log p of every unlikely token, the next one included where the model does not know it (a model trained
+    on shuffled text, knocked out, "helps" the real text); against the frequency-weighted average token such a
+    flattening scores 0 in expectation, and only a neuron that carries the next token itself scores above it.
 """
 
 from __future__ import annotations
@@ -50,6 +55,21 @@ def read(model, x: Tensor, at: Tensor, y: Tensor, edits=None) -> tuple[Tensor, T
     return acts, logp[rows, y], logp.argmax(dim=-1)
 
 
+def frequencies(y: Tensor, vocab: int) -> Tensor:
+    """(V,): how often each token is the next token on the read positions (sums to 1)."""
+    f = torch.bincount(y, minlength=vocab).double()
+    return f / f.sum()
+
+
+def scores(model, x: Tensor, at: Tensor, y: Tensor, freq: Tensor, edits=None) -> tuple[Tensor, Tensor, Tensor]:
+    """read()'s log p of the next token (P,) against the frequency-weighted average token's, the log p itself (P,),
+    and the top prediction (P,)."""
+    logits, _ = run_with(model, x, edits)  # (P, T, V)
+    rows = torch.arange(len(x))
+    logp = torch.log_softmax(logits[rows, at].double(), dim=-1)  # (P, V)
+    return logp[rows, y] - logp @ freq, logp[rows, y], logp.argmax(dim=-1)
+
+
 @dataclass
 class Neuron:
     layer: int  # counted from 0 here; the page counts from 1
@@ -60,7 +80,7 @@ class Neuron:
     key_count: int  # how many of the K it follows
     value_top: list[int]  # the tokens its value promotes most, best first
     value_logit: list[float]
-    hurt_fire: float | None = None  # −Δ log p of the next token, knocked out, mean over its top-K positions
+    hurt_fire: float | None = None  # −Δ of the next token's score (scores()), knocked out, mean over its top-K
     hurt_quiet: float | None = None  # the same on K positions where it does not fire
     flips: int | None = None  # of its top-K positions, how many change their top prediction when it is knocked out
     example: tuple | None = None  # (position, p before, p after, top prediction before, after) at its strongest
@@ -105,12 +125,12 @@ def quiet(acts: Tensor, layer: int, j: int, K: int) -> list[int]:
 
 
 def knock_each(
-    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int, chunk: int = 64
+    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int, freq: Tensor, chunk: int = 64
 ) -> None:
     """Knock out each neuron alone (everywhere in the context) and fill in its hurt where it fires and where not.
     `chunk` neurons share one forward pass: each gets its own copy of its 2K contexts, with only itself set to 0
     (the same as knock_out([j]) on those rows, batched)."""
-    base_logp, base_top = read(model, x, at, y)[1:]
+    base_score, base_logp, base_top = scores(model, x, at, y, freq)
     for layer in sorted({n.layer for n in found}):
         mine = [n for n in found if n.layer == layer]
         for start in range(0, len(mine), chunk):
@@ -118,8 +138,9 @@ def knock_each(
             rows = torch.tensor([p for n in group for p in n.fire + quiet(acts, layer, n.index, K)])  # (G·2K,)
             keep = torch.ones(len(rows), 1, acts.shape[-1])  # (G·2K, 1, d_ff)
             keep[torch.arange(len(rows)), 0, torch.tensor([n.index for n in group]).repeat_interleave(2 * K)] = 0.0
-            _, logp, top = read(model, x[rows], at[rows], y[rows], {hidden_name(layer): lambda t, k=keep: t * k})
-            hurt = (base_logp[rows] - logp).view(len(group), 2 * K)  # positive: the target lost probability
+            edit = {hidden_name(layer): lambda t, k=keep: t * k}
+            score, logp, top = scores(model, x[rows], at[rows], y[rows], freq, edit)
+            hurt = (base_score[rows] - score).view(len(group), 2 * K)  # positive: the target lost, beyond flattening
             flipped = (top != base_top[rows]).view(len(group), 2 * K)
             for g, n in enumerate(group):
                 n.hurt_fire, n.hurt_quiet = float(hurt[g, :K].mean()), float(hurt[g, K:].mean())
@@ -134,12 +155,14 @@ def knock_each(
                 )
 
 
-def knock_handful(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, n: int, seed: int) -> tuple[Tensor, Tensor]:
+def knock_handful(
+    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, n: int, seed: int, freq: Tensor
+) -> tuple[Tensor, Tensor]:
     """At every read position and in every layer: knock out the n neurons that fire most there, and, as the control,
     n neurons drawn at random among those that fire there at all (activation > 0; topped up with silent ones where
-    fewer fire), so the control removes something too. Returns the hurts (L, P) of each."""
+    fewer fire), so the control removes something too. Returns the hurts (L, P) of each (scores())."""
     g = torch.Generator().manual_seed(seed)
-    base = read(model, x, at, y)[1]  # (P,)
+    base = scores(model, x, at, y, freq)[0]  # (P,)
     hurt_top, hurt_random = [], []
     for layer in range(acts.shape[0]):
         a = acts[layer]  # (P, d_ff)
@@ -148,7 +171,7 @@ def knock_handful(model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, n: int,
         rand = score.argsort(dim=-1, descending=True)[:, :n]  # (P, n): n distinct neurons per position
         for chosen, into in ((top, hurt_top), (rand, hurt_random)):
             keep = torch.ones_like(a).scatter_(1, chosen, 0.0)[:, None, :]  # (P, 1, d_ff): 0 for the knocked out
-            into.append(base - read(model, x, at, y, {hidden_name(layer): lambda t, k=keep: t * k})[1])  # (P,)
+            into.append(base - scores(model, x, at, y, freq, {hidden_name(layer): lambda t, k=keep: t * k})[0])
     return torch.stack(hurt_top), torch.stack(hurt_random)  # (L, P) each
 
 
@@ -159,6 +182,30 @@ def shared_by_chance(y: Tensor, K: int, seed: int, draws: int = CHANCE_DRAWS) ->
     picks = torch.rand(draws, len(y), generator=g).argsort(dim=-1)[:, :K]  # (draws, K) distinct positions
     counts = torch.zeros(draws, int(y.max()) + 1).scatter_add_(1, y[picks], torch.ones(draws, K))  # (draws, V)
     return float((2 * counts.max(dim=-1).values >= K).double().mean())
+
+
+def shared_given_current(cur: Tensor, y: Tensor, found: list[Neuron], seed: int, draws: int = 400) -> float:
+    """The chance level of `Neuron.shared` for a neuron that reads only the current token: for each neuron, its K
+    key positions replaced by as many others with the same current tokens (drawn without replacement), and how
+    often those share a next token; the mean over the neurons. In real text the current token decides much of the
+    next (after "q" comes "u"), so a neuron of a model that learnt no order at all, firing on one character, has
+    contexts that share a next token: K positions drawn from anywhere would not see that (shared_by_chance)."""
+    if not found:
+        return 0.0
+    g = torch.Generator().manual_seed(seed)
+    pools = {int(c): (cur == c).nonzero().flatten() for c in cur.unique()}  # current token -> its positions
+    rates = []
+    for n in found:
+        K = len(n.fire)
+        picked = []
+        for c, m in Counter(cur[n.fire].tolist()).items():
+            pool = pools[c]  # holds the m key positions themselves: never too small
+            order = torch.rand(draws, len(pool), generator=g).argsort(dim=-1)[:, :m]  # (draws, m) distinct
+            picked.append(pool[order])
+        nexts = y[torch.cat(picked, dim=1)]  # (draws, K)
+        counts = torch.zeros(draws, int(y.max()) + 1).scatter_add_(1, nexts, torch.ones(draws, K))
+        rates.append(float((2 * counts.max(dim=-1).values >= K).double().mean()))
+    return sum(rates) / len(rates)
 
 
 def readable_by_chance(found: list[Neuron]) -> float:

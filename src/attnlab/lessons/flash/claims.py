@@ -104,7 +104,16 @@ def make_claims(
         ),
         lead(
             "io_fewer",
-            say("io_fewer", n=io.n, d=io.d, kib=io.sram_kib, standard=io.standard, flash=io.flash, ratio=io.ratio),
+            # where FlashAttention moves more (SRAM small against d²), the sentence says "more", never "0.7× fewer"
+            say(
+                "io_fewer" if io.ratio >= 1 else "io_more",
+                n=io.n,
+                d=io.d,
+                kib=io.sram_kib,
+                standard=io.standard,
+                flash=io.flash,
+                ratio=io.ratio if io.ratio >= 1 else 1 / io.ratio,
+            ),
             lang,
             measured=math.log2(io.ratio),
             baseline=0,

@@ -33,6 +33,7 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
 from attnlab.lessons.flash.claims import make_claims
@@ -53,6 +54,10 @@ TILES_PER_SIDE = (4, 32)  # n_max / block: at least 4 (the smallest n holds a wh
 LOCAL, SINKS = 1, 1  # the block-sparse layout: a query's own block and the first block
 HAND_D = 2  # the hand example's width: a dot product of two numbers
 SRAM_BYTES_PER_ELEMENT = 2  # fp16 on the GPU
+# The strongest null of "FlashAttention moves fewer elements" (lessons/common/nulls.py): the same attention at the
+# same n, d and SRAM without the tiling, standard attention's traffic, computed in the same run as its control.
+# The other claims are identities (to rounding, to a growth order, or to the formula).
+NULLS = {"io_fewer": Null("standard")}
 
 PARAMS = (
     Param("n", "int", 8, 2, 32, step=1, help="keys in the hand example"),

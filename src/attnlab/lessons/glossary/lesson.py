@@ -15,6 +15,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 
@@ -32,6 +33,9 @@ COURSE = ("chapter01", 10)  # the course map's section (web/course_map.py) and p
 RESIDUAL_DEPTH, RESIDUAL_WIDTH, RESIDUAL_LAM = 40, 16, 0.9
 CARRIES = 3.0  # "carries the gradient": with residual connections it is at least 10^3 times larger than without
 STAGES = ["token", "id", "embedding", "block", "logits", "probabilities"]  # the course's order
+# The strongest null of "residual connections carry the gradient" (lessons/common/nulls.py): the same 40 layers, the
+# same W and input, without the skip connections, computed in the same run as its control. The others are identities.
+NULLS = {"residual": Null("no_residual")}
 
 
 def residual_gradients() -> tuple[float, float]:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown
 from attnlab.lessons.induction import runs, scores
@@ -41,6 +42,13 @@ ICL_MARGIN = 0.5
 # the best head clears it by more
 PREV_MARGIN = 0.1
 TEXT = "jingyesi"  # the built-in text read twice after training
+# Every claim's strongest null (lessons/common/nulls.py): both models trained alike on each sequence's tokens
+# shuffled, read on the same [r r]: the same tokens as often, but nothing to copy, so no head has a reason to look
+# where a token came before. induction_forms also carries, in the run, a head that looks a fixed distance back.
+NULLS = {
+    name: Null("shuffled", shuffle=True)
+    for name in ("induction_forms", "needs_two_layers", "icl_drops", "previous_token")
+}
 
 PARAMS = (
     Param("steps", "int", 1000, 0, 2000, step=10, help="training steps of each of the two models (0: untrained)"),
@@ -51,6 +59,7 @@ PARAMS = (
     Param(
         "positions", "choice", "sinusoidal", choices=("sinusoidal", "learned"), help="position encoding of both models"
     ),
+    Param("shuffle", "bool", False, help="train on each sequence's tokens shuffled (the null: nothing to copy)"),
 )
 QUICK = {"steps": 20, "n": 6, "vocab": 8, "d_model": 16, "seed": 1}
 COURSE = ("inside", 50)  # the course map's section (web/course_map.py) and place in it
@@ -95,6 +104,7 @@ class InductionResult(Shown):
     loss: list[float]  # per step: the training batch's cross-entropy
     eval_loss: list[float]
     one_layer: runs.Curves  # the 1-layer control, read the same way at the same steps
+    unrepeated: list[list[float]]  # [layer][head]: the 2-layer model's prefix-matching on [r π(r)] once trained
     phase_step: dict  # {"two_layer": step or None, "one_layer": step or None}
     icl_bump: float | None  # the highest ICL score logged before the phase change (a bump above 0), None without one
     pm_rows: Matrix  # [step][head]: the 2-layer's heads then the 1-layer's, as the page's table lists them
@@ -170,6 +180,20 @@ def final_best(curves_pm: list[list[list[float]]]) -> float:
     return max(max(heads) for heads in curves_pm[-1])
 
 
+def by_content(pm: list[list[float]], unrepeated: list[list[float]]) -> tuple[int, int, float, float]:
+    """(layer, head, its score on [r r], its score on [r π(r)]) of the head whose score on the repeat leads its score
+    on the unrepeated copy most: an induction head's lead, where a head that looks a fixed distance back has none."""
+    cells = [(i, h) for i in range(len(pm)) for h in range(len(pm[i]))]
+    i, h = max(cells, key=lambda c: pm[c[0]][c[1]] - unrepeated[c[0]][c[1]])
+    return i, h, pm[i][h], unrepeated[i][h]
+
+
+def content(pm: list[list[float]], unrepeated: list[list[float]]) -> float:
+    """The largest lead of a head's score on the repeat over its score on the unrepeated copy (by_content)."""
+    _, _, a, b = by_content(pm, unrepeated)
+    return a - b
+
+
 def claims_of(r: InductionResult, lang: str) -> list[Claim]:
     """An induction head forms (its score clears THRESHOLD, i.e. chance by THRESHOLD - chance); it is the second layer
     that makes it (the 2-layer model leads the 1-layer control); in-context learning follows (the ICL score falls
@@ -178,20 +202,35 @@ def claims_of(r: InductionResult, lang: str) -> list[Claim]:
     def c(name: str) -> str:
         return t(f"explain.induction.control.{name}", lang)
 
-    two, one = final_best(r.prefix_matching), final_best(r.one_layer.prefix_matching)
+    layer, head, pm, unrep = by_content(r.prefix_matching[-1], r.unrepeated)
+    two, one = (
+        content(r.prefix_matching[-1], r.unrepeated),
+        content(r.one_layer.prefix_matching[-1], r.one_layer.unrepeated),
+    )
     prev_head, prev = best(r.previous_token[-1], 0)
     icl2, icl1 = r.icl_score[-1], r.one_layer.icl_score[-1]
     step = r.steps[-1]
     return [
         lead(
             "induction_forms",
-            t("explain.induction.claim.forms", lang, pm=two, threshold=THRESHOLD, step=step, chance=r.chance_prefix),
+            t(
+                "explain.induction.claim.forms",
+                lang,
+                layer=layer + 1,
+                head=head + 1,
+                pm=pm,
+                unrepeated=unrep,
+                margin=THRESHOLD - r.chance_prefix,
+                threshold=THRESHOLD,
+                step=step,
+                chance=r.chance_prefix,
+            ),
             lang,
-            measured=two,
-            baseline=r.chance_prefix,
+            measured=pm,
+            baseline=unrep,
             margin=THRESHOLD - r.chance_prefix,
-            control=c("uniform"),
-            values={"two_layer": two, "chance": r.chance_prefix, "threshold": THRESHOLD},
+            control=c("unrepeated"),
+            values={"two_layer": pm, "unrepeated": unrep, "chance": r.chance_prefix, "threshold": THRESHOLD},
             hint=t("explain.induction.hint.steps", lang),
         ),
         lead(
@@ -253,10 +292,11 @@ def tables(two: runs.Curves, one: runs.Curves, lang: str) -> tuple[Matrix, list[
 
 @lesson
 @lru_cache(maxsize=4)
-def trained(steps: int, seed: int, d_model: int, n: int, vocab: int, positions: str):
+def trained(steps: int, seed: int, d_model: int, n: int, vocab: int, positions: str, shuffle: bool = False):
     """(the 2-layer model, its curves, the 1-layer control's curves), trained once for both languages."""
-    kw = dict(steps=steps, seed=seed, n=n, vocab=vocab, d_model=d_model, positions=positions)
+    kw = dict(steps=steps, seed=seed, n=n, vocab=vocab, d_model=d_model, positions=positions, shuffle=shuffle)
     x_eval = runs.eval_sequences(seed, n, vocab)  # (N_EVAL, 2n)
+    kw["x_unrepeated"] = runs.unrepeated(x_eval, seed)  # (N_EVAL, 2n)
     for name in ("two_layer", "one_layer"):
         progress.report(name, 0, steps)  # both listed from the start
     model, two = runs.train("two_layer", 2, x_eval=x_eval, **kw)
@@ -271,13 +311,17 @@ def induction(
     n: int = 16,
     vocab: int = 32,
     positions: str = "sinusoidal",
+    shuffle: bool = False,
     *,
     lang: str = "zh",
 ) -> InductionResult:
     """A 2-layer and a 1-layer attention-only GPT trained alike on repeats; their heads read as they learn."""
-    p = check(PARAMS, dict(steps=steps, seed=seed, d_model=d_model, n=n, vocab=vocab, positions=positions))
+    p = check(
+        PARAMS,
+        dict(steps=steps, seed=seed, d_model=d_model, n=n, vocab=vocab, positions=positions, shuffle=shuffle),
+    )
     cost(p)
-    model, two, one = trained(p["steps"], p["seed"], p["d_model"], p["n"], p["vocab"], p["positions"])
+    model, two, one = trained(p["steps"], p["seed"], p["d_model"], p["n"], p["vocab"], p["positions"], p["shuffle"])
     logged = runs.log_steps(p["steps"])
     phase = {
         "two_layer": runs.first_crossing(logged, two.prefix_matching, THRESHOLD),
@@ -314,6 +358,7 @@ def induction(
         two.loss,
         two.eval_loss,
         one,
+        two.unrepeated,
         phase,
         bump,
         pm_rows,

@@ -4,7 +4,11 @@ seed, the same batches and the same steps on repeated random tokens, measured on
 Training sequence: n_rep distinct random tokens r (n_rep drawn from [2, n] for each sequence), repeated until the
 sequence is 2n + 1 long: r r r ... . The period changes from sequence to sequence, so no position can say where to
 look; only the content can (the current token's previous occurrence, and what followed it).
-Evaluation sequence: n distinct random tokens, then the same n again: [r r], the form of scores.py.
+With `shuffle` (the null) each training sequence's tokens are put in a random order: the same tokens, as often, but
+nothing follows anything the way it did before, so there is nothing to copy.
+Evaluation sequence: n distinct random tokens, then the same n again: [r r], the form of scores.py; and beside it
+[r π(r)], the second half the same tokens in another order: a head that looks a fixed distance back scores there
+as on [r r], an induction head (which looks where the current token came before) does not.
 """
 
 from __future__ import annotations
@@ -38,6 +42,19 @@ def eval_sequences(seed: int, n: int, vocab: int) -> torch.Tensor:
     return repeats(torch.Generator().manual_seed(seed + 1), N_EVAL, n, vocab, 2 * n, period=n)
 
 
+def unrepeated(x_eval: torch.Tensor, seed: int) -> torch.Tensor:
+    """(N_EVAL, 2n) [r π(r)]: each sequence's second half its first in a random order, from a generator of its own."""
+    n = x_eval.shape[1] // 2
+    g = torch.Generator().manual_seed(seed + 3)
+    order = torch.rand(len(x_eval), n, generator=g).argsort(dim=-1)  # (N_EVAL, n)
+    return torch.cat([x_eval[:, :n], x_eval[:, :n].gather(1, order)], dim=1)
+
+
+def shuffled(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """(B, L) each row's tokens in a random order: every count kept, every order gone."""
+    return x.gather(1, torch.rand(x.shape, generator=g).argsort(dim=-1))
+
+
 def log_steps(steps: int) -> list[int]:
     """The steps measured: 0, about every steps/LOG_POINTS, and the last."""
     every = max(1, -(-steps // LOG_POINTS))
@@ -57,6 +74,9 @@ class Curves:
     loss: list[float] = field(
         default_factory=list
     )  # the cross-entropy of that step's training batch, before its update
+    unrepeated: list[list[float]] = field(
+        default_factory=list
+    )  # [layer][head]: prefix-matching on [r π(r)], at the end
 
 
 @torch.no_grad()
@@ -100,9 +120,12 @@ def train(
     d_model: int,
     positions: str,
     x_eval: torch.Tensor,
+    x_unrepeated: torch.Tensor,
+    shuffle: bool = False,
 ):
-    """Train one model, reading it at log_steps(steps). Returns (model, Curves). The weights come from the seed
-    alone (redraw), the batches from a generator of their own: both models see the same batches."""
+    """Train one model, reading it at log_steps(steps), and on x_unrepeated once trained. Returns (model, Curves).
+    The weights come from the seed alone (redraw), the batches from a generator of their own: both models see the
+    same batches (with `shuffle`, each shuffled by a generator of its own, so the batches drawn stay the same)."""
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT
 
@@ -110,12 +133,15 @@ def train(
     curves = Curves(n_layers, sum(p.numel() for p in model.parameters()))
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=0.0)
     g = torch.Generator().manual_seed(seed)
+    g_order = torch.Generator().manual_seed(seed + 2)
     logged = set(log_steps(steps))
     # Not train.small: a logged step reads its batch's loss before the update, and one more batch after the last
     # update is measured, never trained on.
     for step in range(steps + 1):
         progress.report(name, step, steps)  # the page shows it; stops here when the page has gone
         x = repeats(g, BATCH, n, vocab, 2 * n + 1)  # (B, 2n + 1): inputs x[:, :-1], targets x[:, 1:]
+        if shuffle:
+            x = shuffled(x, g_order)
         model.train()
         loss = F.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten())  # (B·2n, V) vs (B·2n,)
         if step in logged:
@@ -130,6 +156,7 @@ def train(
             loss.backward()
             opt.step()
     model.eval()
+    curves.unrepeated = measure(model, x_unrepeated, n)[0]
     return model, curves
 
 

@@ -4,14 +4,17 @@
 
 The experiment: a pre-LN GPT (n_layers blocks, d_model 32, 2 heads, context 32; lessons/logit_lens/runs.py) trained
 train_steps steps on the built-in 静夜思 (or, from the CLI or Python, a .txt or chinese-poetry .json file's first
-4,000 characters), and the same GPT at the same seed untrained, the control. Both read the prompt (default 床前明月,
-whose continuation in the poem is 光). For every layer l = 0 (the embedding's direct path) .. L and every position,
-the lens's top tokens; at the last position, the rank and probability of the model's own answer (its final top
-token) layer by layer. Nothing is held out: the lens asks what a model does with a text, not how well it generalizes.
+4,000 characters), and the same GPT at the same seed untrained. Both read the prompt (default 床前明月, whose
+continuation in the poem is 光). For every layer l = 0 (the embedding's direct path) .. L and every position, the
+lens's top tokens; at the last position, the rank and probability of the model's own answer (its final top token)
+layer by layer, and of the text's continuation. Nothing is held out: the lens asks what a model does with a text,
+not how well it generalizes.
 
 Checked exactly: the lens after the last block is the model's output (the plain forward, fused attention: equal to
-rounding), and the lens at layer 0 is LM_head(LN_f(E[token] + P[position])). Claimed against the untrained control:
-the answer is on top before the last layer, and its log-probability rises with depth.
+rounding), and the lens at layer 0 is LM_head(LN_f(E[token] + P[position])). Claimed, for the text's continuation
+(what only the text's order can teach: any trained model grows confident in its own answer with depth), against the
+untrained model reading the same character: it is on top before the last layer, and its probability rises with
+depth. Their null: the same run with the GPT trained alike on the same characters shuffled (`shuffle`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown
 from attnlab.lessons.common.view import g
@@ -34,9 +38,12 @@ TOP = 3  # tokens listed per layer and position
 EXACT = 1e-5  # the lens after the last block against the plain forward (fused attention: equal to rounding)
 # layers to spare a claim must clear over the control: one whole layer (a count of layers has no finer grain)
 LAYER_MARGIN = 1
-# nats the answer's log p must rise (layer 0 -> L) beyond the control's rise (how both claims fare over seeds:
-# README, logit-lens)
-RISE_MARGIN = 1.0
+# the continuation's probability must rise (layer 0 -> L) by half the scale more than the control's: a probability,
+# not a log-probability, since the log of a tiny p swings by nats in any model, trained on the text or not
+RISE_MARGIN = 0.5
+# Both claims' strongest null (lessons/common/nulls.py): trained alike on the same characters shuffled, read on the
+# real prompt; a model of a shuffled text grows confident in its own answer too, but not in the text's continuation.
+NULLS = {"early": Null("shuffled", shuffle=True), "sharpens": Null("shuffled", shuffle=True)}
 
 PARAMS = (
     Param(
@@ -49,6 +56,7 @@ PARAMS = (
     Param("n_layers", "int", 4, 1, 6, step=1, help="blocks of the GPT (the lens reads after each)"),
     Param("train_steps", "int", 150, 0, 400, step=10, help="training steps (0: untrained, the same as the control)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed (weights and batches)"),
+    Param("shuffle", "bool", False, help="train on the same characters shuffled (the null: order says nothing)"),
     Param(
         "corpus",
         "str",
@@ -83,14 +91,16 @@ class LayerRow:
 
 @dataclass
 class Reading:
-    """One model's answer at the last position, read through the lens layer by layer."""
+    """One model's answer at the last position (its own, or the text's continuation), read through the lens layer
+    by layer."""
 
-    answer: str  # the model's own prediction: its final top token
+    answer: str  # the token read: the model's own prediction (its final top token), or the text's continuation
     ranks: list[int]  # per layer 0..L, 1 = top
     probs: list[float]
-    settled: int  # the first layer from which the answer stays on top (L: only at the end)
-    spare: int  # L - settled: layers before the last at which the answer is already on top
+    settled: int  # the first layer from which the token stays on top (L: only at the end; L + 1: not even there)
+    spare: int  # layers before the last at which the token is already on top to the end (0: not before the end)
     rise: float  # log p_L(answer) - log p_0(answer), nats
+    p_rise: float  # p_L(answer) - p_0(answer)
 
 
 @dataclass
@@ -114,6 +124,8 @@ class LogitLensResult(Shown):
     answer: str  # the trained model's prediction after the prompt
     answer_p: float
     expected: str | None  # what follows the prompt in the training text (None: the prompt is not in it)
+    continuation: Reading | None  # the trained model's lens on `expected` (None: the prompt is not in the text)
+    continuation_untrained: Reading | None  # the untrained model's lens on the same character
     answer_ranks: list[int]  # per layer 0..L, the answer's rank at the last position (1 = top)
     answer_probs: list[float]
     trained: Reading
@@ -153,23 +165,24 @@ def unknown_chars(prompt: str, known: set, corpus: str) -> None:
         )
 
 
-def read(lens: torch.Tensor, tok) -> Reading:
-    """The answer at the last position (the model's own top token), its rank and p at each layer of the lens."""
+def read(lens: torch.Tensor, tok, token: int | None = None) -> Reading:
+    """A token at the last position (default the model's own top token), its rank and p at each layer of the lens."""
     from attnlab.inspect import answer_by_layer
 
-    answer = int(lens[-1, -1].argmax())
+    answer = int(lens[-1, -1].argmax()) if token is None else token
     ranks, probs = answer_by_layer(lens, answer, position=-1)
     L = len(ranks) - 1
-    settled = L
-    while settled > 0 and ranks[settled - 1] == 0:  # walk back while it is still on top
+    settled = L if ranks[L] == 0 else L + 1  # L + 1: not on top even at the end
+    while settled <= L and settled > 0 and ranks[settled - 1] == 0:  # walk back while it is still on top
         settled -= 1
     return Reading(
         shown(tok, answer),
         [r + 1 for r in ranks],
         probs,
         settled,
-        L - settled,
+        max(0, L - settled),
         math.log(probs[-1]) - math.log(probs[0]),
+        probs[-1] - probs[0],
     )
 
 
@@ -193,58 +206,58 @@ def checks_of(model, ids: torch.Tensor, lens: torch.Tensor, lang: str) -> list[C
     return out
 
 
-def claims_of(a: Reading, u: Reading, L: int, lang: str) -> list[Claim]:
-    """Both against the untrained GPT at the same seed reading the same prompt (its own answer, picked the same
-    way: so the selection of the answer as the final top token is in the control too). train_steps = 0 makes the
-    two models one: neither claim can be shown then."""
+def claims_of(a: Reading | None, u: Reading | None, L: int, lang: str) -> list[Claim]:
+    """Both on the text's continuation (a: the trained model's lens on it, u: the untrained model's on the same
+    character; None when the prompt is not in the text, where nothing can be claimed). train_steps = 0 makes the two
+    models one: neither claim can be shown then; nor, unless by a seed's luck, with `shuffle`."""
     control = t("explain.logit_lens.control.untrained", lang)
+    absent = a is None or u is None
+    hint = t("explain.logit_lens.hint.absent", lang) if absent else None
+    spare, u_spare = (0, 0) if absent else (a.spare, u.spare)
+    p0, pL, u_p0, u_pL = (0.0,) * 4 if absent else (a.probs[0], a.probs[-1], u.probs[0], u.probs[-1])
+    answer = "—" if absent else a.answer
     return [
         lead(
             "early",
             t(
                 "explain.logit_lens.claim.early",
                 lang,
-                answer=a.answer,
-                settled=a.settled,
-                spare=a.spare,
-                u_answer=u.answer,
-                u_spare=u.spare,
+                answer=answer,
+                settled=L + 1 if absent else a.settled,
+                spare=spare,
+                u_spare=u_spare,
                 L=L,
                 margin=LAYER_MARGIN,
             ),
             lang,
-            measured=a.spare,
-            baseline=u.spare,
+            measured=spare,
+            baseline=u_spare,
             margin=LAYER_MARGIN,
             control=control,
-            values={"settled": a.settled, "untrained_settled": u.settled, "layers": L},
-            hint=t("explain.logit_lens.hint.early", lang),
+            values={"settled": None if absent else a.settled, "untrained_settled": None if absent else u.settled},
+            hint=hint or t("explain.logit_lens.hint.early", lang),
         ),
         lead(
             "sharpens",
             t(
                 "explain.logit_lens.claim.sharpens",
                 lang,
-                answer=a.answer,
-                p0=a.probs[0],
-                pL=a.probs[-1],
-                rise=a.rise,
-                u_answer=u.answer,
-                u_rise=u.rise,
+                answer=answer,
+                p0=p0,
+                pL=pL,
+                rise=pL - p0,
+                u_p0=u_p0,
+                u_pL=u_pL,
+                u_rise=u_pL - u_p0,
                 margin=RISE_MARGIN,
             ),
             lang,
-            measured=a.rise,
-            baseline=u.rise,
+            measured=pL - p0,
+            baseline=u_pL - u_p0,
             margin=RISE_MARGIN,
             control=control,
-            values={
-                "p_first": a.probs[0],
-                "p_last": a.probs[-1],
-                "untrained_p_first": u.probs[0],
-                "untrained_p_last": u.probs[-1],
-            },
-            hint=t("explain.logit_lens.hint.sharpens", lang),
+            values={"p_first": p0, "p_last": pL, "untrained_p_first": u_p0, "untrained_p_last": u_pL},
+            hint=hint or t("explain.logit_lens.hint.sharpens", lang),
         ),
     ]
 
@@ -264,6 +277,7 @@ def logit_lens(
     n_layers: int = 4,
     train_steps: int = 150,
     seed: int = 0,
+    shuffle: bool = False,
     corpus: str = "",
     *,
     lang: str = "zh",
@@ -271,7 +285,10 @@ def logit_lens(
     """Train (or find) the GPT, read the prompt through the lens at every layer, and check the claims."""
     from attnlab.inspect import logit_lens as lens_of
 
-    p = check(PARAMS, dict(prompt=prompt, n_layers=n_layers, train_steps=train_steps, seed=seed, corpus=corpus))
+    p = check(
+        PARAMS,
+        dict(prompt=prompt, n_layers=n_layers, train_steps=train_steps, seed=seed, shuffle=shuffle, corpus=corpus),
+    )
     cost(p)
     try:
         data = runs.corpus_data(p["corpus"].strip())
@@ -280,7 +297,7 @@ def logit_lens(
     unknown_chars(p["prompt"], set(data.tokenizer.chars), data.name)
     tok, L = data.tokenizer, p["n_layers"]
     progress.report("trained", 0, p["train_steps"])
-    model, losses = runs.trained(data, L, p["train_steps"], p["seed"])
+    model, losses = runs.trained(data, L, p["train_steps"], p["seed"], p["shuffle"])
     control = runs.untrained(data, L, p["seed"])
 
     ids = torch.tensor(tok.encode(p["prompt"]))  # (T,)
@@ -303,10 +320,16 @@ def logit_lens(
     at = data.text.find(p["prompt"])
     end = at + len(p["prompt"])
     expected = None if at < 0 else (data.text[end] if end < len(data.text) else "␃")
+    c = cu = None
+    if expected is not None:  # the text's continuation, read in both models: what the claims are about
+        y = tok.eot_id if end >= len(data.text) else tok.encode(data.text[end])[0]
+        c, cu = read(lens, tok, y), read(lens_u, tok, y)
     if expected is None:
         note = t("explain.logit_lens.note.absent", lang, corpus=data.name)
     else:
         note = t("explain.logit_lens.note.found", lang, corpus=data.name, expected=expected, answer=a.answer)
+    if p["shuffle"]:
+        note += " " + t("explain.logit_lens.note.shuffled", lang)
     return LogitLensResult(
         "logit-lens",
         p,
@@ -318,6 +341,8 @@ def logit_lens(
         a.answer,
         a.probs[-1],
         expected,
+        c,
+        cu,
         a.ranks,
         a.probs,
         a,
@@ -331,5 +356,5 @@ def logit_lens(
         losses[0] if losses else None,
         losses[-1] if losses else None,
         note,
-        claims_of(a, u, L, lang),
+        claims_of(c, cu, L, lang),
     )

@@ -1,6 +1,7 @@
 """The model behind `attnlab explain logit-lens`: a small pre-LN GPT trained on 静夜思 (or a corpus file's first
-characters), and the same GPT at the same seed left untrained (the control). Trained models are kept per
-(text, layers, steps, seed), so the page, its figure and the API (and another prompt) share one training run.
+characters), and the same GPT at the same seed left untrained; with `shuffle` (the null) the GPT trains on the
+same characters in a random order instead. Trained models are kept per (text, layers, steps, seed, shuffle), so the
+page, its figure and the API (and another prompt) share one training run.
 """
 
 from __future__ import annotations
@@ -59,15 +60,23 @@ _kept: OrderedDict = OrderedDict()
 _lock = threading.Lock()
 
 
-def trained(data: Data, n_layers: int, steps: int, seed: int):
+def stream_of(data: Data, shuffle: bool, seed: int) -> torch.Tensor:
+    """What the GPT trains on: the text's ids, or the same characters shuffled (drawn from the seed), one tokenizer."""
+    from attnlab.text import shuffled_chars
+    from attnlab.train.token_cache import token_stream
+
+    return token_stream(shuffled_chars([data.text], seed), data.tokenizer) if shuffle else data.stream  # (N,)
+
+
+def trained(data: Data, n_layers: int, steps: int, seed: int, shuffle: bool = False):
     """(model, the training batch's cross-entropy at each step): AdamW on cross-entropy, the lab's cosine schedule,
     batches from a generator of their own. steps = 0 is the untrained model itself."""
-    key = (data.name, data.text, n_layers, steps, seed)
+    key = (data.name, data.text, n_layers, steps, seed, shuffle)
     with _lock:
         if key in _kept:
             _kept.move_to_end(key)
             return _kept[key]
-    found = _train(data, n_layers, steps, seed)
+    found = _train(data, n_layers, steps, seed, stream_of(data, shuffle, seed))
     with _lock:
         _kept[key] = found
         while len(_kept) > KEEP:
@@ -75,7 +84,7 @@ def trained(data: Data, n_layers: int, steps: int, seed: int):
     return found
 
 
-def _train(data: Data, n_layers: int, steps: int, seed: int):
+def _train(data: Data, n_layers: int, steps: int, seed: int, stream: torch.Tensor):
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
     from attnlab.train.small import train_small
@@ -87,7 +96,7 @@ def _train(data: Data, n_layers: int, steps: int, seed: int):
     losses = train_small(
         model,
         cfg,
-        lambda g: get_batch(data.stream, T, BATCH, g),
+        lambda g: get_batch(stream, T, BATCH, g),
         steps=steps,
         on_step=lambda step: progress.report("trained", step, steps),
     )  # stops when the page has gone

@@ -1,7 +1,8 @@
 """Bytes measured on the lab's own GPT, to hold the formulas of models/memory.py to.
 
 - parameters, gradients (after one backward) and AdamW's state (after one step): the tensors' own bytes;
-- the KV cache after decoding T tokens one at a time with `model.new_kv_cache()`, as sampling.py does;
+- the KV cache after decoding T tokens one at a time with `model.new_kv_cache()`, as sampling.py does, and one
+  attention layer of a published model's shape reading T tokens on the meta device (shapes only: nothing allocated);
 - activations: every tensor autograd saves for the backward pass (torch.autograd.graph.saved_tensors_hooks sees
   each one), counted once per storage (q and its transposed view are one buffer), parameters left out;
 - peak: the live bytes of one training step, from `LiveBytes`, a TorchDispatchMode. We chose it over the profiler's
@@ -97,6 +98,20 @@ def kv_cache_bytes_after(model: GPT, batch: int, tokens: int) -> int:
             logits = model(ids, kv_cache=cache)  # (B, 1, vocab)
             ids = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1) the next token, greedy
     return tensor_bytes([t for layer in cache.layers for t in (layer.k, layer.v)])
+
+
+def layer_kv_cache_bytes_meta(d_model: int, heads: int, kv_heads: int, tokens: int, dtype: torch.dtype) -> int:
+    """Bytes one of our MultiHeadAttention layers (d_model, heads, kv_heads K/V heads) keeps in its KV cache after
+    reading `tokens` tokens, built and run on the meta device: every tensor has its shape and dtype and no memory,
+    so a 7B model's layer at context 2048 costs nothing."""
+    from attnlab.nn import MultiHeadAttention
+    from attnlab.nn.multihead import LayerKVCache
+
+    cache = LayerKVCache()
+    with torch.device("meta"), torch.no_grad():
+        layer = MultiHeadAttention(d_model, heads, n_kv_heads=kv_heads).to(dtype)
+        layer(torch.empty(1, tokens, d_model, dtype=dtype), kv_cache=cache, causal=True)
+    return sum(t.numel() * t.element_size() for t in (cache.k, cache.v))  # meta storages have no data pointer
 
 
 @dataclass

@@ -17,7 +17,9 @@ The split is by text: every 5th one is held out whole; no training window ever c
 Accuracies are counted per verse too: the first verse of each couplet (出句, 上联) and the second (对句, 下联).
 Which model comes out ahead is read off the numbers, not assumed. That the causal model cannot see the right
 side is structural and checked exactly: changing every character after position i leaves its output at i
-unchanged (difference 0). The claims, and the paired leads they are judged by, are in claims.py.
+unchanged (difference 0). The claims, and the paired leads they are judged by, are in claims.py; the shortcut
+(causal against causal_fill) is a question of how training goes, so it is counted over `seeds` seeds of those two
+(held_out.left_pair), one seed being no count at all.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ import torch
 
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import CHANCE, Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.mlm import task as mlm_task
 from attnlab.lessons.mlm.claims import PAIRS, claims_of, lead_z
+from attnlab.lessons.mlm.held_out import HOLD_EVERY, MAX_SEEDS, left_pair, split, streams
 from attnlab.lessons.mlm.models import (
     MODELS,
     N_HEADS,
@@ -41,13 +45,11 @@ from attnlab.lessons.mlm.models import (
     maskable,
     predict,
     right_change,
-    targets,
     train_one,
 )
 from attnlab.lessons.mlm.task import COUPLETS
 from attnlab.train import progress
 
-HOLD_EVERY = 5  # text k is held out when k % 5 == 4
 N_EXAMPLES = 2  # held-out texts shown character by character
 TOP = 5  # guesses listed for the learner's own blank
 HOLES = ("[?]", "［?］", "[？]", "［？］", "?", "？")  # how a learner marks the blank: 床前?月光
@@ -80,8 +82,20 @@ PARAMS = (
     Param("steps", "int", 600, 20, 1000, step=10, help="training steps of each model"),
     Param("d_model", "int", 32, 8, 128, step=8, help="model width of both models (2 heads, 2 layers)"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
+    Param(
+        "seeds",
+        "int",
+        1,
+        1,
+        MAX_SEEDS,
+        step=1,
+        help="seeds of the two left-only GPTs for the shortcut count: seed, seed + 1, ... (one: no count)",
+    ),
 )
 QUICK = {"steps": 20, "d_model": 8}
+# Each claim's strongest null (lessons/common/nulls.py), in the same run: the GPTs trained alike that read the left
+# only (their blindness is the causal_blind identity), and for the shortcut a coin per seed of the left-only pair.
+NULLS = {"accuracy": Null("left_only"), "direction": Null("left_only"), "shortcut": CHANCE}
 COURSE = ("lecture06", 120)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
@@ -140,6 +154,9 @@ class MlmResult(Shown):
     causal_right_change: float  # max |Δ logits| at positions <= i when every character after i changes: GPT
     encoder_right_change: float  # the same for the encoder
     paired: dict  # "a-b" -> z_accuracy, z_loss: a's lead over b, per-character differences in standard errors (below)
+    shortcut_seeds: (
+        list  # per seed of the left-only pair, from `seed` on: {seed, z_accuracy, z_loss, causal, causal_fill}
+    )
     fill: Fill
     examples: list[Example]
     claims: list[Claim]
@@ -176,14 +193,6 @@ def read_poems(corpus: str) -> tuple[list[str], str]:
             need=HOLD_EVERY,
         )
     return texts, Path(spec).name
-
-
-def split(poems: list[str]) -> tuple[list[str], list[str]]:
-    """(train, held-out): by whole text, every HOLD_EVERY-th one held out."""
-    return (
-        [p for k, p in enumerate(poems) if k % HOLD_EVERY != HOLD_EVERY - 1],
-        [p for k, p in enumerate(poems) if k % HOLD_EVERY == HOLD_EVERY - 1],
-    )
 
 
 def verse_parity(poem: str) -> list[int]:
@@ -243,25 +252,15 @@ _lock = threading.Lock()
 @lru_cache(maxsize=8)
 def trained(poems: tuple[str, ...], steps: int, d: int, context: int, seed: int) -> Trained:
     """Train the three models and guess every maskable held-out character; cached, so a second visit is instant."""
-    from attnlab.text import CharTokenizer
-    from attnlab.train.data import token_stream
-
     train, test = split(list(poems))
-    tok = CharTokenizer.train(list(poems))  # every character has an id; a held-out-only one is never a training target
-    vocab = tok.vocab_size + 1  # + [MASK], the last id
+    tok, vocab, train_stream, test_stream, where, allowed = streams(poems)
     mask_id = vocab - 1
-    train_stream = token_stream(train, tok)  # (N,) poem <eot> poem <eot> ...
-    test_stream = torch.cat(
-        [torch.tensor([tok.eot_id]), token_stream(test, tok)]
-    )  # <eot> first: every poem follows one
     models, final_loss = {}, {}
     for kind in MODELS:
         progress.report(kind, 0, steps)  # every model listed from the start
     for kind in MODELS:
         models[kind], final_loss[kind] = train_one(kind, train_stream, vocab, d, context, steps, seed)
-    where = targets(test)
     truth = test_stream[where]  # (n,)
-    allowed = torch.tensor([maskable(tok.token(i)) if i < len(tok.chars) else False for i in range(vocab)])  # (V,)
     guesses, nll = predict(models, test_stream, where, mask_id, allowed, context)
     counts = torch.bincount(train_stream, minlength=vocab)
     counts[~allowed] = 0  # the baseline guesses among the same characters
@@ -362,11 +361,18 @@ def cost(p: dict) -> Cost:
 
 @lesson
 def mlm(
-    corpus: str = "", text: str = "", steps: int = 600, d_model: int = 32, seed: int = 0, *, lang: str = "zh"
+    corpus: str = "",
+    text: str = "",
+    steps: int = 600,
+    d_model: int = 32,
+    seed: int = 0,
+    seeds: int = 1,
+    *,
+    lang: str = "zh",
 ) -> MlmResult:
     """Train an encoder (masked characters), a GPT (next character) and a GPT filling masked characters from the
     left, then hide held-out characters one at a time."""
-    p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed))
+    p = check(PARAMS, dict(corpus=corpus, text=text, steps=steps, d_model=d_model, seed=seed, seeds=seeds))
     cost(p)
     poems, name = read_poems(p["corpus"])
     context = context_of(name)
@@ -375,6 +381,13 @@ def mlm(
     with _lock:  # one computation at a time: two visits with the same settings share one cached answer
         tr = trained(tuple(poems), p["steps"], p["d_model"], context, p["seed"])
         fill = fill_blank(tr, blank, context)
+        more = range(p["seed"] + 1, p["seed"] + p["seeds"])  # the shortcut's other seeds: the left-only pair only
+        for k in ("causal_seeds", "causal_fill_seeds") if len(more) else ():
+            progress.report(k, 0, p["steps"])
+        others = [left_pair(tuple(poems), p["steps"], p["d_model"], context, s) for s in more]
+    first = tr.paired["causal-causal_fill"]
+    c = {k: tr.correct[k] / tr.n_masked if tr.n_masked else None for k in PAIRS[2][1:]}
+    shortcut_seeds = [{"seed": p["seed"], **first, **c}, *others]
     train, test = split(poems)
     n = tr.n_masked
     accuracy = {k: (v / n if n else None) for k, v in tr.correct.items()}
@@ -406,6 +419,7 @@ def mlm(
         tr.right["causal"],
         tr.right["bidirectional"],
         dict(tr.paired),
+        shortcut_seeds,
         fill,
         tr.examples,
         [],

@@ -91,9 +91,12 @@ def masked_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model.token_head(h), y[hidden])
 
 
-def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int, steps: int, seed: int):
+def train_one(
+    kind: str, stream: torch.Tensor, vocab: int, d: int, context: int, steps: int, seed: int, name: str | None = None
+):
     """AdamW on random windows of the training stream: next-character loss (causal) or masked loss (the encoder and
-    causal_fill), every character of every window a target once per step for each (mask_groups)."""
+    causal_fill), every character of every window a target once per step for each (mask_groups). Its progress is
+    reported as `name` (default: the kind)."""
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig, lm_loss
     from attnlab.train.small import train_small
@@ -117,7 +120,7 @@ def train_one(kind: str, stream: torch.Tensor, vocab: int, d: int, context: int,
         loss,
         steps=steps,
         optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
-        on_step=lambda step: progress.report(kind, step, steps) if step else None,
+        on_step=lambda step: progress.report(name or kind, step, steps) if step else None,
     )  # after each update
     model.eval()
     return model, losses[-1] if losses else float("nan")
@@ -136,11 +139,11 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
     """Yield (model, ks, logits (m, V)) chunk by chunk: each model's logits for stream[where[k]], k in ks. The
     encoder reads a window around the target with [MASK] on it, the GPT the (up to `context`) characters left of
     it, predicting the next one. In chunks: a corpus has ~10^5 targets and ~10^4 characters, too many logits to
-    hold at once."""
+    hold at once. `models` may hold some of the three only (the left-only pair of another seed)."""
     N, T = len(stream), min(context, len(stream))
-    enc, gpt, fill = models["bidirectional"], models["causal"], models["causal_fill"]
+    enc, gpt, fill = (models.get(k) for k in MODELS)
     with torch.no_grad():
-        for c in range(0, len(where), CHUNK):
+        for c in range(0, len(where), CHUNK) if enc is not None else ():
             js = where[c : c + CHUNK]
             starts = [min(max(j - T // 2, 0), N - T) for j in js]
             windows = torch.stack([stream[s : s + T] for s in starts])  # (m, T)
@@ -151,7 +154,7 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
         by_len: dict[int, list[int]] = {}
         for k, j in enumerate(where):
             by_len.setdefault(min(j, context), []).append(k)
-        for n, ks in by_len.items():
+        for n, ks in by_len.items() if gpt is not None else ():
             for c in range(0, len(ks), CHUNK):
                 part = ks[c : c + CHUNK]
                 left = torch.stack([stream[where[k] - n : where[k]] for k in part])  # (m, n): the n characters left
@@ -159,7 +162,7 @@ def guess_logits(models: dict, stream: torch.Tensor, where: list[int], mask_id: 
         by_len = {}
         for k, j in enumerate(where):  # causal_fill reads up to context - 1 characters and the [MASK]
             by_len.setdefault(min(j, context - 1), []).append(k)
-        for n, ks in by_len.items():
+        for n, ks in by_len.items() if fill is not None else ():
             for c in range(0, len(ks), CHUNK):
                 part = ks[c : c + CHUNK]
                 left = torch.stack(

@@ -53,16 +53,18 @@ def configs(data: Data, n_experts: int, top_k: int, capacity_factor: float, bala
     }
 
 
-def train(config, data: Data, steps: int, seed: int, name: str):
+def train(config, data: Data, steps: int, seed: int, name: str, span: tuple[int, int] | None = None):
     """AdamW on cross-entropy + balance_loss · aux (aux: the MoE layers' E · Σ f_i P_i), the lab's cosine schedule;
     the weights drawn from the seed alone (redraw), the batches from a generator of their own. Returns the model
-    and the cross-entropy of each step (the balancing term is left out of what is reported)."""
+    and the cross-entropy of each step (the balancing term is left out of what is reported). `span`: (steps done
+    before, steps in all) of the progress bar `name` when it counts several trainings."""
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
     from attnlab.train.small import train_small
 
+    before, total = span or (0, steps)
     model = redraw(GPT(config), seed)
     cfg = TrainConfig(steps=max(1, steps), batch_size=BATCH, lr=LR, warmup_steps=min(WARMUP, steps), seed=seed)
 
@@ -75,7 +77,7 @@ def train(config, data: Data, steps: int, seed: int, name: str):
         batch,
         steps=steps,
         penalty=lambda m: None if m.aux_loss is None else config.balance_loss * m.aux_loss,  # dense: None
-        on_step=lambda step: progress.report(name, step, steps),
+        on_step=lambda step: progress.report(name, before + step, total),
     )  # stops when the page has gone
     model.eval()
     return model, losses

@@ -16,6 +16,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 
@@ -28,6 +29,9 @@ QUICK = {"batch": 4, "d_model": 6}
 COURSE = ("lecture06", 80)  # the course map's section (web/course_map.py) and place in it
 ROUNDING = 1e-12  # float64: "the same output" up to rounding
 DIFFERS = 0.01  # "comes out differently": by at least 0.01 on outputs of unit scale (normalized), far above rounding
+# The strongest null of "BatchNorm depends on the batch" (lessons/common/nulls.py): a norm that reads the sample alone,
+# LayerNorm, on the same sample in the same two batches, computed beside it as its control. The others are identities.
+NULLS = {"batchnorm_differs": Null("layernorm")}
 
 
 @dataclass

@@ -9,13 +9,15 @@ its embedding table.
 
 What the neighbours show is measured, not asserted: for the most frequent characters, the rank correlation
 (Spearman) between embedding cosine and *context similarity* (cosine of their left- and right-neighbour
-counts in the corpus), after training and at initialization. A gap says training pulled characters that
-occur in similar contexts together; it does not say the model knows what they mean.
+counts in the corpus), after training, at initialization, and for its strongest null: the same model trained
+alike (same seed, same initial table, same steps) on the same characters shuffled, where the order, and with it
+every context, says nothing; the frequencies it can still learn. A lead over that twin says training pulled
+characters that occur in similar contexts together; it does not say the model knows what they mean. (Against the
+untrained table alone, training on shuffled text passed at some seeds: frequency alone moves the correlation.)
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -24,20 +26,25 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.i18n import t
-from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
+from attnlab.lessons.one_hot.claims import N_RANDOM_TABLES, claims_of
 from attnlab.train import progress
 
 CONTEXT, BATCH, LR = 32, 16, 3e-3
-MODEL = "gpt"  # the one model trained, as the training progress names it (explain.one_hot.model.gpt)
+MODEL, NULL_MODEL = (
+    "gpt",
+    "gpt_shuffled",
+)  # the models trained, as the training progress names them (explain.one_hot.model.*)
 N_FREQUENT = 100  # characters in the correlation: the most frequent ones
-NOT_ORTHOGONAL = 0.02  # "not orthogonal": a mean |cos| at least 0.02 above one-hot's 0 (random d = 128 vectors: ~0.07)
-N_RANDOM_TABLES = 32  # random tables drawn to measure how much the correlation varies by chance
-SPREADS = 2 * math.sqrt(2)  # two standard deviations of the difference of two random tables' correlations
+# Each claim's strongest null (lessons/common/nulls.py), both computed in the same run: one-hot's exact 0, and
+# the twin trained on the characters shuffled (with `shuffle` on, the run is that twin: a tie by construction).
+NULLS = {"dense_not_orthogonal": Null("onehot"), "training_context": Null("shuffled")}
 
 PARAMS = (
     Param(
@@ -51,6 +58,7 @@ PARAMS = (
     Param("chars", "str", "月光头", max_len=8, help="characters whose nearest neighbours are listed"),
     Param("d_model", "int", 32, 4, 128, step=2, help="embedding width d (even: 2 heads)"),
     Param("train_steps", "int", 200, 0, 1000, step=10, help="training steps (0: the untrained table)"),
+    Param("shuffle", "bool", False, help="train on the same characters shuffled (the null: order says nothing)"),
     Param("top_k", "int", 5, 1, 10, step=1, help="neighbours listed per character"),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
@@ -93,6 +101,7 @@ class OneHotResult(Shown):
 
     context_corr: float | None  # Spearman(embedding cos, context similarity), trained; None when undefined
     context_corr_init: float | None  # the same at initialization
+    context_corr_shuffled: float | None  # the same model trained alike on the characters shuffled: the control
     context_corr_spread: float | None  # its standard deviation over N_RANDOM_TABLES random tables: what chance moves it
     queries: list[Query]
     note: str
@@ -159,8 +168,8 @@ def context_similarity(ids: np.ndarray, V: int, rows: list[int]) -> np.ndarray:
     return cosines(torch.from_numpy(ctx)).numpy()
 
 
-def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
-    """A one-layer character GPT trained `steps` AdamW steps on random windows of `stream`."""
+def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int, name: str = MODEL):
+    """A one-layer character GPT trained `steps` AdamW steps on random windows of `stream` (progress as `name`)."""
     from attnlab.models import GPT, GPTConfig
     from attnlab.train.data import get_batch
     from attnlab.train.loop import TrainConfig
@@ -180,7 +189,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int):
         lambda g: get_batch(stream, CONTEXT, BATCH, g),
         steps=steps,  # (B, T) each
         optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
-        on_step=lambda step: progress.report(MODEL, step, steps) if steps else None,
+        on_step=lambda step: progress.report(name, step, steps) if steps else None,
     )
     return model.embed.tok.weight.detach().double(), init.double(), losses
 
@@ -205,17 +214,27 @@ def one_hot(
     chars: str = "月光头",
     d_model: int = 32,
     train_steps: int = 200,
+    shuffle: bool = False,
     top_k: int = 5,
     seed: int = 0,
     *,
     lang: str = "zh",
 ) -> OneHotResult:
     """One-hot cosines (exactly 0), dense cosines before and after training, and nearest neighbours."""
-    from attnlab.text import CharTokenizer
+    from attnlab.text import CharTokenizer, shuffled_chars
     from attnlab.train.data import token_stream
 
     p = check(
-        PARAMS, dict(corpus=corpus, chars=chars, d_model=d_model, train_steps=train_steps, top_k=top_k, seed=seed)
+        PARAMS,
+        dict(
+            corpus=corpus,
+            chars=chars,
+            d_model=d_model,
+            train_steps=train_steps,
+            shuffle=shuffle,
+            top_k=top_k,
+            seed=seed,
+        ),
     )
     cost(p)
     texts, name = read_texts(p["corpus"])
@@ -244,8 +263,13 @@ def one_hot(
     onehot_max = pair_cos.abs().max().item() if pair_cos.numel() else 0.0  # every other pair has dot product 0
     onehot_norm = norms.max().item()
 
-    E, E0, losses = train(stream, V, p["d_model"], p["train_steps"], p["seed"])
-    C, C0 = cosines(E), cosines(E0)
+    # the null: the same characters in random order (contexts are still counted on the real text), trained alike
+    # beside the model; with `shuffle` on, the model itself trains on them and is its own twin
+    shuffled = token_stream(shuffled_chars(texts, p["seed"]), tok)  # (N,)
+    E, E0, losses = train(shuffled if p["shuffle"] else stream, V, p["d_model"], p["train_steps"], p["seed"])
+    same = p["shuffle"] or not p["train_steps"]  # the twin would be this very table
+    E_null = E if same else train(shuffled, V, p["d_model"], p["train_steps"], p["seed"], NULL_MODEL)[0]
+    C, C0, C_null = cosines(E), cosines(E0), cosines(E_null)
 
     ids = stream.numpy()
     counts = np.bincount(ids, minlength=V)
@@ -257,7 +281,7 @@ def one_hot(
     n_f = len(frequent)  # rows[:n_f] are the frequent characters
     iu = np.triu_indices(n_f, k=1)
     pick = lambda M: M[np.ix_(frequent, frequent)][iu]  # noqa: E731  the pairs among the frequent characters
-    corr, corr0 = spearman(pick(C.numpy()), S[:n_f, :n_f][iu]), spearman(pick(C0.numpy()), S[:n_f, :n_f][iu])
+    corr, corr0, corr_null = (spearman(pick(M.numpy()), S[:n_f, :n_f][iu]) for M in (C, C0, C_null))
     spread = random_spread(S[:n_f, :n_f][iu], n_f, p["d_model"], p["seed"])
 
     candidates = {int(i) for i in frequent}  # a rare character's vector says little: neighbours among the frequent
@@ -288,7 +312,10 @@ def one_hot(
         F=len(frequent),
         corr=fmt(corr),
         corr0=fmt(corr0),
+        null=fmt(corr_null),
     )
+    if p["shuffle"]:
+        note = t("explain.one_hot.note.shuffled", lang) + (" " if lang == "en" else "") + note
     claims = claims_of(
         lang,
         V,
@@ -302,6 +329,7 @@ def one_hot(
         init_mean,
         corr,
         corr0,
+        corr_null,
         spread,
         len(frequent),
     )
@@ -322,100 +350,9 @@ def one_hot(
         len(frequent),
         corr,
         corr0,
+        corr_null,
         spread,
         queries,
         note,
         claims,
     )
-
-
-def claims_of(
-    lang: str,
-    V: int,
-    d: int,
-    steps: int,
-    onehot_max: float,
-    onehot_norm: float,
-    width: int,
-    dense_mean: float,
-    dense_max: float,
-    init_mean: float,
-    corr: float | None,
-    corr0: float | None,
-    spread: float | None,
-    n_f: int,
-) -> list[Claim]:
-    """One-hot orthogonality is an identity; "dense vectors are not orthogonal" leads one-hot's 0 by a stated gap;
-    "training pulled characters used alike together" leads the untrained table's correlation by two standard
-    deviations of the difference between two random tables' correlations, so it is never shown at 0 steps (the
-    two tables are one) nor, at most seeds, after training on a shuffled stream."""
-
-    def c(name: str) -> str:
-        return t(f"explain.one_hot.control.{name}", lang)
-
-    # one number for three facts: the largest |cos|, plus how far the length and the width are from 1 and |V|
-    off = onehot_max + abs(onehot_norm - 1.0) + abs(width - V)
-    dims = t("explain.one_hot.dims.fewer" if d < V else "explain.one_hot.dims.not_fewer", lang, d=d, V=V)
-    claims = [
-        within(
-            "onehot_orthogonal",
-            t("explain.one_hot.claim.onehot", lang, V=V, pairs=V * (V - 1) // 2, cos=onehot_max),
-            lang,
-            measured=off,
-            expected=0.0,
-            tol=0.0,
-            control=c("closed_form"),
-            values={"max_abs_cos": onehot_max, "norm": onehot_norm, "width": width, "vocab_size": V},
-        ),
-        lead(
-            "dense_not_orthogonal",
-            t(
-                "explain.one_hot.claim.dense",
-                lang,
-                dims=dims,
-                mean=dense_mean,
-                max=dense_max,
-                init=init_mean,
-                steps=steps,
-                margin=NOT_ORTHOGONAL,
-            ),
-            lang,
-            measured=dense_mean,
-            baseline=onehot_max,
-            margin=NOT_ORTHOGONAL,
-            control=c("onehot_cos"),
-            values={
-                "mean_abs_cos": dense_mean,
-                "max_abs_cos": dense_max,
-                "init_mean_abs_cos": init_mean,
-                "d": d,
-                "vocab_size": V,
-            },
-        ),
-    ]
-    defined = corr is not None and corr0 is not None and spread is not None and spread > 0
-    margin = SPREADS * spread if defined else 1.0  # undefined: 0 against 0, a tie, never shown
-    claims.append(
-        lead(
-            "training_context",
-            t(
-                "explain.one_hot.claim.context" if defined else "explain.one_hot.claim.context_undefined",
-                lang,
-                steps=steps,
-                corr=corr or 0.0,
-                corr0=corr0 or 0.0,
-                margin=margin,
-                spread=spread or 0.0,
-                k=N_RANDOM_TABLES,
-                F=n_f,
-            ),
-            lang,
-            measured=corr if defined else 0.0,
-            baseline=corr0 if defined else 0.0,
-            margin=margin,
-            control=c("untrained"),
-            values={"context_corr": corr, "context_corr_init": corr0, "random_spread": spread, "steps": steps},
-            hint=t("explain.one_hot.hint.context", lang),
-        )
-    )
-    return claims

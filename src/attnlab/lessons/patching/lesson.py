@@ -2,7 +2,7 @@
 
 The experiment: one small pre-LN GPT (lessons/patching/model.py: context 8, d_model 32, n_layers blocks of n_heads
 heads) trained on the built-in 静夜思 (or, from the CLI or Python, a .txt or chinese-poetry .json file's first
-4,000 characters); beside it the same model untrained (the same seed, no step), the control of every claim.
+4,000 characters); beside it the same model untrained (the same seed, no step), shown, never the only control.
 One prediction, prompt → answer (床前明月 → 光), is read three ways:
   * ablation: each head's output removed (zero, its mean over the text's other windows, or resampled from them;
     attnlab.inspect.head_effects) and the nats of log p(answer) lost;
@@ -12,8 +12,11 @@ One prediction, prompt → answer (床前明月 → 光), is read three ways:
   * the weights: each head's attention from the answer position to the changed (key) position, and attention
     rollout (attnlab.inspect.rollout).
 Then over every window of the text and every earlier position in it (lessons/patching/measure.py), Spearman's rank
-correlation between what the weights say and what was measured, against shuffled pairings. Nothing is held out:
-the model has learned the text by heart, and the question is only which of its parts carry the answer.
+correlation between what the weights say and what was measured, against windows paired with other windows, and the
+effects measured twice (on two halves of the replacements) for what a reading that is importance reaches. Whether
+the answer is carried by the changed character and by a few heads is counted over seeds, each model beside its twin
+trained on the same characters shuffled (lessons/patching/seeds.py). Nothing is held out: the model has learned the
+text by heart, and the question is only which of its parts carry the answer.
 What is claimed from it, against which control, lives in lessons/patching/claims.py.
 """
 
@@ -28,9 +31,10 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import CHANCE, Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Matrix, Shown, Vector, tolist
-from attnlab.lessons.patching import measure
+from attnlab.lessons.patching import measure, seeds
 from attnlab.lessons.patching import model as runs
 from attnlab.lessons.patching.claims import claims_of
 from attnlab.train import progress
@@ -63,6 +67,18 @@ PARAMS = (
 QUICK = {"n_layers": 1, "n_heads": 2, "train_steps": 20, "seed": 1}
 COURSE = ("inside", 40)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
+# Each claim's strongest null (lessons/common/nulls.py), all computed in the run itself: the seed count's control is
+# at every seed the model trained alike on the characters shuffled, a coin per seed; a correlation's is whole windows
+# paired with other windows; "weights ≠ importance" is checked against importance measured again.
+NULLS = {
+    "corruption_matters": CHANCE,
+    "few_heads": CHANCE,
+    "one_head_restores": CHANCE,
+    "head_weight_tracks": Null("windows"),
+    "token_attention_tracks": Null("windows"),
+    "token_rollout_tracks": Null("windows"),
+    "weights_not_importance": Null("remeasured"),
+}
 
 
 @dataclass
@@ -84,7 +100,7 @@ class Reading:
     attention: Vector  # (T,): the last layer's attention from the answer position, mean over heads
     importance: list  # (T,): measured |Δ log p(answer)| when the character there is replaced (last: None)
     top_lead: float  # nats: the largest |mean-ablation loss| of a head minus the median head's (0: all alike)
-    best_restored: float  # the most nats one head restores (0 without a gap)
+    best_restored: float  # the most nats one head restores: its share of the gap times the gap's size (0: no gap)
 
 
 @dataclass
@@ -122,7 +138,7 @@ class Correlation:
     label: str  # the reading against the measurement, in the requested language
     n: int  # pairs
     rho: float | None  # None: a side is constant
-    chance_mean: float | None  # ρ's mean over SHUFFLES random pairings
+    chance_mean: float | None  # ρ's mean over SHUFFLES random pairings of whole windows with other windows
     chance_q95: float | None  # its 95th percentile: what a measured ρ must clear
 
 
@@ -150,6 +166,8 @@ class PatchingResult(Shown):
     token_pairs: Matrix  # [[last layer's attention to c, rollout to c, |effect|], ...]: every (example, c)
     correlations: list[Correlation]
     n_examples: int  # windows of the text the correlations run over
+    remeasured: float | None  # ρ between the heads' effects on the even and on the odd replacements (None: undefined)
+    seeds: list[seeds.SeedRow]  # the seed count: each seed's model of the text beside its shuffled twin
     note: str
     claims: list[Claim] = field(default_factory=list)
 
@@ -221,7 +239,7 @@ def reading(m: measure.Main) -> Reading:
         tolist(m.attention),
         m.importance,
         top_lead,
-        0.0 if nats is None else float(nats.max()),
+        0.0 if m.heads is None else float(m.heads.max() * abs(m.gap)),  # the share of the gap's size
     )
 
 
@@ -269,13 +287,14 @@ def example_pairs(corpus: str, n_layers: int, n_heads: int, steps: int, seed: in
 
 
 def correlations(pairs: measure.Pairs, seed: int, lang: str) -> list[Correlation]:
+    """Each reading against its measurement, chance from whole windows paired with other windows."""
     out = []
     for name, a, b in (
         ("head_weight", pairs.head_weight, pairs.head_effect),
         ("token_attention", pairs.token_attention, pairs.token_effect),
         ("token_rollout", pairs.token_rollout, pairs.token_effect),
     ):
-        chance = measure.shuffled(a, b, seed)
+        chance = measure.shuffled(a, b, seed, pairs.units)
         out.append(
             Correlation(
                 name,
@@ -335,10 +354,9 @@ def patching(
             corpus=data.name,
         )
     reference = torch.stack(reference)  # (W, n)
+    total = {"trained": p["train_steps"], "seeds": seeds.N_SEEDS, "measure": measure.MAX_EXAMPLES}
     for name in runs.NAMES:
-        progress.report(
-            name, 0, p["train_steps"] if name == "trained" else measure.MAX_EXAMPLES
-        )  # listed from the start
+        progress.report(name, 0, total[name])  # listed from the start
     key_args = (p["corpus"].strip(), p["n_layers"], p["n_heads"], p["train_steps"], p["seed"])
     trained, untrained, losses = runs.models(*key_args)
     progress.report("trained", p["train_steps"], p["train_steps"])  # done (also when the models came from the cache)
@@ -351,6 +369,7 @@ def patching(
     V = data.tokenizer.vocab_size
     r_tr = reading(measure.main(trained, clean, bad, answer, key, reference, V))
     r_un = reading(measure.main(untrained, clean, bad, answer, key, reference, V))
+    seed_rows = seeds.count(key_args, trained, clean, bad, answer, reference)
     examples, pairs = example_pairs(*key_args, n)
     progress.report("measure", len(examples), len(examples))
     corr = correlations(pairs, p["seed"], lang)
@@ -389,6 +408,8 @@ def patching(
         tolist(token_pairs),
         corr,
         len(examples),
+        pairs.remeasured(),
+        seed_rows,
         note,
-        claims_of(r_tr, r_un, corr, lang),
+        claims_of(seed_rows, corr, pairs.remeasured(), lang),
     )

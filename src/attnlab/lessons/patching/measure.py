@@ -7,7 +7,9 @@
 * compared over many examples: every window of the text, every earlier position c in it, replaced by other
   characters. There a head's measured effect is Δ log p when its output is taken from the replaced inputs
   (head_effects, how="resample"), and a character's measured importance is Δ log p when it is replaced. Spearman's
-  rank correlation pairs each with the weights, and a shuffled pairing says what chance gives.
+  rank correlation pairs each with the weights. Chance is what a pairing of whole windows with other windows gives
+  (the pairs of one window share its forward pass: they are not independent, the windows are); and what a reading
+  that is importance would reach is the heads' effects measured on half the replacements against the other half.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from attnlab.train import progress
 MAX_REFERENCE = 64  # windows of the text for mean and resample ablation
 MAX_EXAMPLES = 12  # windows of the text the correlations run over
 MAX_REPLACEMENTS = 24  # characters put in place of one (all others when the vocabulary is smaller)
-SHUFFLES = 2000  # shuffled pairings for the chance level of a correlation
+SHUFFLES = 2000  # pairings of whole windows for the chance level of a correlation
+MIN_UNITS = 5  # windows a chance level needs: 5! = 120 orders, enough for a 95th percentile
 GAP_FLOOR = 1e-6  # nats: clean and corrupt closer than this leave nothing to restore
 
 
@@ -121,15 +124,28 @@ class Pairs:
     head_effect: (
         np.ndarray
     )  # (P, L, H): |Δ log p(answer)| when that head's output comes from the inputs with c replaced
+    head_halves: np.ndarray  # (P, 2, L, H): the same, on the even and on the odd replacements alone
     token_attention: np.ndarray  # (P,): the last layer's attention to c, mean over heads
     token_rollout: np.ndarray  # (P,): rollout from the answer position to c
     token_effect: np.ndarray  # (P,): |Δ log p(answer)| when the character at c is replaced
     examples: list[tuple[list[int], int]]  # (window ids, answer id) of each example
 
+    @property
+    def units(self) -> int:
+        """The independent units: the windows (each gives len(window) - 1 pairs)."""
+        return len(self.examples)
+
+    def remeasured(self) -> float | None:
+        """Spearman's ρ between the heads' effects measured on the even and on the odd replacements: how well one
+        measurement of importance predicts another, the most a reading of it can be expected to reach."""
+        if self.head_halves.shape[0] == 0 or not np.isfinite(self.head_halves).all():
+            return None
+        return spearman(self.head_halves[:, 0], self.head_halves[:, 1])
+
 
 def pairs(model, examples: torch.Tensor, vocab: int) -> Pairs:
     """examples: (E, n + 1) windows, the answer last. Every position c < n - 1 of each is a pair's key."""
-    hw, he, ta, tr_, te, ex = [], [], [], [], [], []
+    hw, he, halves, ta, tr_, te, ex = [], [], [], [], [], [], []
     for i, row in enumerate(examples):
         progress.report("measure", i, len(examples))  # the page shows it; stops here when the page has gone
         window, answer = row[:-1], int(row[-1])
@@ -140,23 +156,31 @@ def pairs(model, examples: torch.Tensor, vocab: int) -> Pairs:
         for c in range(len(window) - 1):
             rows = replaced(window, c, vocab, MAX_REPLACEMENTS)  # (R, T)
             hw.append(A[:, :, c].numpy())
-            he.append(head_effects(model, window, answer, "resample", reference=rows).abs().numpy())  # (L, H)
+            even, odd = rows[0::2], rows[1::2]  # two halves of the replacements: the effect measured twice
+            a = head_effects(model, window, answer, "resample", reference=even)  # (L, H)
+            b = head_effects(model, window, answer, "resample", reference=odd) if len(odd) else a * np.nan
+            he.append(((a * len(even) + b.nan_to_num() * len(odd)) / len(rows)).abs().numpy())  # all of them
+            halves.append(torch.stack([a, b]).abs().numpy())  # (2, L, H)
             ta.append(A[-1, :, c].mean().item())
             tr_.append(R[c].item())
             te.append(importance(model, rows, answer, lp))
     progress.report("measure", len(examples), len(examples))
-    return Pairs(np.array(hw), np.array(he), np.array(ta), np.array(tr_), np.array(te), ex)
+    return Pairs(np.array(hw), np.array(he), np.array(halves), np.array(ta), np.array(tr_), np.array(te), ex)
 
 
-def shuffled(a: np.ndarray, b: np.ndarray, seed: int, n: int = SHUFFLES) -> tuple[float, float] | None:
-    """Spearman's ρ under n random pairings of a with b: (mean, 95th percentile), the chance level a measured ρ
-    must clear (one-sided, 5%). None when ρ is undefined."""
+def shuffled(a: np.ndarray, b: np.ndarray, seed: int, units: int, n: int = SHUFFLES) -> tuple[float, float] | None:
+    """Spearman's ρ when each unit's readings a are paired with another unit's measurements b, n random times:
+    (mean, 95th percentile), the chance level a measured ρ must clear (one-sided, 5%). a and b hold `units`
+    equal blocks (a window's positions, layers and heads), which move whole: within a window the pairs share one
+    forward pass, so shuffling single pairs would make chance look narrower than it is. None when ρ is undefined
+    or too few units leave too few orders."""
     a, b = np.ravel(a), np.ravel(b)
-    if spearman(a, b) is None:
+    if spearman(a, b) is None or units < MIN_UNITS:
         return None
     ra, rb = ranks(a), ranks(b)
     ra, rb = (ra - ra.mean()) / ra.std(), (rb - rb.mean()) / rb.std()
+    blocks = rb.reshape(units, -1)  # (U, k): one row per unit
     g = np.random.default_rng(seed)
-    perm = np.argsort(g.random((n, len(rb))), axis=1)  # (n, P): n independent shuffles
-    rhos = (rb[perm] * ra).mean(1)  # (n,): Pearson of standardized ranks
+    perm = np.argsort(g.random((n, units)), axis=1)  # (n, U): n random orders of the units
+    rhos = (blocks[perm].reshape(n, -1) * ra).mean(1)  # (n,): Pearson of standardized ranks
     return float(rhos.mean()), float(np.quantile(rhos, 0.95))

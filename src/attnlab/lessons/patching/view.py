@@ -24,6 +24,14 @@ def show(console, r, lang, t) -> None:
             ],
         )
     )
+    cols = ("seed", "gap", "gap_shuffled", "top_lead", "top_lead_shuffled", "best_restored", "best_restored_shuffled")
+    console.print(
+        table(
+            t(k + "h.seeds", lang),
+            [t(k + "col." + c, lang) for c in cols],
+            [[str(s.seed), *[g(getattr(s, c), 3) for c in cols[1:]]] for s in r.seeds],
+        )
+    )
     x = r.trained
     layers = [str(i + 1) for i in range(len(x.drop_zero))]
     heads = [f"H{h + 1}" for h in range(len(x.drop_zero[0]))]

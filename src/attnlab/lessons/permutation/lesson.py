@@ -13,6 +13,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 
@@ -29,6 +30,9 @@ COURSE = ("lecture06", 75)  # the course map's section (web/course_map.py) and p
 SHOWN_DIMS = 4  # output columns shown per token
 ROUNDING = 1e-5  # float32: equivariance holds to rounding, far below this
 DIFFERS = 0.01  # "the output differs" means by at least 1% of the largest output entry: not rounding
+# Each claim's strongest null (lessons/common/nulls.py): the same layer, the same tokens and the same shuffle with no
+# positions added, where order cannot get in; the run computes it beside the claim, and it is each claim's control.
+NULLS = {"positions_break": Null("no_positions"), "mingyue": Null("no_positions")}
 
 
 @dataclass

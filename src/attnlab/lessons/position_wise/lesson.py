@@ -17,6 +17,7 @@ from torch.autograd.functional import jacobian
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 
@@ -31,6 +32,10 @@ COURSE = ("chapter01", 40)  # the course map's section (web/course_map.py) and p
 
 LAYERS = ("attention", "ffn", "layernorm", "residual", "block")
 MIXES = 0.01  # "attention mixes" means an off-diagonal block of at least 1% of its largest block norm: not rounding
+# The strongest null of "attention mixes" (lessons/common/nulls.py): the same attention layer, the same weights and
+# input, each position allowed to read only itself (a diagonal attention map), computed beside it as its control.
+# The other claims are identities (exactly 0 off the diagonal).
+NULLS = {"attention_mixes": Null("self_only")}
 
 
 @dataclass
@@ -125,16 +130,25 @@ def position_wise(
     by = {layer.layer: layer for layer in layers}
     att = by["attention"]
     scale = max(max(row) for row in att.block_norms)  # the attention's largest block: what "mixing" is measured against
+    diagonal = torch.eye(n, dtype=torch.bool)  # (n, n): query i may read key i only
+    self_only = block_norms(lambda h: attn(h, mask=diagonal)[0], x)[off].max().item()
     claims = [
         lead(
             "attention_mixes",
-            t("explain.position_wise.claim.attention", lang, v=att.off_diagonal_max, margin=MIXES * scale, share=MIXES),
+            t(
+                "explain.position_wise.claim.attention",
+                lang,
+                v=att.off_diagonal_max,
+                own=self_only,
+                margin=MIXES * scale,
+                share=MIXES,
+            ),
             lang,
             measured=att.off_diagonal_max,
-            baseline=0.0,
+            baseline=self_only,
             margin=MIXES * scale,
-            control=t("explain.position_wise.control.zero", lang),
-            values={"off_diagonal_max": att.off_diagonal_max, "largest_block": scale},
+            control=t("explain.position_wise.control.self_only", lang),
+            values={"off_diagonal_max": att.off_diagonal_max, "self_only": self_only, "largest_block": scale},
         ),
     ]
     for name in ("ffn", "layernorm", "residual"):  # an identity: off the diagonal exactly 0; the bug contradicts it

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from attnlab.display.fmt import rounded
 from attnlab.i18n import t
-from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead
+from attnlab.lessons.common.claims import Claim, chance_count, lead
 
 TIE = 1e-4  # two weights closer than this: the head prefers neither (a tie, counted apart)
 
@@ -174,41 +174,11 @@ def claims_of(cases: list[CorefCase], pairs: list[CorefPair], lang: str) -> list
     def control(name: str, **fields) -> str:
         return t(f"real.control.{name}", lang, **fields)
 
+    # A head count in one sentence against a coin is not a claim here: the heads of one model are not
+    # independent, and a count for the meant word cannot tell meaning from word order. Its control is the
+    # partner sentence, where the other noun is meant: the pair's claims below.
     by = {c.id: c for c in cases}
     claims = []
-    for case in cases:
-        where = "first" if case.implied == case.first_noun else "second"
-        fields = dict(
-            text=case.text,
-            n=case.n_prefer_implied,
-            other=case.n_prefer_other,
-            rival=case.other,
-            ties=case.n_ties,
-            of=case.n_heads,
-            implied=case.implied,
-            first=case.first_noun,
-            n_first=case.n_prefer_first,
-            need=case.chance_needed,
-            untied=case.n_untied,
-        )
-        claims.append(
-            beats_chance(
-                f"majority_{case.id}",
-                t(f"real.coref.claim.majority_{where}", lang, **fields),
-                lang,
-                k=case.n_prefer_implied,
-                n=case.n_untied,
-                p=0.5,
-                control=control("chance"),
-                values={
-                    "prefer_implied": case.n_prefer_implied,
-                    "prefer_other": case.n_prefer_other,
-                    "ties": case.n_ties,
-                    "prefer_first_noun": case.n_prefer_first,
-                    "heads": case.n_heads,
-                },
-            )
-        )
     for pair in pairs:
         a, b = (by[i] for i in pair.cases)
         switched = pair.switched_with + pair.switched_against

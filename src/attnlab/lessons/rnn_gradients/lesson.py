@@ -20,6 +20,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson
 from attnlab.lessons.common.result import Shown
 
@@ -35,11 +36,20 @@ QUICK = {"steps": 12, "hidden": 8}
 COURSE = ("lecture06", 20)  # the course map's section (web/course_map.py) and place in it
 
 LAMBDAS = (0.5, 0.9, 1.0, 1.1)  # the course's four cases, always computed for the figure
-FADED = 0.1  # "vanished": T steps apart the gradient is at most a tenth of what a norm-preserving step keeps (1)
+FADED = 0.1  # "vanished": T steps apart the gradient is at most a tenth of the same tanh RNN's at lambda = 1
 KEPT = 1.0  # "the LSTM keeps it": its cell path leads the RNN's gradient by one decade (a factor of 10)
 HALVED = 0.5  # "saturation pulls it down": the tanh RNN's gradient at most half the linear one's
 VANISH_CASE = 0.9  # the course's lambda < 1 case that the vanishing claims read when your lambda is 1 or more
 TINY = 1e-300  # log10 of a gradient that underflowed to 0
+# Each claim's strongest null (lessons/common/nulls.py). Vanishing: the same tanh RNN at lambda = 1 (same inputs, the
+# same directions of W_h), computed in every run: tanh' < 1 fades the gradient there too, so lambda < 1 must fade it
+# ten times more. The LSTM: forget_bias = 0, its gates about half open, where the cell path has nothing to keep it.
+# Saturation: no inputs, where every unit stays at 0, in tanh's linear range.
+NULLS = {
+    "vanishes": Null("lam_1"),
+    "lstm_keeps": Null("forget_0", forget_bias=0.0),
+    "saturation": Null("no_inputs", input_scale=0.0),
+}
 
 
 @dataclass
@@ -208,8 +218,10 @@ def rnn_gradients(
     # the course says no such thing) the claim is read on the course's own case lambda = 0.9, always computed.
     fading = chosen if chosen.lam < 1 else next(c for c in curves if c.lam == VANISH_CASE)
     rnn_T, lstm_T = fading.measured[-1], lstm.direct_mean[-1]
+    flat_T = next(c for c in curves if c.lam == 1.0).measured[-1]  # the same tanh RNN at lambda = 1
+    faded = rnn_T / flat_T if flat_T > 0 else 1.0  # how much more lambda < 1 fades it than lambda = 1 does
     log_rnn, log_lstm = math.log10(max(rnn_T, TINY)), math.log10(max(lstm_T, TINY))
-    # the fewest steps at which the bound lam^T is under FADED: from there on the vanishing is certain
+    # the fewest steps at which lam^T, what lambda < 1 takes off over lambda = 1 in the linear case, is under FADED
     sure = math.ceil(math.log(FADED) / math.log(fading.lam))
 
     def ctl(name: str) -> str:
@@ -239,8 +251,8 @@ def rnn_gradients(
                 "bound_T": chosen.bound[-1],
             },
         ),
-        # The course: the gradient vanishes over time steps. Against a step that keeps the norm (an orthogonal W_h
-        # without the tanh: exactly 1 at every distance), T steps apart it must be 10 times smaller.
+        # The course: below lambda = 1 the gradient vanishes over time steps. Against the same tanh RNN at lambda = 1
+        # (whose tanh' < 1 fades it too), T steps apart it must be 10 times smaller.
         lead(
             "vanishes",
             t(
@@ -250,6 +262,8 @@ def rnn_gradients(
                 T=T,
                 m=rnn_T,
                 m1=fading.measured[0],
+                flat=flat_T,
+                ratio=faded,
                 kept=FADED,
             )
             + (
@@ -258,16 +272,18 @@ def rnn_gradients(
                 else t("explain.rnn_gradients.claim.vanish_case", lang, lam=chosen.lam, case=fading.lam)
             ),
             lang,
-            measured=rnn_T,
+            measured=faded,
             baseline=1.0,
             margin=1.0 - FADED,
             lower=True,
-            control=ctl("norm_kept"),
+            control=ctl("lam_1"),
             values={
                 "lam": fading.lam,
                 "steps": T,
                 "measured_T": rnn_T,
                 "measured_1": fading.measured[0],
+                "lam_1_T": flat_T,
+                "ratio": faded,
                 "sure_from": sure,
             },
             hint=t("explain.rnn_gradients.hint.vanishes", lang, lam=fading.lam, T=sure),

@@ -6,7 +6,9 @@ Bahdanau's additive attention, and the library's Transformer encoder-decoder. Me
 exact-match accuracy at each source length (including lengths longer than any trained on), and how well each
 attention map aligns (the share of target tokens whose largest weight sits on the source digit they
 translate). The numbers are averaged over `n_seeds` seeds (seed, seed + 1, ...); the typed example and its maps
-come from the first seed's models. Trained models are cached per (task, steps, seed) and their measurements per
+come from the first seed's models. With `shuffle`, the models train on targets whose characters are shuffled
+within each string (the same numerals, no order: the null of "α learned the alignment") and are measured on the
+real task, as always. Trained models are cached per (task, steps, seed) and their measurements per
 n_test too, so a second visit, a new typed input, or a seed already trained for another setting costs only the
 forward passes.
 
@@ -24,6 +26,7 @@ import torch.nn.functional as F
 
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.seq2seq import task as task_
@@ -43,6 +46,12 @@ PARAMS = (
     Param("task", "choice", "digits", choices=task_.TASKS, help="the translation task (its word order)"),
     Param("text", "str", "20261130", max_len=MAX_TEXT, help=f"digits to translate and align (1 to {MAX_TEXT})"),
     Param("train_steps", "int", 400, 0, 1000, step=10, help="training steps of each model (0: untrained models)"),
+    Param(
+        "shuffle",
+        "bool",
+        False,
+        help="train on targets with their characters shuffled (the null: no word order to align); tested on the real task",
+    ),
     Param("n_test", "int", 50, 5, 200, step=5, help="held-out test strings per length"),
     Param("n_seeds", "int", 2, 1, 5, step=1, help="seeds trained and averaged: seed, seed + 1, ..."),
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="the first seed (its models give the example and the maps)"),
@@ -50,6 +59,17 @@ PARAMS = (
 QUICK = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}
 COURSE = ("lecture06", 40)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
+# Each claim's strongest null (lessons/common/nulls.py); final_only and alpha are identities. The bottleneck's is the
+# LSTM without attention trained alike, and the fall's the same fall with Bahdanau's attention (exact match gets
+# harder with length for any model), both in this run; what the maps learned is checked against models trained
+# alike on the same numerals in shuffled order, where there is no alignment to learn.
+NULLS = {
+    "bottleneck": Null("no_attention"),
+    "bottleneck_cross": Null("no_attention"),
+    "falls": Null("with_attention"),
+    "alignment": Null("shuffled", shuffle=True),
+    "alignment_cross": Null("shuffled", shuffle=True),
+}
 
 
 @dataclass
@@ -89,6 +109,7 @@ class Seq2SeqResult(Shown):
     token_accuracy: dict  # model -> share of target tokens right per length, mean over the seeds
     alignment_score: dict  # model -> share of target tokens whose largest weight is on the right source digit
     alignment_by_seed: dict  # model -> [per seed: that share]
+    alignment_by_length: dict  # model -> [per seed: [per trained length: that share]]
     chance_alignment: float  # the same score for weights spread uniformly (ties broken at random): mean 1/n
     heads: list[Head]  # the first seed's cross-attention heads
     final_loss: dict  # model -> last training batch's loss, mean over the seeds (0 steps: an untrained batch's)
@@ -143,8 +164,17 @@ def translation_loss(model, x: tuple[torch.Tensor, torch.Tensor], tgt_out: torch
     return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten())
 
 
-def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Module, float]:
-    """Train one model on the task's training strings with the shared loop's optimizer and schedule.
+def shuffled_targets(tgt_in: torch.Tensor, tgt_out: torch.Tensor, g: torch.Generator):
+    """The same numerals in a random order within each string, BOS and EOS kept: (B, n+1) each."""
+    ys = tgt_out[:, :-1]  # (B, n)
+    order = torch.argsort(torch.rand(ys.shape, generator=g), dim=1)
+    ys = torch.gather(ys, 1, order)
+    return torch.cat([tgt_in[:, :1], ys], 1), torch.cat([ys, tgt_out[:, -1:]], 1)
+
+
+def train_one(kind: str, task: str, steps: int, seed: int, shuffle: bool = False) -> tuple[torch.nn.Module, float]:
+    """Train one model on the task's training strings with the shared loop's optimizer and schedule (with
+    `shuffle`, their targets' characters shuffled; the source strings are the same batches).
     At 0 steps the model stays untrained and the loss is its loss on one training batch."""
     from attnlab.train.loop import TrainConfig
     from attnlab.train.small import train_small
@@ -161,9 +191,13 @@ def train_one(kind: str, task: str, steps: int, seed: int) -> tuple[torch.nn.Mod
         seed=seed,
     )
 
+    order = torch.Generator().manual_seed(20_000 + seed)  # the shuffles' own: the batches stay those of the real run
+
     def batch(g: torch.Generator):  # the same batches for all three models
         n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
         src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, BATCH, g, test=False))  # (B, n), (B, n+1), (B, n+1)
+        if shuffle:
+            tgt_in, tgt_out = shuffled_targets(tgt_in, tgt_out, order)
         return (src, tgt_in), tgt_out
 
     if steps == 0:  # untrained: the first batch's loss, no update
@@ -195,20 +229,21 @@ _lock = threading.Lock()
 
 
 @lru_cache(maxsize=8)
-def trained_models(task: str, steps: int, seed: int) -> tuple[dict, dict]:
+def trained_models(task: str, steps: int, seed: int, shuffle: bool = False) -> tuple[dict, dict]:
     """The three models trained on the same batches, and their last losses; cached (a new n_test reuses them)."""
     models, final_loss = {}, {}
     for kind in KINDS:
         _report(kind, 0, steps)  # every model listed from the start
     for kind in KINDS:
-        models[kind], final_loss[kind] = train_one(kind, task, steps, seed)
+        models[kind], final_loss[kind] = train_one(kind, task, steps, seed, shuffle)
     return models, final_loss
 
 
 @lru_cache(maxsize=8)
-def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
-    """The three trained models measured on held-out strings; cached, so a second visit is instant."""
-    models, final_loss = trained_models(task, steps, seed)
+def trained(task: str, steps: int, seed: int, n_test: int, shuffle: bool = False) -> Trained:
+    """The three trained models measured on held-out strings of the real task; cached, so a second visit is
+    instant."""
+    models, final_loss = trained_models(task, steps, seed, shuffle)
     accuracy = {k: [] for k in KINDS}
     token_accuracy = {k: [] for k in KINDS}
     aligned = {"bahdanau": [], "transformer": [], "heads": []}
@@ -233,6 +268,8 @@ def trained(task: str, steps: int, seed: int, n_test: int) -> Trained:
         "bahdanau": sum(aligned["bahdanau"]) / len(aligned["bahdanau"]),
         "transformer": sum(aligned["transformer"]) / len(aligned["transformer"]),
         "heads": heads,
+        "bahdanau_by_length": aligned["bahdanau"],  # per trained length
+        "transformer_by_length": aligned["transformer"],
     }
     return Trained(models, final_loss, accuracy, token_accuracy, alignment, sum(chance) / len(chance))
 
@@ -274,9 +311,11 @@ def example_of(tr: Trained, task: str, text: str) -> tuple[Example, dict]:
 
 
 @lru_cache(maxsize=64)
-def typed_example(task: str, steps: int, seed: int, n_test: int, text: str) -> tuple[Example, dict]:
+def typed_example(
+    task: str, steps: int, seed: int, n_test: int, text: str, shuffle: bool = False
+) -> tuple[Example, dict]:
     """example_of, cached too: the page, its figure and the API, asked the same, show the very same numbers."""
-    return example_of(trained(task, steps, seed, n_test), task, text)
+    return example_of(trained(task, steps, seed, n_test, shuffle), task, text)
 
 
 def final_state_check(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
@@ -326,6 +365,7 @@ def seq2seq(
     task: str = "digits",
     text: str = "20261130",
     train_steps: int = 400,
+    shuffle: bool = False,
     n_test: int = 50,
     n_seeds: int = 2,
     seed: int = 0,
@@ -333,7 +373,10 @@ def seq2seq(
     lang: str = "zh",
 ) -> Seq2SeqResult:
     """Train the three translators for each seed (cached) and measure the bottleneck and the alignments."""
-    p = check(PARAMS, dict(task=task, text=text, train_steps=train_steps, n_test=n_test, n_seeds=n_seeds, seed=seed))
+    p = check(
+        PARAMS,
+        dict(task=task, text=text, train_steps=train_steps, shuffle=shuffle, n_test=n_test, n_seeds=n_seeds, seed=seed),
+    )
     cost(p)
     p["text"] = p["text"].strip()
     steps, order = p["train_steps"], [p["seed"] + i for i in range(p["n_seeds"])]
@@ -342,10 +385,10 @@ def seq2seq(
         for i, s in enumerate(order):
             _here.span = (i * steps, len(order) * steps)
             try:
-                runs.append(trained(p["task"], steps, s, p["n_test"]))
+                runs.append(trained(p["task"], steps, s, p["n_test"], p["shuffle"]))
             finally:
                 del _here.span
-        example, checks = typed_example(p["task"], steps, order[0], p["n_test"], p["text"])
+        example, checks = typed_example(p["task"], steps, order[0], p["n_test"], p["text"], p["shuffle"])
     tr = runs[0]
     heads = [
         Head(layer, head, score_, w)
@@ -368,6 +411,7 @@ def seq2seq(
         {k: _mean([run.token_accuracy[k] for run in runs]) for k in KINDS},
         {k: None if v is None else sum(v) / len(v) for k, v in align_by_seed.items()},
         align_by_seed,
+        {k: [run.alignment[k + "_by_length"] for run in runs] for k in ("bahdanau", "transformer")},
         tr.chance,
         heads,
         {k: sum(run.final_loss[k] for run in runs) / len(runs) for k in KINDS},

@@ -22,6 +22,7 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson, memory_guard
 from attnlab.lessons.common.result import Shown
 
@@ -39,6 +40,12 @@ SWEEP = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
 N_ROWS = 64  # softmax rows averaged per d_k
 SHARPER = 0.05  # "sharper" means the mean largest weight leads by 5 points: at d_k = 1 the two softmaxes tie
 FADES = 0.10  # "the gradient fades" means at least 10% below the scaled softmax's
+# Each claim's strongest null (lessons/common/nulls.py): at d_k = 1 dividing by sqrt(d_k) changes nothing.
+NULLS = {
+    "saturation": Null("d_k_1", d_k=1),
+    "gradient_fades": Null("d_k_1", d_k=1),
+    "saturation_grows": Null("d_k_1"),  # its control is the unscaled softmax at d_k = 1, in the same sweep
+}
 
 
 @dataclass

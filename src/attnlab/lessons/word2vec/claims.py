@@ -1,9 +1,11 @@
 """The claims of `attnlab explain word2vec` (attnlab.lessons.common.claims) and the margins they are judged by.
 
 The hand-written gradient is an identity: it meets autograd's to float64 rounding (GRAD_TOL). The other three
-(neighbours share contexts, the distributional hypothesis, agreement with the GPT) each lead the untrained start by
-SPREADS standard deviations of the value over N_RANDOM random tables: three standard deviations of the difference
-between two random tables' values, so 0 training steps (start = end) is a tie by construction, never shown.
+(neighbours share contexts, the distributional hypothesis, agreement with the GPT) each lead their strongest null,
+the twins trained alike on the characters shuffled, by SPREADS standard deviations of the value over N_RANDOM
+random tables: three standard deviations of the difference between two random tables' values. With `shuffle` on,
+or at 0 steps, the twins are the models themselves: a tie by construction, never shown and never contradicted.
+The untrained start is in each sentence too, never the only control.
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ GRAD_TOL = 1e-10  # float64: the hand gradient and autograd's differ by rounding
 
 
 def claims_of(r, lang: str) -> list[Claim]:
-    """The hand gradient is an identity (autograd's to rounding); the other three lead the untrained start by
-    3√2 random-table spreads: 0 steps is a tie, never shown. r: a Word2VecResult (lesson.py)."""
+    """The hand gradient is an identity (autograd's to rounding); the other three lead the twins trained on the
+    characters shuffled by 3√2 random-table spreads. r: a Word2VecResult (lesson.py)."""
 
     def c(name: str) -> str:
         return t(f"explain.word2vec.control.{name}", lang)
 
-    def vs(id_: str, measured, start, sd, values: dict) -> Claim:
-        defined = measured is not None and start is not None and sd is not None and sd > 0
+    def vs(id_: str, measured, null, start, sd, values: dict) -> Claim:
+        defined = None not in (measured, null, start) and sd is not None and sd > 0
         margin = SPREADS * sd if defined else 1.0  # undefined: 0 against 0, a tie
         key = f"explain.word2vec.claim.{id_}" if defined else "explain.word2vec.claim.undefined"
         return lead(
@@ -35,6 +37,7 @@ def claims_of(r, lang: str) -> list[Claim]:
                 key,
                 lang,
                 measured=measured or 0.0,
+                null=null or 0.0,
                 start=start or 0.0,
                 margin=margin,
                 sd=sd or 0.0,
@@ -47,9 +50,9 @@ def claims_of(r, lang: str) -> list[Claim]:
             ),
             lang,
             measured=measured if defined else 0.0,
-            baseline=start if defined else 0.0,
+            baseline=null if defined else 0.0,
             margin=margin,
-            control=c("start" if id_ != "agrees_with_gpt" else "gpt_start"),
+            control=c("shuffled" if id_ != "agrees_with_gpt" else "gpt_shuffled"),
             values=values,
             hint=t("explain.word2vec.hint", lang),
         )
@@ -68,10 +71,12 @@ def claims_of(r, lang: str) -> list[Claim]:
         vs(
             "neighbours_share_contexts",
             r.neighbour_score,
+            r.neighbour_score_shuffled,
             r.neighbour_score_init,
             r.neighbour_score_random_sd,
             {
                 "trained": r.neighbour_score,
+                "shuffled": r.neighbour_score_shuffled,
                 "start": r.neighbour_score_init,
                 "random": r.neighbour_score_random,
                 "random_sd": r.neighbour_score_random_sd,
@@ -81,10 +86,12 @@ def claims_of(r, lang: str) -> list[Claim]:
         vs(
             "distributional",
             r.context_corr,
+            r.context_corr_shuffled,
             r.context_corr_init,
             r.context_corr_random_sd,
             {
                 "trained": r.context_corr,
+                "shuffled": r.context_corr_shuffled,
                 "start": r.context_corr_init,
                 "random": r.context_corr_random,
                 "random_sd": r.context_corr_random_sd,
@@ -94,10 +101,12 @@ def claims_of(r, lang: str) -> list[Claim]:
         vs(
             "agrees_with_gpt",
             r.gpt_corr,
+            r.gpt_corr_shuffled,
             r.gpt_corr_init,
             r.gpt_corr_random_sd,
             {
                 "trained": r.gpt_corr,
+                "shuffled": r.gpt_corr_shuffled,
                 "gpt_start": r.gpt_corr_init,
                 "random": r.gpt_corr_random,
                 "random_sd": r.gpt_corr_random_sd,

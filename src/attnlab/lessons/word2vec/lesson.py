@@ -12,11 +12,14 @@ the same stream. Then, on the most frequent characters that are words (punctuati
   * agreement with the GPT: Spearman's correlation between the two tables' pairwise cosines;
   * analogies a - b + c ≈ d by 3CosAdd: the rank of d, against the untrained start, random vectors and chance.
 Context similarity is always counted on the real text, also when the models train on it shuffled (`shuffle`,
-the null: a context then carries no information). Each claim's control is the untrained start; its margin is three
-standard deviations of the difference between two random tables' values (3√2 times their spread over 32 tables;
-two spreads were too low a bar: README, word2vec),
-so 0 training steps (start = end) is a tie by construction. The hand gradient is checked against autograd on a
-batch of the trained model's own pairs. The claims and their margins are in claims.py.
+the null: a context then carries no information). Each claim's control is its strongest null, trained in the same
+run: the same two models, same seeds and steps, trained on the same characters shuffled (their frequencies kept,
+every context gone); the untrained start is shown beside it. (Against the start alone, a model trained on shuffled
+唐诗三百首 measured *below* it, printed as a contradiction: what frequency alone does to these measures.) The margin is
+three standard deviations of the difference between two random tables' values (3√2 times their spread over 32
+tables; two spreads were too low a bar: README, word2vec). With `shuffle` on the models are their own twins, and
+at 0 steps the twins are the start: a tie by construction either way. The hand gradient is checked against
+autograd on a batch of the trained model's own pairs. The claims and their margins are in claims.py.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import torch
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
+from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.common.result import Shown
@@ -76,6 +80,9 @@ PARAMS = (
     Param("seed", "int", 0, 0, 2**31 - 1, step=1, help="random seed"),
 )
 QUICK = {"gpt_steps": 20, "top_k": 3}
+# Each claim's strongest null (lessons/common/nulls.py): the twins trained on the characters shuffled, in the same
+# run (claims.py compares with them); the hand gradient is an identity.
+NULLS = {c: Null("shuffled") for c in ("neighbours_share_contexts", "distributional", "agrees_with_gpt")}
 COURSE = ("lecture06", 110)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
@@ -142,15 +149,18 @@ class Word2VecResult(Shown):
     gradient_error: float  # max |hand - autograd| over both tables' gradients on one batch, / the largest gradient
     neighbour_score: float  # mean context similarity of the top_k neighbours: trained
     neighbour_score_init: float
+    neighbour_score_shuffled: float  # the twin trained on the characters shuffled: the control
     neighbour_score_random: float  # mean over random tables
     neighbour_score_random_sd: float
     neighbour_score_onehot: float  # every neighbour ties: the mean over all pairs
     context_corr: float | None  # Spearman(embedding cosine, context similarity): trained
     context_corr_init: float | None
+    context_corr_shuffled: float | None
     context_corr_random: float | None  # mean over random tables (near 0)
     context_corr_random_sd: float | None
     gpt_corr: float | None  # Spearman(word2vec cosines, GPT embedding cosines): trained word2vec vs trained GPT
     gpt_corr_init: float | None  # trained word2vec vs the GPT's untrained embedding
+    gpt_corr_shuffled: float | None  # the two twins trained on the characters shuffled, against each other
     gpt_corr_random: float | None
     gpt_corr_random_sd: float | None
     queries: list[Query]
@@ -274,10 +284,18 @@ def word2vec(
             corpus=text.name,
         )
 
-    model, start, losses, pairs, noise = runs.train_skipgram(
-        text, p["d"], p["window"], p["negatives"], p["train_steps"], p["batch"], p["lr"], not p["autograd"], p["seed"]
-    )
-    gpt_E, gpt_E0, gpt_losses = runs.train_gpt(text, p["gpt_steps"], p["seed"])
+    sg = (p["d"], p["window"], p["negatives"], p["train_steps"], p["batch"], p["lr"], not p["autograd"], p["seed"])
+    model, start, losses, pairs, noise = runs.train_skipgram(text, text.train_ids, *sg)
+    gpt_E, gpt_E0, gpt_losses = runs.train_gpt(text, text.train_ids, p["gpt_steps"], p["seed"])
+    # the control: twins trained alike on the characters shuffled (with `shuffle` on, or untrained, they are these)
+    if p["shuffle"] or not p["train_steps"]:
+        null_E = model.W_in.detach().numpy()
+    else:
+        null_E = runs.train_skipgram(text, text.null_ids, *sg, name="word2vec_shuffled")[0].W_in.detach().numpy()
+    if p["shuffle"] or not p["gpt_steps"]:
+        null_gpt_E = gpt_E
+    else:
+        null_gpt_E = runs.train_gpt(text, text.null_ids, p["gpt_steps"], p["seed"], "gpt_shuffled")[0]
     grad_err = gradient_error(model, pairs, noise, p["batch"], p["negatives"], p["seed"])
 
     E, E0 = model.W_in.detach().numpy(), start.numpy()  # (V, d) each
@@ -286,16 +304,17 @@ def word2vec(
     rows += [i for i in ids if i not in rows]  # the query characters are compared too
     n = len(rows)
     S = ms.cosines(ms.context_counts(text.ids.numpy(), tok.vocab_size, rows, p["window"], tok.eot_id))  # (n, n)
-    C, C0 = ms.cosines(E[rows]), ms.cosines(E0[rows])  # (n, n)
-    G, G0 = ms.cosines(gpt_E.numpy()[rows]), ms.cosines(gpt_E0.numpy()[rows])  # (n, n)
+    C, C0, Cs = ms.cosines(E[rows]), ms.cosines(E0[rows]), ms.cosines(null_E[rows])  # (n, n)
+    G, G0, Gs = (ms.cosines(x.numpy()[rows]) for x in (gpt_E, gpt_E0, null_gpt_E))  # (n, n)
     R = [ms.cosines(x) for x in ms.random_tables(n, p["d"], N_RANDOM, p["seed"])]
     k = min(p["top_k"], n - 1)
     s_pairs = ms.upper(S)
 
-    nb = [ms.neighbour_score(M, S, k) for M in (C, C0)] if k > 0 else [0.0, 0.0]
+    nb = [ms.neighbour_score(M, S, k) for M in (C, C0, Cs)] if k > 0 else [0.0, 0.0, 0.0]
     nb_random = [ms.neighbour_score(M, S, k) for M in R] if k > 0 else [0.0]
-    corr, corr0 = spearman(ms.upper(C), s_pairs), spearman(ms.upper(C0), s_pairs)
+    corr, corr0, corr_s = (spearman(ms.upper(M), s_pairs) for M in (C, C0, Cs))
     g_corr, g_corr0 = spearman(ms.upper(C), ms.upper(G)), spearman(ms.upper(C), ms.upper(G0))
+    g_corr_s = spearman(ms.upper(Cs), ms.upper(Gs))  # the twins, trained on the shuffled characters
 
     at = {c: j for j, c in enumerate(rows)}
     counts = text.counts.numpy()
@@ -369,14 +388,17 @@ def word2vec(
         grad_err,
         nb[0],
         nb[1],
+        nb[2],
         float(np.mean(nb_random)),
         spread(nb_random) or 0.0,
         float(s_pairs.mean()) if len(s_pairs) else 0.0,
         corr,
         corr0,
+        corr_s,
         *mean_sd([spearman(ms.upper(M), s_pairs) for M in R]),
         g_corr,
         g_corr0,
+        g_corr_s,
         *mean_sd([spearman(ms.upper(C), ms.upper(M)) for M in R]),
         queries,
         found,

@@ -22,16 +22,18 @@ class Text:
     name: str
     tokenizer: object  # attnlab.text.CharTokenizer
     ids: torch.Tensor  # (N,) the stream: every text, then the end-of-text mark
-    train_ids: torch.Tensor  # (N,) what the models train on: `ids`, or `ids` shuffled (the null)
+    train_ids: torch.Tensor  # (N,) what the models train on: `ids`, or `null_ids` (with `shuffle`)
+    null_ids: torch.Tensor  # (N,) the same characters shuffled, each text keeping its length: the twins train on it
     counts: torch.Tensor  # (V,) occurrences of each character in `ids` (0 for the end-of-text mark)
 
 
 def read(corpus: str, shuffle: bool, seed: int) -> Text:
     """The built-in 静夜思 (corpus ''), or a .txt or chinese-poetry .json file's first MAX_CHARS characters; with
-    `shuffle` the models train on the same characters in a random order, where a context says nothing."""
+    `shuffle` the models train on the same characters in a random order, where a context says nothing (their
+    twins, the claims' control, always do)."""
     from pathlib import Path
 
-    from attnlab.text import JINGYESI, CharTokenizer, read_corpus
+    from attnlab.text import JINGYESI, CharTokenizer, read_corpus, shuffled_chars
     from attnlab.train.data import check_corpus
     from attnlab.train.token_cache import token_stream
 
@@ -55,10 +57,8 @@ def read(corpus: str, shuffle: bool, seed: int) -> Text:
     ids = token_stream(texts, tok)  # (N,)
     counts = torch.bincount(ids, minlength=tok.vocab_size)  # (V,)
     counts[tok.eot_id] = 0  # the mark between texts is never a centre, a context or a negative
-    train_ids = ids
-    if shuffle:
-        train_ids = ids[torch.randperm(len(ids), generator=torch.Generator().manual_seed(seed + 1))]  # (N,)
-    return Text(name, tok, ids, train_ids, counts)
+    null_ids = token_stream(shuffled_chars(texts, seed + 1), tok)  # (N,) the same counts, no order
+    return Text(name, tok, ids, null_ids if shuffle else ids, null_ids, counts)
 
 
 def is_word(ch: str) -> bool:
@@ -77,14 +77,27 @@ def frequent(text: Text, n: int) -> list[int]:
     ][:n]
 
 
-def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: int, lr: float, hand: bool, seed: int):
-    """The skip-gram trained on `text.train_ids`: (model, W_in at the start, losses, the pairs, the noise)."""
+def train_skipgram(
+    text: Text,
+    ids: torch.Tensor,
+    d: int,
+    window: int,
+    k: int,
+    steps: int,
+    batch: int,
+    lr: float,
+    hand: bool,
+    seed: int,
+    name: str = "word2vec",
+):
+    """The skip-gram trained on `ids` (N,), one of `text`'s streams, its progress reported as `name`: (model, W_in
+    at the start, losses, the pairs, the noise). The noise is drawn from the counts, which shuffling keeps."""
     from attnlab.models.word2vec import SkipGram, noise_distribution, pairs, train
 
     g = torch.Generator().manual_seed(seed)
     model = SkipGram(text.tokenizer.vocab_size, d, generator=g)
     start = model.W_in.detach().clone()  # (V, d)
-    center, context = pairs(text.train_ids, window, skip=text.tokenizer.eot_id)  # (P,) each
+    center, context = pairs(ids, window, skip=text.tokenizer.eot_id)  # (P,) each
     if len(center) == 0:
         raise ParamError(
             f"the corpus {text.name} has no pair of characters to train on",
@@ -93,7 +106,7 @@ def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: i
             corpus=text.name,
         )
     noise = noise_distribution(text.counts)  # (V,)
-    progress.report("word2vec", 0, steps)
+    progress.report(name, 0, steps)
     losses = train(
         model,
         center,
@@ -105,14 +118,16 @@ def train_skipgram(text: Text, d: int, window: int, k: int, steps: int, batch: i
         lr=lr,
         generator=g,
         hand=hand,
-        on_step=lambda s, n: progress.report("word2vec", s, n),
+        on_step=lambda s, n: progress.report(name, s, n),
     )
     return model, start, losses, (center, context), noise
 
 
-def train_gpt(text: Text, steps: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, list[float]]:
-    """A one-layer character GPT trained `steps` AdamW steps on the same stream: (its token embedding trained,
-    at the start, the losses)."""
+def train_gpt(
+    text: Text, ids: torch.Tensor, steps: int, seed: int, name: str = "gpt"
+) -> tuple[torch.Tensor, torch.Tensor, list[float]]:
+    """A one-layer character GPT trained `steps` AdamW steps on `ids` (N,), its progress reported as `name`: (its
+    token embedding trained, at the start, the losses)."""
     from attnlab.lessons.common.weights import redraw
     from attnlab.models import GPT, GPTConfig
     from attnlab.train.data import get_batch
@@ -129,9 +144,9 @@ def train_gpt(text: Text, steps: int, seed: int) -> tuple[torch.Tensor, torch.Te
     losses = train_small(
         model,
         cfg,
-        lambda g: get_batch(text.train_ids, GPT_CONTEXT, GPT_BATCH, g),
+        lambda g: get_batch(ids, GPT_CONTEXT, GPT_BATCH, g),
         steps=steps,
         optimizer=torch.optim.AdamW(model.parameters(), lr=GPT_LR),  # (B, T) each
-        on_step=lambda step: progress.report("gpt", step, steps),
+        on_step=lambda step: progress.report(name, step, steps),
     )
     return model.embed.tok.weight.detach().clone(), start, losses

@@ -39,6 +39,7 @@ def show(console, r, lang, t) -> None:
         [
             t(k + "m.neighbours", lang),
             r.neighbour_score,
+            r.neighbour_score_shuffled,
             r.neighbour_score_init,
             r.neighbour_score_random,
             r.neighbour_score_random_sd,
@@ -47,17 +48,29 @@ def show(console, r, lang, t) -> None:
         [
             t(k + "m.distributional", lang),
             r.context_corr,
+            r.context_corr_shuffled,
             r.context_corr_init,
             r.context_corr_random,
             r.context_corr_random_sd,
             none,
         ],
-        [t(k + "m.gpt", lang), r.gpt_corr, r.gpt_corr_init, r.gpt_corr_random, r.gpt_corr_random_sd, none],
+        [
+            t(k + "m.gpt", lang),
+            r.gpt_corr,
+            r.gpt_corr_shuffled,
+            r.gpt_corr_init,
+            r.gpt_corr_random,
+            r.gpt_corr_random_sd,
+            none,
+        ],
     ]
     console.print(
         table(
             t(k + "h.measures", lang),
-            [t(k + "col." + c, lang) for c in ("measure", "trained", "start", "random", "random_sd", "onehot")],
+            [
+                t(k + "col." + c, lang)
+                for c in ("measure", "trained", "shuffled", "start", "random", "random_sd", "onehot")
+            ],
             rows,
         )
     )

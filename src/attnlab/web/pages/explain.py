@@ -30,6 +30,7 @@ from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import ParamError, refuse_cli_only
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
 from attnlab.web import budget, figure_store, lesson_cache
+from attnlab.web.api_lang import ApiLang
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
 
@@ -41,8 +42,9 @@ FORM_HIDDEN = {"quiz", "answer"}  # the glossary's quiz fields live in each quiz
 
 
 def sig(x: Any) -> str:
-    """A number as the lab shows it (explain.js has the same rule): integers with thousands separators, four
-    significant digits between 0.001 and 10^6, else d.dde±XX; None as —, booleans as ✓ / ✗."""
+    """A number as the lab shows it (explain.js has the same rule): integers with thousands separators, three
+    significant digits in plain notation between 0.0001 and 10^6 (the whole integer part above 100), else
+    d.de±XX; None as —, booleans as ✓ / ✗."""
     if x is None:
         return "—"
     if isinstance(x, bool):
@@ -57,10 +59,10 @@ def sig(x: Any) -> str:
     if x == int(x) and abs(x) < 1e15:
         return f"{int(x):,}"
     a = abs(x)
-    if 1e-3 <= a < 1e6:
-        digits = max(0, 3 - math.floor(math.log10(a)))
+    if 1e-4 <= a < 1e6:
+        digits = max(0, 2 - math.floor(math.log10(a)))
         return fixed(x, digits) if digits else f"{x:.0f}"  # honest: 0.99998 is not shown as 1
-    return f"{x:.2e}"
+    return f"{x:.1e}"
 
 
 def measures_time(data: Any) -> bool:
@@ -164,15 +166,49 @@ def _control(p) -> str:
     return p.kind
 
 
-async def _lesson(topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None, request=None):
+async def _lesson(
+    topic: Topic, raw: dict[str, str], lang: str, progress_after: float | None = None, request=None, nulls: bool = True
+):
     """(result, error message): the page shows the message instead of results when the input is bad.
     Computed through web/lesson_cache.py (cached, a few at once, off the event loop); budget.Busy and
     lesson_cache.Training (with progress_after) pass through."""
     try:
         refuse_cli_only(topic.params, raw)
-        return await lesson_cache.lesson(topic, raw, lang, progress_after=progress_after, request=request), None
+        result = await lesson_cache.lesson(topic, raw, lang, progress_after=progress_after, request=request)
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
+    if not nulls:  # a figure draws the run itself
+        return result, None
+    return await _with_nulls(topic, raw, lang, result, progress_after, request), None
+
+
+async def _with_nulls(topic: Topic, raw: dict, lang: str, result, progress_after=None, request=None):
+    """The result, its claims carrying their nulls (lessons/common/nulls.py): each null is the same lesson at
+    other settings, computed and cached like any. A null still training raises lesson_cache.Training with its
+    settings as `raw`, so the progress the page follows is the null's."""
+    done = []
+    for settings in topic.null_settings(result, raw):
+        try:
+            done.append(
+                await lesson_cache.lesson(topic, settings, lang, progress_after=progress_after, request=request)
+            )
+        except ParamError:
+            done.append(None)
+        except lesson_cache.Training as training:
+            training.raw = settings
+            training.null = _null_label(topic, settings, lang)
+            raise
+    return topic.with_nulls(result, raw, lang, done)
+
+
+def _null_label(topic: Topic, settings: dict, lang: str) -> str:
+    """The name in words of the null these settings run (the first claim's that declares them)."""
+    from attnlab.lessons.common import nulls
+
+    for null in topic.nulls.values():
+        if null.settings and all(settings.get(k) == v for k, v in null.settings.items()):
+            return nulls.label(topic.slug, null, lang)
+    return ""
 
 
 def _busy_page(request: Request, busy: budget.Busy):
@@ -221,7 +257,9 @@ async def explain_page(request: Request, topic: str):
             ask=None,
             verdict=None,
             training=_labelled(tp, training.models, lang),
-            progress_url=f"/api/explain/{tp.name}/progress?" + urlencode({**raw, "lang": lang}),
+            training_null=getattr(training, "null", ""),
+            progress_url=f"/api/explain/{tp.name}/progress?"
+            + urlencode({**getattr(training, "raw", raw), "lang": lang}),
         )
     return await run_in_threadpool(  # a big table takes a while to render: not on the event loop
         render,
@@ -256,7 +294,7 @@ async def explain_figure(request: Request, topic: str):
     lang = lang_of(request)
     try:
         raw = _raw(request)
-        result, error = await _lesson(tp, raw, lang, request=request)
+        result, error = await _lesson(tp, raw, lang, request=request, nulls=False)
         if error is not None:
             raise HTTPException(422, error)
         key = lesson_cache.lesson_key(tp, raw, lang)
@@ -307,10 +345,9 @@ def _png(tp: Topic, result, lang: str) -> bytes:
 
 
 @router.get("/api/explain", tags=["explain"])
-def api_topics(request: Request) -> list[dict]:
+def api_topics(lang: ApiLang = "zh") -> list[dict]:
     """The topics, each with its parameters (name, kind, default, range, choices): the query parameters of
     /api/explain/{topic} and the options of `attnlab explain TOPIC`."""
-    lang = lang_of(request)
     return [
         {
             "topic": tp.name,
@@ -323,7 +360,9 @@ def api_topics(request: Request) -> list[dict]:
 
 
 @router.get("/api/explain/{topic}/progress", tags=["explain"], responses=answers(404))
-def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]) -> dict:
+def api_explain_progress(
+    request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})], lang: ApiLang = "zh"
+) -> dict:
     """How far the lesson for these query parameters has got: {"status": "done" | "training" | "idle",
     "models": [{"name", "label", "step", "steps"}, ...]} (label: the model's name in `lang`). done: GET /api/explain/{topic} answers at once; training: it
     is training these models now; idle: not computed (GET /api/explain/{topic} or the page computes it).
@@ -332,7 +371,6 @@ def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schem
     raw = _raw(request)
     try:
         refuse_cli_only(tp.params, raw)
-        lang = lang_of(request)
         found = lesson_cache.progress_of(tp, raw, lang)
         return {**found, "models": _labelled(tp, found["models"], lang)}
     except ParamError as err:
@@ -344,7 +382,7 @@ def api_explain_progress(request: Request, topic: Annotated[str, Path(json_schem
 
 @router.get("/api/explain/{topic}", tags=["explain"], responses=answers(404, 503))
 async def api_explain(
-    request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})]
+    request: Request, topic: Annotated[str, Path(json_schema_extra={"enum": [*TOPICS]})], lang: ApiLang = "zh"
 ) -> JSONResponse:
     """One concept lesson's numbers. Query parameters: the topic's parameters (see GET /api/explain; d_k or
     d-k), plus lang=zh|en for the text, and predict=OPTION, the learner's answer to the topic's question: then
@@ -354,7 +392,6 @@ async def api_explain(
     `lang` at detail[0].ctx.localized)."""
     tp = _topic(topic)
     raw = _raw(request)
-    lang = lang_of(request)
     predict = request.query_params.get("predict")
     if predict is not None and predict not in tp.options:  # before any computing: a typo costs nothing
         msg = f"predict must be one of {', '.join(tp.options)}, got {predict[:20]!r}"
@@ -364,6 +401,7 @@ async def api_explain(
     try:
         refuse_cli_only(tp.params, raw)
         result = await lesson_cache.lesson(tp, raw, lang, request=request)
+        result = await _with_nulls(tp, raw, lang, result, request=request)
     except budget.Busy as busy:
         detail = [
             {
