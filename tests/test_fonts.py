@@ -133,8 +133,12 @@ def test_the_font_ships_with_its_license_under_its_own_name():
     assert names[1] == fonts.FAMILY and "Noto" not in names[1] and "Source" not in names[1]
     assert "Open Font License" in names[13] and "Adobe" in names[0]
     assert "SIL OPEN FONT LICENSE" in (FONTS / "OFL.txt").read_text(encoding="utf-8")
-    assert (FONTS / "AttnlabCJK-Regular.woff2").read_bytes()[:4] == b"wOF2"
+    for path in slices():  # the pages' web font: each slice carries the same names and licence
+        assert path.read_bytes()[:4] == b"wOF2", path.name
+        sliced = {r.nameID: r.toUnicode() for r in TTFont(path)["name"].names if r.platformID == 3}
+        assert sliced[1] == fonts.FAMILY and sliced[13] == names[13] and sliced[0] == names[0], path.name
     assert not list(FONTS.glob("*SimHei*")) and not list(FONTS.glob("*.ttf"))
+    assert not (FONTS / "AttnlabCJK-Regular.woff2").exists()  # the whole font as one WOFF2 is no longer served
 
 
 def test_the_font_covers_gb2312_the_lab_strings_and_the_corpora():
@@ -175,7 +179,75 @@ def test_the_pages_font_stacks_are_lab_css_with_the_lab_font_first():
     assert set(lab) == set(ours) == {"--sans", "--mono"}
     for key in lab:
         assert ours[key] == '"Attnlab CJK", ' + lab[key], f"fonts.css's {key} no longer matches lab.css's"
-    assert 'url("fonts/AttnlabCJK-Regular.woff2")' in (STATIC / "fonts.css").read_text(encoding="utf-8")
+    assert 'url("fonts/AttnlabCJK-00.woff2")' in (STATIC / "fonts.css").read_text(encoding="utf-8")
+
+
+# ---- the web font's slices (tools/web_font_slices.py) ------------------------------------------------------
+
+FACE = re.compile(r'@font-face\s*\{[^}]*?url\("fonts/([^"]+)"\)[^}]*?unicode-range:\s*([^;]+);', re.S)
+
+
+def slices() -> list[Path]:
+    return sorted(FONTS.glob("AttnlabCJK-[0-9][0-9].woff2"))
+
+
+def faces() -> list[tuple[str, list[tuple[int, int]]]]:
+    """fonts.css's @font-face rules: (file, [(first, last) code point ranges])."""
+    out = []
+    for name, ranges in FACE.findall((STATIC / "fonts.css").read_text(encoding="utf-8")):
+        spans = []
+        for part in ranges.split(","):
+            lo, _, hi = part.strip().removeprefix("U+").partition("-")
+            spans.append((int(lo, 16), int(hi or lo, 16)))
+        out.append((name, spans))
+    return out
+
+
+def test_the_web_font_is_the_lab_font_cut_into_slices_without_loss():
+    """Each face of fonts.css is one slice on disk; the slices hold exactly the characters of the lab's font the
+    pages use it for, each in one slice, drawn alike, and each inside its face's unicode-range, the ranges
+    disjoint: a character is fetched from the one slice that has it."""
+    from fontTools.ttLib import TTFont
+
+    from attnlab.display import fonts
+
+    listed = faces()
+    assert [name for name, _ in listed] == [p.name for p in slices()] and len(listed) > 1
+    otf = TTFont(fonts.FONT_FILE, lazy=True)
+    full, widths = otf.getBestCmap(), otf["hmtx"].metrics
+    covered = [(lo, hi) for _, spans in listed for lo, hi in spans]
+    served = {c for c in full if any(lo <= c <= hi for lo, hi in covered)}
+    seen: set[int] = set()
+    for (name, spans), path in zip(listed, slices()):
+        font = TTFont(path)
+        cmap = font.getBestCmap()
+        assert not seen & set(cmap), f"{name}: characters also in an earlier slice"
+        seen |= set(cmap)
+        assert all(any(lo <= c <= hi for lo, hi in spans) for c in cmap), f"{name}: a character outside its range"
+        for c in list(cmap)[:: max(1, len(cmap) // 50)]:  # the same glyphs: the same advance as in the OTF
+            assert font["hmtx"].metrics[cmap[c]] == widths[full[c]], (name, hex(c))
+    assert seen == served and len(seen) > 10_000
+    spans = sorted(covered)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), "two faces share a code point"
+    for c in "猫追老鼠它床前明月光，。␃✓✗":
+        assert ord(c) in served, c
+
+
+def test_a_page_in_the_labs_words_needs_the_first_slice_only():
+    """Every Chinese character of the catalog and the templates is in slice 00, so a page in the lab's own words
+    fetches one small file (tests/browser/test_font.py sees it). A failure names the characters: run
+    tools/web_font_slices.py (its docstring says how)."""
+    from fontTools.ttLib import TTFont
+
+    from attnlab.i18n import catalog
+
+    first = set(TTFont(slices()[0]).getBestCmap())
+    words = {c for texts in catalog().values() for c in CJK.findall(texts["zh"] + texts["en"])}
+    for path in (ROOT / "src" / "attnlab").rglob("*.html"):
+        words |= set(CJK.findall(path.read_text(encoding="utf-8")))
+    missing = "".join(sorted(c for c in words if ord(c) not in first))
+    assert not missing, f"not in the first web font slice (run tools/web_font_slices.py): {missing[:80]}"
+    assert slices()[0].stat().st_size < 300_000  # a small file, beside the 1.9 MB of the whole font
 
 
 # The blocks the lab's marks come from (not prose): Control Pictures (␃ ␣), the return symbol ⏎, geometric shapes

@@ -10,7 +10,8 @@ build-time tools here, not dependencies).
 The source is NotoSansCJKsc-Regular.otf (1.004; a path to it, or to a wheel or zip holding it). Only that file
 is read: mplfonts also carries SimHei, which is not free and must never be shipped.
 
-What the subset covers, and why (about 11,000 characters; 2.5 MB OTF, 1.8 MB WOFF2):
+What the subset covers, and why (about 11,000 characters; 2.5 MB OTF; the pages get it as WOFF2 slices, 2 MB
+in all, by tools/web_font_slices.py):
 - GB2312 (6,763 hanzi and its symbols): the characters of everyday simplified Chinese, so a learner's own
   text (a toy query, a prompt) almost always renders;
 - every character of the corpora in ../shared/data (唐诗三百首 and the 全唐诗 slice, traditional and simplified),
@@ -37,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 from font_marks import add_marks  # beside this file: run as a script, tools/ is on the path
+from web_font_slices import slice_font
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "attnlab" / "web" / "static" / "fonts"
@@ -142,12 +144,11 @@ def build(source: Path, corpora: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     font.flavor = None
     font.save(out / f"{POSTSCRIPT}.otf")
-    font.flavor = "woff2"
-    font.save(out / f"{POSTSCRIPT}.woff2")
+    slice_font(out / f"{POSTSCRIPT}.otf", out)  # the pages' web font: WOFF2 slices and fonts.css's faces
     lost = sorted(c for c in chars if ord(c) not in cmap and c.isprintable() and ord(c) > 0x7F)
     print(
         f"{len(have)} characters ({len(lost)} asked for are not in the source font), {len(marks)} marks drawn;",
-        *(f"{p.name} {p.stat().st_size / 2**20:.2f} MiB" for p in sorted(out.glob(POSTSCRIPT + ".*"))),
+        f"{POSTSCRIPT}.otf {(out / f'{POSTSCRIPT}.otf').stat().st_size / 2**20:.2f} MiB",
     )
     if not (out / "OFL.txt").exists():
         print("warning: OFL.txt is missing beside the fonts; the license must ship with them", file=sys.stderr)

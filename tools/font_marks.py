@@ -119,19 +119,20 @@ def add_marks(font) -> list[str]:
 
 def main(out: Path = OUT) -> None:
     from fontTools.ttLib import TTFont
+    from web_font_slices import slice_font  # beside this file: run as a script, tools/ is on the path
 
     try:
         import brotli  # noqa: F401 - fontTools writes WOFF2 with it
     except ImportError:
-        sys.exit("install brotli first (see the docstring): the WOFF2 must get the marks with the OTF")
+        sys.exit("install brotli first (see the docstring): the web font's slices must get the marks with the OTF")
     font = TTFont(out / f"{POSTSCRIPT}.otf")
     added = add_marks(font)
     if not added:
         print("every mark is already in the font")
         return
-    for flavor, suffix in ((None, "otf"), ("woff2", "woff2")):
-        font.flavor = flavor
-        font.save(out / f"{POSTSCRIPT}.{suffix}")
+    font.flavor = None
+    font.save(out / f"{POSTSCRIPT}.otf")
+    slice_font(out / f"{POSTSCRIPT}.otf", out)  # the pages' web font gets the marks too
     print("added", " ".join(added))
 
 

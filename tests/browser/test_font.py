@@ -67,10 +67,13 @@ def test_chinese_text_is_drawn_with_the_lab_font(bare_chromium, lab_url, new_wat
         context.set_default_timeout(patience_ms)
         watch = new_watch()
         context.route("**/*", watch.route)
+        fetched: list[str] = []
+        context.on("request", lambda r, f=fetched: f.append(r.url.rsplit("/", 1)[-1]) if ".woff" in r.url else None)
         page = context.new_page()
         page.on("console", lambda msg, w=watch: w.console_errors.append(msg.text) if msg.type == "error" else None)
         page.goto(f"/?lang={lang}")
         page.evaluate("() => document.fonts.ready")  # DevTools' evaluation runs with the page's JS off too
+        assert fetched == ["AttnlabCJK-00.woff2"], fetched  # the lab's words: one small slice, not the whole font
         text, fonts = fonts_drawing(page, selector)
         chinese = len(CJK.findall(text))
         lab = [f for f in fonts if f["isCustomFont"] and f["familyName"] == "Attnlab CJK"]
@@ -115,3 +118,34 @@ def test_the_marks_are_drawn_with_the_lab_font(bare_chromium, lab_url, new_watch
         ], (selector, fonts)
     context.close()
     assert not watch.problems()
+
+
+RARE = "鬱龘"  # in the lab's font (GB2312 and beyond) but in none of its own words: in later slices
+
+
+@pytest.mark.parametrize("js", [True, False])
+def test_a_character_outside_the_labs_words_fetches_its_slice_and_is_drawn(bare_chromium, lab_url, patience_ms, js):
+    """Text the lab did not write (a learner's prompt, a generated poem) fetches the slices that hold its
+    characters, and the lab's font draws them: the slicing loses no character."""
+    context = bare_chromium.new_context(java_script_enabled=js, base_url=lab_url)
+    context.set_default_timeout(patience_ms)
+    fetched: list[str] = []
+    context.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]) if ".woff" in r.url else None)
+    page = context.new_page()
+    page.goto("/?lang=zh")
+    page.evaluate(
+        """(text) => { const el = document.createElement('p'); el.id = 'rare'; el.textContent = text;
+             document.querySelector('main').append(el); return document.fonts.ready.then(() => true); }""",
+        RARE,
+    )
+    text, fonts = fonts_drawing(page, "#rare")
+    assert text == RARE and fonts == [
+        {
+            "familyName": "Attnlab CJK",
+            "postScriptName": fonts[0].get("postScriptName"),
+            "isCustomFont": True,
+            "glyphCount": len(RARE),
+        }
+    ], fonts
+    assert fetched[0] == "AttnlabCJK-00.woff2" and len(fetched) >= 2 and len(set(fetched)) == len(fetched), fetched
+    context.close()
