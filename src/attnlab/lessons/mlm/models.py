@@ -119,7 +119,7 @@ def train_one(
         batch,
         loss,
         steps=steps,
-        optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+        optimizer=torch.optim.AdamW(model.parameters(), lr=LR, foreach=True),  # bitwise the loop's update, faster
         on_step=lambda step: progress.report(name or kind, step, steps) if step else None,
     )  # after each update
     model.eval()

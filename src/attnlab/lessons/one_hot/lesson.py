@@ -188,7 +188,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int, name:
         cfg,
         lambda g: get_batch(stream, CONTEXT, BATCH, g),
         steps=steps,  # (B, T) each
-        optimizer=torch.optim.AdamW(model.parameters(), lr=LR),
+        optimizer=torch.optim.AdamW(model.parameters(), lr=LR, foreach=True),  # bitwise the loop's update, faster
         on_step=lambda step: progress.report(name, step, steps) if steps else None,
     )
     return model.embed.tok.weight.detach().double(), init.double(), losses
