@@ -203,3 +203,18 @@ def test_a_process_that_exits_while_a_lesson_trains_exits_cleanly():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "left while training" in done.stdout and "terminate called" not in done.stderr
+
+
+@pytest.mark.parametrize("lane,took_s,collects", [("HEAVY", 5.0, True), ("HEAVY", 0.1, False), ("LIGHT", 5.0, False)])
+def test_a_collection_follows_seconds_of_heavy_work_only(monkeypatch, lane, took_s, collects):
+    """A full garbage collection walks every live object: after a heavy computation that took seconds it frees
+    what only a cycle held, cheaply beside the work; after a moment's training or a light page it would cost more
+    than the work itself. Memory goes back to the system (malloc_trim) either way."""
+    collected = []
+    monkeypatch.setattr(budget, "trim", lambda collect=True: collected.append(collect))
+    clock = iter([100.0, 100.0 + took_s])
+    monkeypatch.setattr(budget, "_now", lambda: next(clock))
+    chosen = getattr(budget, lane)
+    assert chosen.try_take(0.0)
+    assert budget.compute(lambda: "done", chosen, 0.0, None) == "done"
+    assert collected == [collects]

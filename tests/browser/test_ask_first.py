@@ -5,9 +5,10 @@ claim carries its null's line (lessons/common/nulls.py), as the core measured it
 JavaScript the answers are remembered in the browser and the home page's course map marks them.
 
 Each topic is opened at its QUICK settings (the suite's shared store holds those results); figure requests get a
-blank PNG here, since this test is about the page's order and words (the figures have tests of their own)."""
+blank PNG of a figure's size here, since this test is about the page's order, words and width (the figures have
+tests of their own)."""
 
-import base64
+import io
 from urllib.parse import urlencode
 
 import pytest
@@ -16,9 +17,17 @@ from results import explained, quick_query, result
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
 
-BLANK_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
+
+def _blank_png() -> bytes:
+    """A white PNG of a real figure's size (1000 x 640 px), so the layout is measured as with the figure."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (1000, 640), "white").save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+BLANK_PNG = _blank_png()
 FIGURE_FIRST = """() => {
   const figure = document.querySelector('#figure-card'), table = document.querySelector('#results table');
   return !!figure && (!table || !!(figure.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING));
@@ -43,10 +52,15 @@ def _answer(page, option: str, js: bool) -> None:
             page.click("#reveal-go")
 
 
+WIDE = """() => document.documentElement.scrollWidth - window.innerWidth"""  # > 0: the page scrolls sideways
+
+
 @pytest.mark.parametrize("js", [True, False], ids=["js-on", "js-off"])
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_first(open_page, lang, js):
-    page = open_page("/?" + urlencode({"lang": lang}), js=js)
+    """Without JavaScript at a phone's width (390 px), with it at a desktop's: each state fits its width."""
+    width = 1300 if js else 390
+    page = open_page("/?" + urlencode({"lang": lang}), js=js, viewport={"width": width, "height": 900})
     page.route("**/figure.png*", lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_PNG))
     for name, topic in TOPICS.items():
         r = result(name, lang=lang, **topic.quick)
@@ -60,6 +74,7 @@ def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_fi
         assert options.count() == len(topic.options), name
         for hidden in ("[data-results]", "#figure-card", "#claims-card", "#verdict"):
             assert page.locator(hidden).is_hidden(), f"{name}: {hidden} shows before an answer"
+        assert page.evaluate(WIDE) <= 0, f"{name}: the question scrolls sideways at {width} px"
         pick = _wrong(topic, answer) if (js or lang == "en") else answer
         _answer(page, pick, js)
         expected = topic.verdict(r, pick, lang)
@@ -70,6 +85,7 @@ def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_fi
         assert page.inner_text("[data-verdict-why]").strip() == expected["why"], name
         assert page.locator("[data-results]").is_visible() and page.locator("#figure-card").is_visible(), name
         assert page.evaluate(FIGURE_FIRST), f"{name}: a table comes before the figure"
+        assert page.evaluate(WIDE) <= 0, f"{name}: the answered page scrolls sideways at {width} px"
         lines = page.eval_on_selector_all(  # each claim's null on its line, as the core measured it
             "#claims .claim",
             "items => items.map(li => [li.dataset.id, li.querySelector('.null')?.textContent ?? null])",

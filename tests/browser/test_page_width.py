@@ -4,7 +4,9 @@ The pages come from the app itself (its GET page routes, /explain/{topic} once p
 page or topic added later is checked without touching this file. A wide table may scroll inside its own box;
 the document may not: `document.documentElement.scrollWidth <= innerWidth`. One browser context per language
 (JS on) loads each page once and measures it at both widths; a spot check with JS off follows. Topics run at
-the test-sized settings of test_explain_pages.py (the same cached results; the layout rules are general).
+the test-sized settings of test_explain_pages.py (the same cached results; the layout rules are general), with
+their question answered, so the verdict and every result are measured; tests/browser/test_ask_first.py measures
+each topic before and after the answer without JavaScript at 390 px.
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ def page_paths() -> list[str]:
             or "." in path.rsplit("/", 1)[-1]
         ):
             continue
-        if path == "/explain/{topic}":
-            paths += [f"/explain/{name}?{urlencode(SMALL[name])}".rstrip("?") for name in TOPICS]
+        if path == "/explain/{topic}":  # answered, so its results (figure, claims, tables) are measured too
+            paths += [
+                f"/explain/{name}?{urlencode({**SMALL[name], 'predict': TOPICS[name].options[0]})}" for name in TOPICS
+            ]
         elif "{" not in path:
             paths.append(path)
     return paths

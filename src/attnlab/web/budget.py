@@ -135,6 +135,18 @@ def admit(lane: Lane) -> None:
         raise Foreign(why)
 
 
+COLLECT_AFTER_S = 1.0  # a garbage collection walks every live object: worth it after seconds of heavy work only
+
+
+def _worth_collecting(lane: Lane, start: float) -> bool:
+    """After heavy work that took seconds a full collection is cheap beside it and frees what only a cycle held; a
+    light page, or a lesson that trained for a moment, would spend more on the walk than on its own work."""
+    return lane is HEAVY and _now() - start >= COLLECT_AFTER_S
+
+
+_now = time.monotonic  # the clock the collection's rule reads (a test sets its own)
+
+
 _held = threading.local()  # the lane this thread's computation holds: nested work does not take a second slot
 
 
@@ -142,6 +154,7 @@ def compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
     """fn() on this thread, holding `mb` of `lane` (already taken), its training steps reported to `progress`;
     then the room is given back."""
     _held.lane = lane
+    start = _now()
     try:
         if progress is None:
             return fn()
@@ -150,7 +163,7 @@ def compute(fn: Callable, lane: Lane, mb: float, progress: Progress | None):
     finally:
         _held.lane = None
         lane.give_back(mb)  # before the answer, so a client that got its answer finds the room free
-        trim(collect=lane is HEAVY)  # seconds of work: a collection is cheap beside it (a light page's is not)
+        trim(collect=_worth_collecting(lane, start))
 
 
 async def _take(lane: Lane, mb: float) -> None:
@@ -196,11 +209,12 @@ def hold(cost) -> Iterator[None]:
         if time.monotonic() >= deadline:
             raise Busy(lane=lane.name)
         time.sleep(0.05)
+    start = _now()
     try:
         yield
     finally:
         lane.give_back(cost.mb)
-        trim(collect=lane is HEAVY)
+        trim(collect=_worth_collecting(lane, start))
 
 
 def heavy(mb: float = 0.0):

@@ -131,7 +131,9 @@ def train(
 
     model = redraw(GPT(config(n_layers, n, vocab, d_model, positions)), seed)
     curves = Curves(n_layers, sum(p.numel() for p in model.parameters()))
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, weight_decay=0.0, foreach=True)  # bitwise the loop's update, faster
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=LR, betas=BETAS, weight_decay=0.0, foreach=True
+    )  # bitwise the loop's update, faster
     g = torch.Generator().manual_seed(seed)
     g_order = torch.Generator().manual_seed(seed + 2)
     logged = set(log_steps(steps))
