@@ -22,6 +22,7 @@ randomly shrunk window, and skipping a negative that equals the true context.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -122,6 +123,14 @@ def pairs(ids: Tensor, window: int, skip: int | None = None) -> tuple[Tensor, Te
     return c, o
 
 
+class Diverged(FloatingPointError):
+    """SGD left the floats (a learning rate too large for the batch): the loss of step `step` is inf or nan."""
+
+    def __init__(self, step: int, lr: float):
+        super().__init__(f"training diverged at step {step} with lr={lr:g}: the loss is not a finite number")
+        self.step, self.lr = step, lr
+
+
 def train(
     model: SkipGram,
     center: Tensor,
@@ -137,19 +146,23 @@ def train(
     on_step: Callable[[int, int], None] | None = None,
 ) -> list[float]:
     """`steps` SGD steps on random batches of the pairs, k negatives each from `noise`, the learning rate falling
-    linearly to 0 as in word2vec; the loss of each batch before its step. on_step(step, steps) after each."""
+    linearly to 0 as in word2vec; the loss of each batch before its step. on_step(step, steps) after each.
+    Diverged as soon as a batch's loss is not finite."""
     step_fn = sgd_step if hand else autograd_step
     losses = []
     for step in range(steps):
         pick = torch.randint(len(center), (batch,), generator=generator)  # (B,)
         negatives = torch.multinomial(noise, batch * k, replacement=True, generator=generator).view(batch, k)  # (B, K)
         losses.append(step_fn(model, center[pick], context[pick], negatives, lr * (1 - step / steps)))
+        if not math.isfinite(losses[-1]):  # the tables overflowed: every later step computes on inf and nan, slowly
+            raise Diverged(step, lr)
         if on_step is not None:
             on_step(step + 1, steps)
     return losses
 
 
 __all__ = [
+    "Diverged",
     "SkipGram",
     "gradients",
     "table_gradients",

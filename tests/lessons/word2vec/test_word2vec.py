@@ -186,3 +186,46 @@ def test_bad_input_is_named():
         result("word2vec", analogies="月+明", train_steps=0, gpt_steps=0)
     with pytest.raises(ParamError, match="not in it: 海"):
         result("word2vec", chars="海", train_steps=0, gpt_steps=0)
+
+
+DIVERGING = {"lr": 10.0, "batch": 16, "d": 32, "window": 5, "negatives": 20, "train_steps": 1000, "gpt_steps": 0}
+
+
+def test_a_rate_that_makes_sgd_diverge_is_refused_in_one_line_and_stops_at_once():
+    """At lr = 10 with many pairs a step the tables overflow after about 200 steps: the lesson stopped on inf and
+    nan (each later step slower than the last: 40 s for 1,000 of them) and then failed inside its PCA (a 500).
+    Now the training stops at the first loss that is not finite and the lesson refuses the rate, naming it."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.i18n import t
+    from attnlab.lessons.word2vec import runs
+    from attnlab.models.word2vec import Diverged, train
+    from attnlab.web.app import create_app
+
+    with pytest.raises(ParamError, match="diverged at lr=10") as err:
+        result("word2vec", **DIVERGING)
+    assert err.value.name == "lr" and "\n" not in str(err.value)
+    text = runs.read("", False, 0)
+    with pytest.raises(Diverged) as early:  # where the lesson stopped: long before its 1,000 steps
+        runs.train_skipgram(text, text.train_ids, 32, 5, 20, 1000, 16, 10.0, True, 0)
+    assert 0 < early.value.step < 500
+    assert t("explain.word2vec.error.diverged", "zh", param="lr", lr="10") in err.value.localized("zh")
+    api = TestClient(create_app()).get("/api/explain/word2vec", params={**DIVERGING, "lang": "en"})
+    assert api.status_code == 422 and api.json()["detail"][0]["loc"] == ["query", "lr"], api.text
+    # the library's loop stops the moment a loss is inf or nan
+    model = SkipGram(4, 2, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.W_in.fill_(float("inf"))
+    with pytest.raises(Diverged) as stop:
+        train(
+            model,
+            torch.tensor([0, 1]),
+            torch.tensor([1, 2]),
+            torch.ones(4) / 4,
+            steps=5,
+            batch=2,
+            k=1,
+            lr=0.1,
+            generator=torch.Generator().manual_seed(0),
+        )
+    assert stop.value.step == 0

@@ -41,6 +41,7 @@ from attnlab.lessons.common.result import Shown
 from attnlab.lessons.word2vec import measure as ms
 from attnlab.lessons.word2vec import runs
 from attnlab.lessons.word2vec.claims import N_RANDOM, claims_of
+from attnlab.models.word2vec import Diverged
 
 N_FREQUENT = 100  # characters compared: the most frequent words of the corpus
 N_NOISE, N_PCA, N_ANSWERS = 8, 40, 3
@@ -213,6 +214,23 @@ def pca(E: np.ndarray) -> tuple[np.ndarray, float]:
     return U[:, :2] * s[:2], share  # (n, 2)
 
 
+def diverged(lr: float) -> ParamError:
+    """The refusal when the vectors left the floats (a rate this large, with many pairs a step, makes SGD
+    overflow): nothing measured on them would mean anything, and the page says so beside the form."""
+    return ParamError(
+        f"lr: training diverged at lr={lr:g} (the vectors overflowed to inf or nan); choose a smaller learning rate",
+        "lr",
+        "explain.word2vec.error.diverged",
+        lr=f"{lr:g}",
+    )
+
+
+def finite(model, lr: float) -> None:
+    """diverged(lr) unless both tables are finite after the last update."""
+    if not bool(torch.isfinite(model.W_in).all() and torch.isfinite(model.W_out).all()):
+        raise diverged(lr)
+
+
 def gradient_error(model, pairs, noise, batch: int, k: int, seed: int) -> float:
     """max |closed form - autograd| over ∂L/∂W_in and ∂L/∂W_out on one batch of the trained model's pairs, relative
     to the largest gradient entry (float64 rounding scales with the numbers: a large lr grows the vectors)."""
@@ -285,13 +303,19 @@ def word2vec(
         )
 
     sg = (p["d"], p["window"], p["negatives"], p["train_steps"], p["batch"], p["lr"], not p["autograd"], p["seed"])
-    model, start, losses, pairs, noise = runs.train_skipgram(text, text.train_ids, *sg)
+    try:
+        model, start, losses, pairs, noise = runs.train_skipgram(text, text.train_ids, *sg)
+        finite(model, p["lr"])
+        # the control: twins trained alike on the characters shuffled (with `shuffle` on, or untrained, these)
+        if p["shuffle"] or not p["train_steps"]:
+            null_E = model.W_in.detach().numpy()
+        else:
+            null_model = runs.train_skipgram(text, text.null_ids, *sg, name="word2vec_shuffled")[0]
+            finite(null_model, p["lr"])
+            null_E = null_model.W_in.detach().numpy()
+    except Diverged:
+        raise diverged(p["lr"]) from None
     gpt_E, gpt_E0, gpt_losses = runs.train_gpt(text, text.train_ids, p["gpt_steps"], p["seed"])
-    # the control: twins trained alike on the characters shuffled (with `shuffle` on, or untrained, they are these)
-    if p["shuffle"] or not p["train_steps"]:
-        null_E = model.W_in.detach().numpy()
-    else:
-        null_E = runs.train_skipgram(text, text.null_ids, *sg, name="word2vec_shuffled")[0].W_in.detach().numpy()
     if p["shuffle"] or not p["gpt_steps"]:
         null_gpt_E = gpt_E
     else:
