@@ -40,6 +40,7 @@ from attnlab.lessons.complexity.cost_rows import ParamShare, RNNRow, param_share
 
 TIME_N_MAX = 2048  # reachable with the default 8 heads: the (H, n, n) weights, 3 copies in float32, within 512 MiB
 BYTES_PER_N2 = 3 * 4  # per head: scores, softmax and a copy, float32
+PARAM_BYTES, ACT_BYTES = 8, 6  # the timed block's peak per weight and per activation (tests/cost_peaks.py)
 FULL_HEADS = max(h for h in range(1, 129) if largest_square(BYTES_PER_N2 * h) >= TIME_N_MAX)  # 10
 
 PARAMS = (
@@ -178,7 +179,7 @@ def loglog_slope(points: list[TimePoint]) -> float:
 
 def cost(p: dict) -> Cost:
     """Refused before timing when widths do not split into heads or the timed (H, n, n) weights would not fit;
-    else those weights (the counts run on fake tensors: nothing allocated)."""
+    else those weights and the timed block (the counts run on fake tensors: nothing allocated)."""
     h = p["n_heads"]
     for width in ("d_model", "time_d_model"):
         if p[width] % h:
@@ -199,7 +200,10 @@ def cost(p: dict) -> Cost:
         p["time_n_max"],
         largest_square(BYTES_PER_N2 * h),
     )
-    return Cost.of_bytes(need + 4 * 4 * p["time_n_max"] * p["time_d_model"])
+    n, d, ff = p["time_n_max"], p["time_d_model"], p["ff_mult"]
+    # beside the (H, n, n) weights, the timed block's own: its (4 + 2·ff_mult)·d² weights as they are made, and the
+    # activations of a forward pass, n·d·(2 + ff_mult) (bytes per number measured on this lesson, erring high)
+    return Cost.of_bytes(need + PARAM_BYTES * (4 + 2 * ff) * d * d + ACT_BYTES * n * d * (2 + ff))
 
 
 @lesson

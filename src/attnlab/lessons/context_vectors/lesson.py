@@ -18,6 +18,7 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
@@ -87,6 +88,13 @@ def l2(u: torch.Tensor, v: torch.Tensor) -> float:
 
 def cos(u: torch.Tensor, v: torch.Tensor) -> float:
     return torch.nn.functional.cosine_similarity(u, v, dim=0).item()
+
+
+def cost(p: dict) -> Cost:
+    """A GPT and an encoder sharing its weights, a few blocks of width d_model, on two short sentences: their
+    weights (12·d² a block) and the copies torch makes of them, measured at 48 float32 numbers per d² a block at the
+    largest values (tests/cost_peaks.py), beside a fixed 8 MiB for the passes."""
+    return Cost.of_bytes(48 * p["n_layers"] * p["d_model"] ** 2 * 4, extra_mb=8.0)
 
 
 @lesson

@@ -145,8 +145,13 @@ class FFNMemoryResult(Shown):
     claims: list[Claim] = field(default_factory=list)
 
 
+RECORDED = 96  # bytes per layer, position and model dimension a recorded pass holds at its peak (every site:
+# the residual stream, the attention's inputs and weights, the FFN's 4·d_model hidden units), erring high
+
+
 def cost(p: dict) -> Cost:
-    """Trains one small GPT (stoppable at every step), then reads and knocks out its neurons in a few batched passes."""
+    """Trains one small GPT (stoppable at every step), then reads and knocks out its neurons in batched passes
+    that record every layer: the largest holds the read positions, or CHUNK neurons' 2·top contexts each."""
     if p["d_model"] % 2:
         raise ParamError(
             f"d_model must be even (2 heads), got {p['d_model']}",
@@ -154,7 +159,8 @@ def cost(p: dict) -> Cost:
             "explain.ffn_memory.error.d_model",
             d_model=p["d_model"],
         )
-    return Cost(32.0 + 0.5 * p["layers"] * p["d_model"], trains=True)
+    rows = max(texts.MAX_POSITIONS, memory.CHUNK * 2 * p["top"])  # the largest batched pass
+    return Cost.of_bytes(rows * p["layers"] * CONTEXT * p["d_model"] * RECORDED, trains=True, extra_mb=32.0)
 
 
 def train(model, data: texts.Data, steps: int, seed: int, shuffle: bool = False):

@@ -29,6 +29,9 @@ from torch import Tensor
 
 from attnlab.inspect import run_with
 
+# neurons that share one batched forward pass when knocked out one by one: each brings its 2K contexts, and a
+# pass records every site of every layer for each row (lesson.cost counts these rows)
+CHUNK = 16
 CHANCE_DRAWS = 4000  # random K-sets drawn to estimate how often K positions share a next token by chance
 
 
@@ -125,7 +128,7 @@ def quiet(acts: Tensor, layer: int, j: int, K: int) -> list[int]:
 
 
 def knock_each(
-    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int, freq: Tensor, chunk: int = 64
+    model, x: Tensor, at: Tensor, y: Tensor, acts: Tensor, found: list[Neuron], K: int, freq: Tensor, chunk: int = CHUNK
 ) -> None:
     """Knock out each neuron alone (everywhere in the context) and fill in its hurt where it fires and where not.
     `chunk` neurons share one forward pass: each gets its own copy of its 2K contexts, with only itself set to 0

@@ -117,7 +117,7 @@ class InductionResult(Shown):
 
 
 def cost(p: dict) -> Cost:
-    """Trains two small models (stoppable at every step): a few MiB."""
+    """Trains two small models (stoppable at every step), then reads them on the evaluation sequences."""
     if p["d_model"] % 2:
         raise ParamError(
             f"d_model must be even (2 heads), got {p['d_model']}",
@@ -133,7 +133,11 @@ def cost(p: dict) -> Cost:
             n=p["n"],
             vocab=p["vocab"],
         )
-    return Cost(32.0, trains=True)
+    # the largest pass: the N_EVAL evaluation sequences of 2n tokens, every site recorded (the logits over vocab,
+    # about 20 numbers per unit of width, the 2 heads' (2n, 2n) weights), measured at 2.5 copies of that at once
+    # at the largest sizes (tests/cost_peaks.py), beside a fixed 20 MiB for the two models and their training
+    tokens, per = runs.N_EVAL * 2 * p["n"], p["vocab"] + 20 * p["d_model"] + 4 * 2 * p["n"] * 2
+    return Cost.of_bytes(2.5 * tokens * per * 4, trains=True, extra_mb=20.0)
 
 
 def best(layers: list[list[float]], layer: int) -> tuple[int, float]:

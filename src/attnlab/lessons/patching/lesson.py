@@ -173,7 +173,8 @@ class PatchingResult(Shown):
 
 
 def cost(p: dict) -> Cost:
-    """Trains one small GPT (stoppable at every step), then a few thousand forward passes of a few tokens."""
+    """Trains one small GPT (stoppable at every step), then a few thousand forward passes of a few tokens and the
+    correlations' chance levels."""
     if runs.D_MODEL % p["n_heads"]:
         raise ParamError(
             f"n_heads must divide d_model = {runs.D_MODEL}, got {p['n_heads']}",
@@ -202,7 +203,10 @@ def cost(p: dict) -> Cost:
             m=len(corrupt),
             corrupt=corrupt,
         )
-    return Cost(32.0, trains=True)
+    # the largest arrays: the chance level's SHUFFLES pairings of every (window, layer, head, position) reading,
+    # two copies of them at once (measure.shuffled), beside a fixed 24 MiB for the model and its passes
+    pairs = measure.MAX_EXAMPLES * p["n_layers"] * p["n_heads"] * runs.CONTEXT
+    return Cost.of_bytes(2 * measure.SHUFFLES * pairs * 8, trains=True, extra_mb=24.0)
 
 
 def encode(data: runs.Data, text: str, name: str) -> torch.Tensor:
