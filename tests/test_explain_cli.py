@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from results import by_topic, quick_flags
@@ -110,3 +111,24 @@ def test_a_wrong_quiz_answer_prints_only_the_error():
     assert result.stderr.strip().splitlines() == [
         "attnlab explain glossary: quiz 5 takes one of its choices (1, 2 or the choice's text), got 'x'"
     ]
+
+
+BOX = re.compile(r"[\s│┃┆┊║─━┄┈═╭╮╰╯┌┐└┘├┤┬┴┼╇╈╉╊╋┏┓┗┛┡┩]")
+CUT = re.compile(r"\d…(?!\d)")  # a number cut short by the terminal ("0.12…"); "0…999", a range, goes on
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("topic", by_topic())
+def test_at_80_columns_nothing_is_cut_and_every_claim_is_whole(topic, lang):
+    """A terminal of 80 columns folds what does not fit onto the next line: no number is cut to "0.12…", and
+    every claim's sentence, its comparison and its null are all there, word for word, once the lines are joined."""
+    from results import explained
+
+    out = runner.invoke(app, ["explain", topic, *SMALL[topic], "--lang", lang], env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    assert not CUT.search(out.output), CUT.findall(out.output)
+    assert max(len(line) for line in out.output.splitlines()) <= 80
+    flat = BOX.sub("", out.output)
+    for c in explained(topic, lang, **TOPICS[topic].quick).claims:
+        for part in (c.text, c.versus, c.null and c.null["line"]):
+            assert not part or BOX.sub("", part) in flat, (c.id, part)

@@ -73,8 +73,8 @@ def _list_topics() -> None:
 
     table = Table(title="attnlab explain TOPIC", title_style="bold", show_lines=False)
     table.add_column("TOPIC", style="bold red", no_wrap=True)
-    table.add_column("主题")
-    table.add_column("topic")
+    table.add_column("主题", overflow="fold")
+    table.add_column("topic", overflow="fold")
     for name, topic in TOPICS.items():
         table.add_row(name, t(f"explain.{topic.slug}.title", "zh"), t(f"explain.{topic.slug}.title", "en"))
     Console().print(table)
@@ -161,13 +161,14 @@ def show(topic, result, lang: str) -> None:
     from attnlab.lessons.common.view import claim_mark, claim_text
 
     console = Console()
-    console.rule(f"[bold]{t(f'explain.{topic.slug}.title', lang)}")
+    console.rule()  # the title on a line of its own below: a rule cuts a title longer than the terminal
+    console.print(t(f"explain.{topic.slug}.title", lang), style="bold", highlight=False)
     console.print(t(f"explain.{topic.slug}.summary", lang), style="dim")
     console.print("  ".join(f"{k} = {v}" for k, v in result.params.items() if k != "answer"), style="cyan")
     topic.view(console, result, lang, t)  # the lesson's own view.py
     claims = Table(title=t("explain.ui.claims", lang), title_style="bold", show_header=False, show_lines=False)
     claims.add_column("", no_wrap=True)
-    claims.add_column("")
+    claims.add_column("", overflow="fold")
     for c in result.claims:
         claims.add_row(claim_mark(c), claim_text(c))
     console.print(claims)

@@ -1,4 +1,6 @@
-"""The terminal table every lesson's view shares: `g` formats a number, `table` builds a rich table."""
+"""The terminal table every lesson's view shares: `g` formats a number, `table` builds a rich table. A column folds
+a value too long for the terminal onto the next line (overflow="fold"): at 80 columns a number is never cut to
+"0.12…"."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def table(title: str, columns: list[str], rows: list[list], **kw):
 
     table = Table(title=title, title_style="bold", **kw)
     for i, c in enumerate(columns):
-        table.add_column(c, justify="left" if i == 0 else "right")
+        table.add_column(c, justify="left" if i == 0 else "right", overflow="fold")
     for row in rows:
         table.add_row(*[r if isinstance(r, str) else g(r) for r in row])
     return table

@@ -20,7 +20,7 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
     console.rule(t("pipeline.step1.title", lang))
     ids = Table(show_edge=False)
     for tok in view.tokens.tokens:
-        ids.add_column(escape(tok), justify="center")
+        ids.add_column(escape(tok), justify="center", overflow="fold")
     ids.add_row(*[str(i) for i in view.tokens.ids])
     console.print(ids)
     console.print(t("pipeline.step1.vocab", lang, n=view.tokens.vocab_size), style="dim")
@@ -29,10 +29,10 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
     console.rule(t("pipeline.step2.title", lang))
     shown = min(6, e.d_model)
     emb = Table(show_edge=False, title=t("pipeline.step2.table", lang, shown=shown, d=e.d_model))
-    emb.add_column("")
-    emb.add_column(escape("E[id]"))
-    emb.add_column(escape("P[pos]") if e.position_rows is not None else "P (RoPE)")
-    emb.add_column("x = E + P")
+    emb.add_column("", overflow="fold")
+    emb.add_column(escape("E[id]"), overflow="fold")
+    emb.add_column(escape("P[pos]") if e.position_rows is not None else "P (RoPE)", overflow="fold")
+    emb.add_column("x = E + P", overflow="fold")
     for i, tok in enumerate(e.tokens):
         pos = " ".join(num(v, 2) for v in e.position_rows[i][:shown]) if e.position_rows is not None else "—"
         emb.add_row(
@@ -49,9 +49,9 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
         # the title on a line of its own: as a table title it wraps to the width of a 5-column map
         console.print(t("pipeline.step3.head", lang, layer=m.layer + 1, head=m.head + 1), style="italic")
         heat = Table(show_edge=False)
-        heat.add_column("q \\ k")
+        heat.add_column("q \\ k", overflow="fold")
         for tok in a.tokens:
-            heat.add_column(escape(tok), justify="right")
+            heat.add_column(escape(tok), justify="right", overflow="fold")
         for i, (tok, row) in enumerate(zip(a.tokens, m.weights)):
             heat.add_row(escape(tok), *[num(w, 2) if j <= i else "·" for j, w in enumerate(row)])  # causal: j <= i
         console.print(heat)
@@ -60,8 +60,8 @@ def show_pipeline(ckpt, prompt: str, lang: str) -> None:
     n = view.next
     console.rule(t("pipeline.step4.title", lang))
     dist = Table(show_edge=False, title=t("pipeline.step4.after", lang, context=n.context))
-    dist.add_column(t("pipeline.token", lang))
-    dist.add_column("p", justify="right")
+    dist.add_column(t("pipeline.token", lang), overflow="fold")
+    dist.add_column("p", justify="right", overflow="fold")
     for c in n.top:
         dist.add_row(escape(c.token), prob_text(c.prob))
     console.print(dist)
@@ -88,10 +88,10 @@ def show_focus(console, ckpt, tokens: list[str], lang: str) -> None:
     )
     console.print(t("pipeline.focus.h", lang, query=f.query), style="bold")
     table = Table(show_edge=False)
-    table.add_column(t("pipeline.focus.head", lang))
+    table.add_column(t("pipeline.focus.head", lang), overflow="fold")
     for tok in f.tokens:
-        table.add_column(escape(tok), justify="right")
-    table.add_column(t("pipeline.focus.top", lang))
+        table.add_column(escape(tok), justify="right", overflow="fold")
+    table.add_column(t("pipeline.focus.top", lang), overflow="fold")
     for h in f.heads:
         table.add_row(f"{h.layer + 1} / {h.head + 1}", *[f"{w:.4f}" for w in h.weights], escape(h.top_token))
     console.print(table)
@@ -132,13 +132,13 @@ def show_steps(gen, lang: str, form: str | None = None) -> None:
             t("poems.form", lang, name=t(f"poems.name.{form}", lang), verses=verses, chars=chars), style="dim"
         )
     table = Table(show_edge=False)
-    table.add_column("#", justify="right")
+    table.add_column("#", justify="right", overflow="fold")
     if places:
-        table.add_column(t("poems.position", lang), justify="center")
-    table.add_column(t("pipeline.token", lang))
-    table.add_column("p", justify="right")
-    table.add_column("p′", justify="right")
-    table.add_column(t("pipeline.cli.filter", lang))
+        table.add_column(t("poems.position", lang), justify="center", overflow="fold")
+    table.add_column(t("pipeline.token", lang), overflow="fold")
+    table.add_column("p", justify="right", overflow="fold")
+    table.add_column("p′", justify="right", overflow="fold")
+    table.add_column(t("pipeline.cli.filter", lang), overflow="fold")
     for step in gen.steps:
         for i, c in enumerate(step.candidates):
             mark = (

@@ -17,9 +17,9 @@ def show(lab, lang: str) -> None:
 
     def matrix(m, rows, cols, title, sel=None, heat=False):
         table = Table(title=title, title_style="bold", show_edge=False, pad_edge=False, min_width=10)
-        table.add_column("")
+        table.add_column("", overflow="fold")
         for c in cols:
-            table.add_column(str(c), justify="right")
+            table.add_column(str(c), justify="right", overflow="fold")
         for i, row in enumerate(m):
             style = "bold red" if i == sel else None
             label = ("▸ " if i == sel else "") + str(rows[i])
