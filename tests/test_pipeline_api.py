@@ -295,3 +295,19 @@ def test_the_page_of_a_run_still_training_renders(client):
         assert page.status_code == 200 and 'data-status="training"' in page.text
     finally:
         client.post(f"/api/train/{run_id}/stop")
+
+
+def test_the_sampling_hint_gives_way_once_followed(client):
+    """Step ⑥'s hint (a memorised model samples one text: train 静夜思 for 20 steps and raise the temperature)
+    is shown for any other run, and once followed the page says what to do with that model instead."""
+    from attnlab.lessons.pipeline.samples import HINT_STEPS
+
+    memorised = train(client, corpus="jingyesi", steps=HINT_STEPS + 10)
+    followed = train(client, corpus="jingyesi", steps=HINT_STEPS)
+    for run_id in (memorised, followed):
+        read_events(client, run_id)
+    for lang in ("zh", "en"):
+        other = client.get("/pipeline", params={"run": memorised, "lang": lang}).text
+        assert 'id="gen-memorized"' in other and 'id="gen-hint-followed"' not in other
+        page = client.get("/pipeline", params={"run": followed, "lang": lang}).text
+        assert 'id="gen-hint-followed"' in page and 'id="gen-memorized"' not in page and "gen-hint-link" not in page

@@ -334,7 +334,13 @@ def _pipeline_page(request: Request):
         gen_state=gen_state,
         generation=generation,
         samples=samples,
-        hint=dict(corpus=HINT_CORPUS, steps=HINT_STEPS, temperature=HINT_TEMPERATURE),
+        hint=dict(
+            corpus=HINT_CORPUS,
+            steps=HINT_STEPS,
+            temperature=HINT_TEMPERATURE,
+            # this run is the hint's model: the page says what to do with it instead of suggesting it again
+            followed=bg is not None and bg.run.corpus == HINT_CORPUS and bg.run.config.steps == HINT_STEPS,
+        ),
         gen_problem=gen_problem,
         uniform_loss=math.log(run.tokenizer.vocab_size),
         prob_text=prob_text,
