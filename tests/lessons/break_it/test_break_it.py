@@ -239,6 +239,16 @@ def test_the_api_the_page_and_the_pipeline_link(one_thread):
     query = {"ablate": "ffn-only", "train_steps": str(TEST_STEPS), "seeds": "3", "lang": "en"}
     data = client.get("/api/explain/break", params=query).json()
     assert data["ablation"] == "ffn-only" and len(data["runs"]) == 6 and all(c["holds"] for c in data["claims"])
+    # greedy texts: a broken model's split where it departs from the intact model of its seed, counted in words
+    intact = {r["seed"]: r["greedy"] for r in data["runs"] if r["model"] == "intact"}
+    for r in data["runs"]:
+        assert r["agrees"] + r["departs"] == r["greedy"]
+        ref = intact[r["seed"]]
+        assert ref.startswith(r["agrees"]) and (r["departs"] == "" or not ref.startswith(r["agrees"] + r["departs"][0]))
+        assert r["departs"] == "" if r["model"] == "intact" or r["greedy"] == ref else r["departs"] != ""
+    same = sum(r["greedy"] == intact[r["seed"]] for r in data["runs"] if r["model"] == "ablated")
+    assert data["greedy_same"] == same
+    assert f"{same} of" in data["greedy_note"] or (same in (0, 3) and "all 3 seeds" in data["greedy_note"])
     html = client.get("/explain/break", params=query, headers={"accept": "text/html"}).text
     for line in data["chart"]["lines"]:
         assert f'points="{line["points"]}"' in html

@@ -56,8 +56,10 @@ def test_run_one_ablation_from_the_page_and_see_both_curves(open_page, api, lang
     assert claims == [[c["id"], str(c["holds"]).lower()] for c in data["claims"]] and all(
         c["holds"] for c in data["claims"]
     )
-    greedy = page.eval_on_selector_all(
-        "#break-greedy tbody tr", "rs => rs.map(r => r.querySelector('[data-bind=greedy]').innerText)"
+    greedy = page.eval_on_selector_all(  # each text, and where a broken model departs from its intact twin, marked
+        "#break-greedy tbody tr",
+        "rs => rs.map(r => [r.querySelector('td.greedy').innerText, r.querySelector('mark').innerText])",
     )
-    assert greedy == [r["greedy"] for r in data["runs"]]
+    assert greedy == [[r["greedy"], r["departs"]] for r in data["runs"]]
+    assert page.locator("#break-greedy-note").inner_text() == data["greedy_note"]
     assert page.locator("#p-ablate option:checked").inner_text() == t("explain.choice.ablate.no-causal-mask", lang)

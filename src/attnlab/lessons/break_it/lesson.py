@@ -79,6 +79,8 @@ class RunOut:
     greedy: str  # what greedy decoding writes after the prompt
     seconds: float
     attn_peak: list[float]  # at each of BreakResult.steps_at: the mean largest attention weight ([]: no attention)
+    agrees: str = ""  # the start of `greedy` that the intact model of the same seed writes too
+    departs: str = ""  # the rest, from the first character where the two differ ("" for the intact model)
 
 
 @dataclass
@@ -121,6 +123,8 @@ class BreakResult(Shown):
     finding: str  # one sentence of what this experiment shows
     seconds: float  # training time of all the runs (cached runs count what they took when trained)
     claims: list[Claim]
+    greedy_same: int = 0  # seeds at which the broken model writes exactly what the intact one writes
+    greedy_note: str = ""  # that count in words: where the two differ, or that they do not
 
 
 _lock = threading.Lock()
@@ -155,6 +159,7 @@ def break_it(
         for pr in pairs
         for which in ("intact", "ablated")
     ]
+    same = _compare_greedy(runs)
     table = [_row(m, [r for r in runs if r.model == m], lang) for m in ("intact", "ablated")]
     result = BreakResult(
         "break",
@@ -179,7 +184,26 @@ def break_it(
     )
     result.claims = claims_of(result, lang)
     result.finding = _finding(result, lang)
+    result.greedy_same = same
+    which = "all" if same == len(pairs) else "none" if same == 0 else "some"
+    result.greedy_note = t(f"explain.break_it.greedy_same.{which}", lang, same=same, n=len(pairs))
     return result
+
+
+def _compare_greedy(runs: list[RunOut]) -> int:
+    """Split each broken model's text where it departs from the intact model's of the same seed (RunOut.agrees,
+    .departs); the number of seeds at which the two write the same text."""
+    intact = {r.seed: r.greedy for r in runs if r.model == "intact"}
+    same = 0
+    for r in runs:
+        if r.model == "intact":
+            r.agrees = r.greedy
+            continue
+        ref = intact[r.seed]
+        k = next((i for i, (a, b) in enumerate(zip(r.greedy, ref)) if a != b), min(len(r.greedy), len(ref)))
+        r.agrees, r.departs = r.greedy[:k], r.greedy[k:]
+        same += r.greedy == ref
+    return same
 
 
 def _numbers(h) -> tuple:

@@ -35,6 +35,11 @@ def show(console, r, lang, t) -> None:
         )
     )
     console.print(escape(t(f"{k}.prompt", lang, prompt=r.prompt, reference=r.reference)))
-    rows = [[str(x.seed), x.label, x.greedy] for x in r.runs]
+    console.print(escape(r.greedy_note))
+    # where the broken model departs from the intact one of its seed, in reverse video
+    rows = [
+        [str(x.seed), x.label, escape(x.agrees) + (f"[reverse]{escape(x.departs)}[/]" if x.departs else "")]
+        for x in r.runs
+    ]
     console.print(table(t(f"{k}.h.greedy", lang), [t(f"{k}.col.{c}", lang) for c in ("seed", "model", "text")], rows))
     console.print(escape(r.finding))
