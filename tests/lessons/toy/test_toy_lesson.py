@@ -367,3 +367,37 @@ def test_cli_toy_prints_the_lesson():
     assert r.exit_code == 0 and "A = softmax(S)" in r.stdout and "0.872" in r.stdout and "Head 2" in r.stdout
     r = runner.invoke(app, ["toy", "--query", "狗"])
     assert r.exit_code == 2 and "query must be one of" in r.output and "Traceback" not in r.output
+
+
+def test_the_toys_own_cases_of_equal_weights_and_unequal_importance():
+    """lookup's disagreements() against a brute-force reading of every toy query and head (numpy, not the
+    lesson's code): where one ‖a_j v_j‖ is longest and another key weighs as much, the page lists it, and the
+    /lookup page shows each case with the numbers and a link to its state."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.lessons.toy.soft_lookup import disagreements
+    from attnlab.web.app import create_app
+
+    expected = []
+    for query in TOKENS:
+        lab = toy_lab(query, causal=False)
+        for head, h in enumerate(lab.heads, start=1):
+            a = np.array(h.row.weights)
+            c = np.linalg.norm(a[:, None] * np.array(h.V), axis=1)  # ‖a_j v_j‖ from the head's own V
+            best = int(np.argmax(c))
+            unique = np.sum(np.isclose(c, c[best], rtol=0, atol=1e-9)) == 1
+            rivals = [j for j in range(len(a)) if j != best and a[j] >= a[best] - 1e-9]
+            if unique and rivals:
+                expected.append((query, head, TOKENS[best]))
+    found = disagreements()
+    assert [(d.query, d.head, d.top_contribution) for d in found] == expected and expected  # the toy has such cases
+    for d in found:
+        assert d.contribution == pytest.approx(
+            d.weight * np.linalg.norm(toy_lab(d.query).heads[d.head - 1].V[TOKENS.index(d.top_contribution)])
+        )
+    client = TestClient(create_app())
+    for lang in ("zh", "en"):
+        page = client.get("/lookup", params={"lang": lang}).text
+        for d in found:
+            assert f'data-query="{d.query}" data-head="{d.head}"' in page
+        assert t("toy.lookup.imp.toy.none", lang) not in page

@@ -2,7 +2,8 @@
 
 A hard lookup (a Python dict, or argmax) takes exactly one value: one-hot weights. The soft lookup scores
 the query against every key, turns the scores into weights with softmax and returns the weighted mean of
-all values. The toy heads supply the query, keys and values, so the numbers are the toy lab's own.
+all values. The toy heads supply the query, keys and values, so the numbers are the toy lab's own; `disagreements`
+finds the toy's own queries and heads where the largest weight and the largest contribution part.
 
 What a key adds to the output is a_j v_j, not a_j: weights (0.9, 0.05, 0.05) on values of norms
 (0.01, 100, 100) give contributions ||a_j v_j|| = (0.009, 5, 5); the "least attended" values dominate.
@@ -109,3 +110,43 @@ def weights_vs_contributions(weights=IMPORTANCE_WEIGHTS, values=IMPORTANCE_VALUE
         top_weight=int(a.argmax()),
         top_contribution=int(norms.argmax()),
     )
+
+
+TIE = 1e-9  # two weights closer than this are one weight: the weights do not rank those keys
+
+
+@dataclass
+class Disagreement:
+    """A query and toy head where the contributions ‖a_j v_j‖ single out a key that the weights do not."""
+
+    query: str
+    head: int  # 1-based, as /lookup's form counts heads
+    head_name: str
+    top_weight: list[str]  # the key(s) with the largest weight (several when they tie)
+    top_contribution: str  # the one key whose a_j v_j is longest
+    weight: float  # that key's weight
+    largest_weight: float
+    contribution: float  # its ‖a_j v_j‖
+    runner_up: float  # the next longest ‖a_j v_j‖
+
+
+def disagreements() -> list[Disagreement]:
+    """Every toy query and head where one a_j v_j is longest but the weights do not single out its key (another
+    key weighs as much or more): the lab's own case of "a weight is not an importance"."""
+    found = []
+    for query in TOKENS:
+        lab = toy_lab(query, causal=False)
+        for head, h in enumerate(lab.heads, start=1):
+            a, c = h.row.weights, h.row.contribution_norms
+            most = max(a)
+            tops = [j for j in range(len(a)) if most - a[j] <= TIE]
+            order = sorted(range(len(c)), key=lambda j: -c[j])
+            best, second = order[0], order[1]
+            if tops == [best] or c[best] - c[second] <= TIE:  # agree, or no single longest contribution
+                continue
+            found.append(
+                Disagreement(
+                    query, head, h.name, [TOKENS[j] for j in tops], TOKENS[best], a[best], most, c[best], c[second]
+                )
+            )
+    return found

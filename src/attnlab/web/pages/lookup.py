@@ -9,7 +9,13 @@ from fastapi.responses import HTMLResponse
 
 from attnlab.lessons.common.bad_input import BadInput, shown
 from attnlab.lessons.toy.lesson import HEADS, parse_query, toy_lab
-from attnlab.lessons.toy.soft_lookup import SoftLookup, WeightVsContribution, soft_lookup, weights_vs_contributions
+from attnlab.lessons.toy.soft_lookup import (
+    SoftLookup,
+    WeightVsContribution,
+    disagreements,
+    soft_lookup,
+    weights_vs_contributions,
+)
 from attnlab.web.errors import unprocessable
 from attnlab.web.pages.toy import QueryParam, say
 from attnlab.web.render import lang_of, render
@@ -39,6 +45,7 @@ def lookup_page(request: Request):
         look=look,
         lab=toy_lab(state["query"]),
         wvc=weights_vs_contributions(),
+        disagree=disagreements(),
         state=kept,
         problems=problems,
         heads=[h["name"] for h in HEADS],
