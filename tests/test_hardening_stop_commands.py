@@ -118,3 +118,76 @@ def test_a_corpus_of_one_kind_of_character_is_refused_before_training(tmp_path, 
     got = CliRunner().invoke(app, ["train", "--corpus", str(corpus), "--out", str(tmp_path / "run"), "--steps", "3"])
     assert got.exit_code == 2 and "at least two different characters" in got.output, got.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_explain_stops_a_lesson_in_training_on_either_signal_and_keeps_nothing(tmp_path, monkeypatch, signum, code):
+    """A heavy lesson trains for minutes from the terminal: Ctrl+C or SIGTERM stops it, says that nothing was kept
+    (a lesson goes into the cache only whole) and exits 130 / 143, no traceback."""
+    from attnlab.lessons.common import disk_cache
+    from attnlab.lessons.explain import TOPICS
+    from attnlab.train import progress
+
+    def trains(*args, **kwargs):
+        progress.report("causal", 0, 600)  # as a lesson's first step reports
+        signalled(signum)()
+
+    monkeypatch.setattr(type(TOPICS["mlm"]), "explained", lambda self, **kw: trains())
+    with disk_cache.using(tmp_path / "cache"):
+        got = CliRunner().invoke(app, ["explain", "mlm", "--lang", "en"])
+    assert got.exit_code == code, got.output
+    assert "stopped before the lesson finished; nothing was kept" in got.output and "Traceback" not in got.output
+    assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_explain_says_what_trains_while_it_trains(capsys):
+    """The first training step prints what trains and that Ctrl+C stops it (stderr), before the lesson is done."""
+    from attnlab.commands.lesson_progress import shown
+    from attnlab.train import progress
+
+    with shown("mlm", "en"):
+        progress.report("causal", 1, 600)
+        printed = ""
+        for _ in range(20 * 300):  # until the watcher has printed (it looks four times a second)
+            printed += capsys.readouterr().err
+            if "Ctrl+C stops" in printed:
+                break
+            threading.Event().wait(0.05)
+    assert "attnlab explain mlm: training the lesson's models (Ctrl+C stops" in " ".join(printed.split())
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_generate_keeps_the_text_so_far_on_either_signal(tmp_path, monkeypatch, signum, code):
+    """A long generation (up to 100,000 tokens) stopped by Ctrl+C or SIGTERM prints what it wrote so far, says
+    so, and exits 130 / 143."""
+    from attnlab import sampling
+
+    real = sampling.generate
+
+    def stopped_after_three(*args, on_step=None, **kwargs):
+        count = [0]
+
+        def step(s):
+            on_step(s)
+            count[0] += 1
+            if count[0] == 3:
+                signalled(signum)()
+
+        return real(*args, on_step=step, **kwargs)
+
+    ck = tmp_path / "ck"
+    assert CliRunner().invoke(app, ["train", "--corpus", "poem", "--steps", "60", "--out", str(ck)]).exit_code == 0
+    monkeypatch.setattr(sampling, "generate", stopped_after_three)
+    got = CliRunner().invoke(app, ["generate", "--checkpoint", str(ck), "--prompt", "床前", "--greedy", "-n", "50"])
+    assert got.exit_code == code, got.output
+    assert got.stdout.splitlines()[0] == "床前明月光" and "stopped after 3 new tokens" in got.stderr
+    assert "Traceback" not in got.output
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_real_stops_on_either_signal_in_one_line(monkeypatch, signum, code):
+    from attnlab.lessons.real import lesson
+
+    monkeypatch.setattr(lesson, "analyse", signalled(signum))
+    got = CliRunner().invoke(app, ["real", "--text", "the cat sat"])
+    assert got.exit_code == code and "attnlab real: stopped" in got.output and "Traceback" not in got.output

@@ -113,9 +113,17 @@ def _topic_command(topic) -> click.Command:
         values = {k: v for k, v in raw.items() if v is not None}
         if plot is not None and not plot.lower().endswith((".png", ".svg")):
             _fail(topic.name, f"--plot needs a file name ending in .png or .svg, got {plot!r}")
+        from attnlab.commands.lesson_progress import shown
+        from attnlab.commands.signals import exit_code, terminating
+        from attnlab.i18n import t
+
         try:
             # torch and the lesson load here (or the lab's disk cache answers); the claims' nulls run alike
-            result = topic.explained(lang=lang, **values)
+            with terminating(), shown(topic.name, lang):
+                result = topic.explained(lang=lang, **values)
+        except KeyboardInterrupt as err:  # Ctrl+C or SIGTERM: a lesson is kept only whole, so nothing was
+            click.echo(t("explain.cli.stopped", lang, topic=topic.name), err=True)
+            raise SystemExit(exit_code(err)) from None
         except ValueError as err:
             _fail(topic.name, str(err))
         if plot is not None:

@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
         if form is not None and form not in FORMS:
             fail("generate", f"--form must be one of {', '.join(FORMS)}, got {form!r}")
 
+        from attnlab.commands.signals import exit_code, terminating
         from attnlab.lessons.pipeline.view import show_pipeline, show_steps
         from attnlab.sampling import generate_from  # torch loads here
         from attnlab.train import load_checkpoint, pick_device
@@ -102,19 +103,26 @@ def register(app: typer.Typer) -> None:
             if explain:
                 show_pipeline(ckpt, prompt, lang)
             # a poem checkpoint starts the prompt as a poem, as its training windows did (sampling.starts_poems)
-            gen = generate_from(
-                ckpt,
-                prompt,
-                poem_start=poem_start,
-                form=form,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                top_k=top_k,
-                top_p=top_p,
-                greedy=greedy,
-                seed=seed,
-                n_candidates=5,
-            )
+            written: list[str] = []  # the tokens so far: what Ctrl+C or SIGTERM keeps
+            with terminating():
+                gen = generate_from(
+                    ckpt,
+                    prompt,
+                    poem_start=poem_start,
+                    form=form,
+                    max_new_tokens=max_new_tokens,
+                    temperature=temperature,
+                    top_k=top_k,
+                    top_p=top_p,
+                    greedy=greedy,
+                    seed=seed,
+                    n_candidates=5,
+                    on_step=lambda step: written.append(step.chosen.token),
+                )
+        except KeyboardInterrupt as err:
+            typer.echo(prompt + "".join(written))
+            typer.echo(f"attnlab generate: stopped after {len(written)} new tokens; the text so far is above", err=True)
+            raise typer.Exit(exit_code(err)) from None
         except ValueError as err:
             fail("generate", str(err))
         if explain:

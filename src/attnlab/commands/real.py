@@ -33,15 +33,20 @@ def register(app: typer.Typer) -> None:
         lang: str = typer.Option("zh", "--lang", help="zh or en.", callback=lang_option),
     ) -> None:
         """Every layer × head of a real pretrained model on your sentence: WordPiece tokens, head patterns, one head's map."""
+        from attnlab.commands.signals import exit_code, terminating
         from attnlab.lessons.real import lesson  # torch loads here, not for `attnlab --help`
 
         try:
-            if word is not None:
-                result = lesson.embeddings(word, lang=lang)
-            elif coref:
-                result = lesson.coreference(lang)
-            else:
-                result = lesson.analyse(text, layer, head)
+            with terminating():  # SIGTERM stops it as Ctrl+C does
+                if word is not None:
+                    result = lesson.embeddings(word, lang=lang)
+                elif coref:
+                    result = lesson.coreference(lang)
+                else:
+                    result = lesson.analyse(text, layer, head)
+        except KeyboardInterrupt as err:
+            typer.echo("attnlab real: stopped before the model answered; nothing was printed", err=True)
+            raise typer.Exit(exit_code(err)) from None
         except lesson.ModelMissing as err:
             typer.echo(f"attnlab real: {err.text(lang)}", err=True)
             raise typer.Exit(1) from None
