@@ -1,12 +1,14 @@
 """Benchmark (not a test): does the lab stay responsive and bounded while people try to overload it?
 
     python benchmarks/bench_hardening.py [--seconds 20] [--burst 45]
-    python benchmarks/bench_hardening.py --gets [--concurrent 32]
+    python benchmarks/bench_hardening.py --gets [--concurrent 32] [--src OTHER_CHECKOUT/src]
 
 With --gets: waves of `--concurrent` simultaneous hostile GETs of every kind that builds or trains a model (the
 pipeline page and its first-step API at their largest model with distinct seeds, heavy lessons with distinct
 seeds from the lab's own page and from another site, a figure at its largest, clients that hang up on a lesson
-that trains for minutes), one kind after another, while a separate process keeps asking GET /api/toy. Prints each
+that trains for minutes, and every topic at its heaviest accepted settings, tests/cost_peaks.py), one kind after
+another, while a separate process keeps asking GET /api/toy. `--src` serves another checkout's lab with the same
+requests (a before and after). Prints each
 kind's statuses, the /api/toy p95 during the waves, and the lab process's memory: fresh, idle (after one request of
 each kind, alone: imports and the pretrained model are loaded once and kept), peak, and after the waves.
 
@@ -136,10 +138,30 @@ GETS = [
 ]
 
 
+def topic_gets() -> list[tuple[str, str, dict, float]]:
+    """Every topic at its heaviest accepted settings (tests/cost_peaks.py: sizes at their largest, time parameters
+    small), distinct seeds where it has one: what a script can ask of each lesson with GETs alone."""
+    from urllib.parse import urlencode
+
+    sys.path.insert(0, str(SRC.parent / "tests"))
+    from cost_peaks import heaviest
+
+    from attnlab.lessons.explain import TOPICS
+
+    gets = []
+    for name, topic in TOPICS.items():
+        settings = {k: v for k, v in heaviest(topic).items() if k != "seed"}
+        seeded = "&seed={i}" if any(p.name == "seed" for p in topic.params) else ""
+        query = urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in settings.items()})
+        gets.append((f"{name} at its heaviest", f"/api/explain/{name}?{query}{seeded}", OWN, 300))
+    return gets
+
+
 def hostile_gets(base: str, pid: int, concurrent: int) -> None:
     settle = lambda: time.sleep(3)  # noqa: E731 - let computations stop and memory be given back
     fresh = memory_kib(pid)["VmRSS"]
-    for _kind, path, headers, timeout in GETS:  # warm: each kind once, alone (imports, the pretrained model)
+    gets = GETS + topic_gets()
+    for _kind, path, headers, timeout in gets:  # warm: each kind once, alone (imports, the pretrained model)
         if headers is not CROSS and timeout > 3:
             request(base + path.format(i=0), headers=headers, timeout=300)
     settle()
@@ -149,7 +171,7 @@ def hostile_gets(base: str, pid: int, concurrent: int) -> None:
     )
     rows = []
     with ThreadPoolExecutor(concurrent) as pool:
-        for kind, path, headers, timeout in GETS:
+        for kind, path, headers, timeout in gets:
             start = time.monotonic()
             outcomes = list(
                 pool.map(
@@ -185,7 +207,8 @@ def main() -> None:
         return
     if "--gets" in sys.argv:
         concurrent = int(sys.argv[sys.argv.index("--concurrent") + 1]) if "--concurrent" in sys.argv else 32
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+        lab_src = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(SRC)  # another checkout's
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [lab_src, os.environ.get("PYTHONPATH")]))}
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
         )
