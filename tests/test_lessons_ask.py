@@ -1,6 +1,7 @@
 """Every topic asks first (issue 36): its folder's ask.py names the choices, each has words in both languages,
 and at the lesson's QUICK settings its answer is one of them, read from that run and explained with its numbers."""
 
+import html
 import string
 
 import pytest
@@ -51,3 +52,29 @@ def test_the_api_says_right_or_wrong_and_refuses_a_choice_that_is_not_one():
         assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "predict"]
         assert "a, b, c" in bad.json()["detail"][0]["msg"]
         assert "verdict" not in client.get("/api/explain/norms", params=query).json()  # no answer, no verdict
+
+
+@pytest.mark.parametrize("name", by_topic())
+def test_the_number_that_carries_the_lesson_is_marked_where_the_sentence_says_it(name):
+    """Each answer names the one number that carries the lesson (Answer.key, one of its numbers); the verdict
+    gives its text and place in the sentence, and the page without JavaScript marks exactly that span."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    topic = TOPICS[name]
+    client = TestClient(create_app())
+    for lang in LANGS:
+        r = result(name, lang, **topic.quick)
+        answer = topic.answer(r)
+        assert answer.key in answer.numbers, f"{name}: Answer.key {answer.key!r} is not one of its numbers"
+        v = topic.verdict(r, answer.option, lang)
+        assert v["key"] == answer.key and v["key_text"] and v["key_at"] >= 0, v
+        assert v["why"][v["key_at"] : v["key_at"] + len(v["key_text"])] == v["key_text"]
+        value = answer.numbers[answer.key]  # the marked text is that number as the sentence writes it
+        assert isinstance(value, str) and v["key_text"] == value or any(ch.isdigit() for ch in v["key_text"])
+        query = {**topic.quick, "lang": lang, "predict": answer.option}
+        assert client.get(f"/api/explain/{name}", params=query).status_code == 200  # its nulls computed too
+        page = client.get(f"/explain/{name}", params=query).text
+        mark = f'<mark class="key" data-key="{answer.key}">{html.escape(v["key_text"], quote=False)}</mark>'
+        assert mark in page and page.count('<mark class="key"') == 1, name

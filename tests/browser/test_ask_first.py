@@ -83,6 +83,9 @@ def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_fi
         assert verdict.get_attribute("data-correct") == str(expected["correct"]).lower(), name
         assert page.inner_text("[data-verdict-head]").strip() == expected["head"], name
         assert page.inner_text("[data-verdict-why]").strip() == expected["why"], name
+        key = page.locator("[data-verdict-why] mark.key")  # the number that carries the lesson, marked
+        assert key.count() == 1 and key.inner_text() == expected["key_text"], name
+        assert key.get_attribute("data-key") == expected["key"], name
         assert page.locator("[data-results]").is_visible() and page.locator("#figure-card").is_visible(), name
         assert page.evaluate(FIGURE_FIRST), f"{name}: a table comes before the figure"
         assert page.evaluate(WIDE) <= 0, f"{name}: the answered page scrolls sideways at {width} px"

@@ -13,4 +13,8 @@ def answer(r) -> Answer:
     cmp = compare(r, lambda run: run.final_causal)  # ablated against intact, seed by seed
     way = status_of("above", cmp["a"], cmp["i"], cmp["margin"])
     option = {"shown": "a", "not_shown": "b", "contradicted": "c"}[way]
-    return Answer(option, {"ablation": r.ablation, "ablated": cmp["a"], "intact": cmp["i"], "margin": cmp["margin"]})
+    return Answer(
+        option,
+        {"ablation": r.ablation, "ablated": cmp["a"], "intact": cmp["i"], "margin": cmp["margin"]},
+        key="ablated",
+    )

@@ -16,4 +16,4 @@ def answer(r) -> Answer:
     option = "c" if abs(share - 0.5) <= ALIKE else "a" if share > 0.5 else "b"
     p = r.params
     numbers = {"n": p["n"], "d": p["d_model"], "share": share, "rest": 1 - share, "cross": r.crossover_block}
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="share")

@@ -9,4 +9,4 @@ OPTIONS = ("a", "b")  # a: identical; b: different, it reads what follows
 def answer(r) -> Answer:
     gpt_diff = max(x.causal_max_l2 for x in r.layers)
     option = "a" if gpt_diff == 0 else "b"
-    return Answer(option, {"word": r.word, "gpt_diff": gpt_diff, "enc_diff": r.layers[-1].encoder_l2})
+    return Answer(option, {"word": r.word, "gpt_diff": gpt_diff, "enc_diff": r.layers[-1].encoder_l2}, key="gpt_diff")

@@ -15,4 +15,6 @@ def answer(r) -> Answer:
         option = "b"
     else:
         option = "c"
-    return Answer(option, {"steps": run.steps, "diff": run.weight_diff, "tol": r.tolerance, "alone": run.alone_diff})
+    return Answer(
+        option, {"steps": run.steps, "diff": run.weight_diff, "tol": r.tolerance, "alone": run.alone_diff}, key="diff"
+    )

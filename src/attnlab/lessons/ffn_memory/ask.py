@@ -12,4 +12,4 @@ def answer(r) -> Answer:
     lead = r.hurt_fire - r.hurt_quiet
     option = "a" if lead > margin else "b" if lead < -margin else "c"
     numbers = {"n": r.trained.alive, "fire": r.hurt_fire, "quiet": r.hurt_quiet, "margin": margin, "floor": FLOOR}
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="fire")

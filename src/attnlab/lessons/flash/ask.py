@@ -26,4 +26,5 @@ def answer(r) -> Answer:
             "tiled_mib": top.tiled_bytes / 2**20,
             "plain_mib": top.plain_bytes / 2**20,
         },
+        key="diff",
     )

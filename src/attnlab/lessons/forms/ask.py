@@ -18,4 +18,5 @@ def answer(r) -> Answer:
             "dec_attn": len(dec.attention_modules),
             "dec_names": ", ".join(dec.attention_modules),
         },
+        key="gpt_attn",
     )

@@ -21,4 +21,6 @@ def answer(r) -> Answer:
     else:  # the logits before the block
         option = "c"
     shape = {s.stage: s.shape for s in stages}
-    return Answer(option, {"order": " → ".join(order), "d": shape["embedding"][-1], "v": shape["logits"][-1]})
+    return Answer(
+        option, {"order": " → ".join(order), "d": shape["embedding"][-1], "v": shape["logits"][-1]}, key="order"
+    )

@@ -12,4 +12,4 @@ def answer(r) -> Answer:
     forms = (two >= THRESHOLD, one >= THRESHOLD)
     option = {(True, False): "a", (False, True): "b", (True, True): "c", (False, False): "d"}[forms]
     numbers = {"steps": r.steps[-1], "two": two, "one": one, "threshold": THRESHOLD, "chance": r.chance_prefix}
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="two")

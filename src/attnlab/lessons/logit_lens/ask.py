@@ -21,4 +21,4 @@ def answer(r) -> Answer:
         "layers": L,
         "untrained_settled": r.untrained.settled,
     }
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="settled")

@@ -21,4 +21,5 @@ def answer(r) -> Answer:
             "adamw": m["adamw"] / n,
             "per_param": per_param,
         },
+        key="per_param",
     )

@@ -22,4 +22,5 @@ def answer(r) -> Answer:
             "zl": z["z_loss"],
             "need": LEADS,
         },
+        key="bi",
     )

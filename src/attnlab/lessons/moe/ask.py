@@ -16,4 +16,5 @@ def answer(r) -> Answer:
     return Answer(
         option,
         {"active": moe.active_params, "moe": moe.loss, "dense": dense.loss, "margin": LOSS_MARGIN},
+        key="moe",
     )

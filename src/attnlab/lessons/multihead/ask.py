@@ -12,4 +12,4 @@ def answer(r) -> Answer:
     ratio = many / one  # counted on the two modules
     # the option whose ratio (1, h, 1/h) is nearest on a log scale; with h = 1 all three agree: "the same"
     option = min(zip(OPTIONS, (1, h, 1 / h)), key=lambda o: abs(math.log(ratio / o[1])))[0]
-    return Answer(option, {"h": h, "one": one, "many": many, "ratio": ratio})
+    return Answer(option, {"h": h, "one": one, "many": many, "ratio": ratio}, key="ratio")

@@ -11,5 +11,7 @@ BY_CHANGE = {(False, True): "a", (True, True): "b", (False, False): "c", (True, 
 def answer(r) -> Answer:
     ln_moves, bn_moves = r.ln_diff >= DIFFERS, r.bn_diff >= DIFFERS  # training-mode BatchNorm
     return Answer(
-        BY_CHANGE[ln_moves, bn_moves], {"batch": r.params["batch"], "ln_diff": r.ln_diff, "bn_diff": r.bn_diff}
+        BY_CHANGE[ln_moves, bn_moves],
+        {"batch": r.params["batch"], "ln_diff": r.ln_diff, "bn_diff": r.bn_diff},
+        key="bn_diff",
     )

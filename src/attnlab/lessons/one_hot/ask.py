@@ -35,4 +35,5 @@ def answer(r) -> Answer:
             "mean_cos": r.dense_mean_cos,
             "onehot_cos": r.onehot_max_cos,
         },
+        key="corr",
     )

@@ -18,4 +18,4 @@ def answer(r) -> Answer:
         "important": r.prompt[important],
         "importance": a.importance[important],
     }
-    return Answer("a" if attended == important else "b", numbers)
+    return Answer("a" if attended == important else "b", numbers, key="important")

@@ -11,4 +11,4 @@ def answer(r) -> Answer:
     plain, positioned = r.pair["without_positions"], r.pair["with_positions"]
     diff, scale = plain["max_diff"], plain["scale"]
     option = "a" if diff <= ROUNDING else "c" if diff >= VERY * scale else "b"
-    return Answer(option, {"plain": diff, "scale": scale, "positioned": positioned["max_diff"]})
+    return Answer(option, {"plain": diff, "scale": scale, "positioned": positioned["max_diff"]}, key="plain")

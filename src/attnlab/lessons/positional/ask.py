@@ -10,4 +10,6 @@ def answer(r) -> Answer:
     # One fixed R(Δ) per pair of dims carries every checked PE[pos] to PE[pos + Δ]: the change depends on Δ alone.
     option = "a" if r.max_rotation_error <= ROTATION_TOL else "b"
     p = r.params
-    return Answer(option, {"delta": p["delta"], "last": p["n_check"] - 1, "max_error": r.max_rotation_error})
+    return Answer(
+        option, {"delta": p["delta"], "last": p["n_check"] - 1, "max_error": r.max_rotation_error}, key="max_error"
+    )

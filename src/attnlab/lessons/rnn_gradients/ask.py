@@ -14,4 +14,4 @@ def answer(r) -> Answer:
     near, far = curve.measured[0], curve.measured[-1]  # 1 and T steps apart
     option = "a" if far * CHANGED <= near else "c" if far >= CHANGED * near else "b"
     numbers = {"lam": curve.lam, "near": near, "T": curve.distance[-1], "far": far, "bound": curve.bound[-1]}
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="far")

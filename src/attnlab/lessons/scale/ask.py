@@ -15,4 +15,4 @@ def answer(r) -> Answer:
     flops = row.train_flops_6nd  # 6 · counted · tokens
     option = min(OPTIONS, key=lambda o: abs(math.log10(flops / GUESSES[o])))
     numbers = {"params": row.counted, "tokens": row.tokens, "flops": flops, "published": row.published_train_flops}
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="flops")

@@ -22,4 +22,4 @@ def answer(r) -> Answer:
         "attn0": first.attention_ops,
         "attn1": last.attention_ops,
     }
-    return Answer(option, numbers)
+    return Answer(option, numbers, key="rnn1")

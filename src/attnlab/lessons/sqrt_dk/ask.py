@@ -14,4 +14,4 @@ def answer(r) -> Answer:
         option = "c"
     else:
         option = "a"
-    return Answer(option, {"d_lo": lo.d_k, "var_lo": lo.var, "d_hi": hi.d_k, "var_hi": hi.var})
+    return Answer(option, {"d_lo": lo.d_k, "var_lo": lo.var, "d_hi": hi.d_k, "var_hi": hi.var}, key="var_hi")

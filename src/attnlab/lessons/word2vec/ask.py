@@ -35,4 +35,5 @@ def answer(r) -> Answer:
             "margin": margin,
             "top_cos": top_cos,
         },
+        key="trained",
     )

@@ -387,7 +387,16 @@
     const box = document.getElementById("verdict");
     if (!box) return;
     box.querySelector("[data-verdict-head]").textContent = v.head;
-    box.querySelector("[data-verdict-why]").textContent = v.why;
+    const why = box.querySelector("[data-verdict-why]"), at = v.key_text ? v.key_at : -1;
+    if (at < 0) {
+      why.textContent = v.why;
+    } else { // the one number that carries the lesson, marked as the server marks it
+      const mark = document.createElement("mark");
+      mark.className = "key";
+      mark.dataset.key = v.key;
+      mark.textContent = v.key_text;
+      why.replaceChildren(v.why.slice(0, at), mark, v.why.slice(at + v.key_text.length));
+    }
     box.dataset.correct = String(v.correct);
     box.classList.toggle("right", v.correct);
     box.classList.toggle("wrong", !v.correct);
