@@ -325,8 +325,9 @@ def test_cli_one_language_puts_it_at_the_root_and_hides_the_switch(tmp_path, mon
             *(f"{lesson.slug}.html" for lesson in LESSONS),
             *(p.name for p in site.glob("ledger~*")),
             *(p.name for p in site.glob("toy~*")),
+            *(p.name for p in site.glob("lookup~*")),
         ]
-    )  # toy~: the sentence chips link each query
+    )  # toy~: the sentence chips link each query; lookup~: its importance card links the toy's own cases
     check_references(site)
     assert not [p for p in tmp_path.iterdir() if p.name != "site"]  # no temporary folder left
 

@@ -300,7 +300,7 @@ def test_the_page_of_a_run_still_training_renders(client):
 def test_the_sampling_hint_gives_way_once_followed(client):
     """Step ⑥'s hint (a memorised model samples one text: train 静夜思 for 20 steps and raise the temperature)
     is shown for any other run, and once followed the page says what to do with that model instead."""
-    from attnlab.lessons.pipeline.samples import HINT_STEPS
+    from attnlab.lessons.pipeline.samples import HINT_CORPUS, HINT_STEPS
 
     memorised = train(client, corpus="jingyesi", steps=HINT_STEPS + 10)
     followed = train(client, corpus="jingyesi", steps=HINT_STEPS)
@@ -311,3 +311,9 @@ def test_the_sampling_hint_gives_way_once_followed(client):
         assert 'id="gen-memorized"' in other and 'id="gen-hint-followed"' not in other
         page = client.get("/pipeline", params={"run": followed, "lang": lang}).text
         assert 'id="gen-hint-followed"' in page and 'id="gen-memorized"' not in page and "gen-hint-link" not in page
+        # the hint's link fills the form with the steps and corpus it names
+        link = re.search(r'id="gen-hint-link" href="([^"]*)"', other).group(1).replace("&amp;", "&")
+        assert f"corpus={HINT_CORPUS}" in link and f"steps={HINT_STEPS}" in link
+        form = client.get(link.split("#")[0]).text
+        assert re.search(rf'id="set-steps" name="steps" value="{HINT_STEPS}"', form)
+        assert re.search(rf'value="{HINT_CORPUS}" id="corpus-{HINT_CORPUS}"[^>]* checked', form)

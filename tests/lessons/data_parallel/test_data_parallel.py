@@ -353,6 +353,9 @@ def test_a_first_visit_shows_the_two_processes_steps_then_the_results(result, mo
 
     monkeypatch.setattr(launch, "run_both", held)
     monkeypatch.setattr(explain_pages, "PROGRESS_AFTER_S", 0.0)
+    from attnlab.web import lesson_cache
+
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", 0.0)  # kept however quick: held runs can end within 0.2 s
     params = {**{k: str(v) for k, v in SMALL.items()}, "b": "5", "lang": "en"}  # a run no other test asks for
     url = "/api/explain/data-parallel/progress"
     with TestClient(create_app()) as client:
