@@ -7,7 +7,7 @@ QUICK value, or their least; every other number at the largest value its form ta
 one its estimate finds heaviest, one after the other, each kept where the lesson still accepts it (its cost()
 raises nothing, the web would admit it: budget.lane_for) and reset where it does not. The peak is the process's resident memory above where it stood, read from the
 kernel's high-water mark (VmHWM, reset through /proc/self/clear_refs): it counts what torch and numpy allocate,
-which tracemalloc does not see. A first run at QUICK with another seed imports what the lesson needs (no part
+which tracemalloc does not see. A first run at QUICK with another seed and its time parameters at their least imports what the lesson needs (no part
 of a request's peak), and freed memory goes back to the system before each measurement (web.memory.trim).
 Linux only: that is where the lab's budget is measured.
 """
@@ -69,6 +69,7 @@ def measure(name: str) -> dict:
     settings = heaviest(topic)
     estimate = topic.cost(**settings).mb
     warm = {**topic.quick, **({"seed": 7} if any(p.name == "seed" for p in topic.params) else {})}
+    warm.update({p.name: p.lo for p in topic.params if p.name in TIME and p.kind == "int"})  # imports, not training
     try:
         topic.run(lang="en", **warm)
     except ParamError:

@@ -35,7 +35,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--data",
             help="Folder of corpora (subfolders of chinese-poetry JSON, .txt or "
-            ".json files) the scale page offers by name for a sweep; nothing outside it is read.",
+            ".json files) the scale page offers by name for a sweep, and word2vec's page its files; nothing outside it "
+            "is read.",
         ),
         cache: Path = typer.Option(
             None,

@@ -125,6 +125,11 @@ class Topic:
         """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
         return self.lesson(**self.parse(**raw), lang=lang)
 
+    def names_a_file(self, raw: dict) -> bool:
+        """Whether these values name a file (a cli_only parameter set): its result depends on what the file says."""
+        values = {k.replace("-", "_"): v for k, v in raw.items()}
+        return any(p.cli_only and values.get(p.name) not in (None, p.default) for p in self.params)
+
     def remembered(self, *, lang: str = "zh", **raw: Any):
         """run(), kept in the lab's disk cache (lessons/common/disk_cache.py) as the web keeps its results: asked
         again with the same settings and the same code, the stored result comes back at once, and two processes
@@ -132,8 +137,7 @@ class Topic:
         the path, not what the file says."""
         from attnlab.lessons.common import disk_cache
 
-        values = {k.replace("-", "_"): v for k, v in raw.items()}
-        if any(p.cli_only and values.get(p.name) not in (None, p.default) for p in self.params):
+        if self.names_a_file(raw):
             return self.run(lang=lang, **raw)
         stored = self.stored_key(self.key(raw, lang))
         with disk_cache.computing(stored):

@@ -112,7 +112,7 @@ def create_app(
     address it is bound to; see `attnlab.web.limits`). None, for an app used in-process (tests, export-site),
     adds only "testserver", the name Starlette's TestClient sends. `max_body`: the largest request body (bytes).
     `runs_dir`: the folder of checkpoints /runs opens (`attnlab serve --runs`); None = none (the page says so).
-    `data_dir`: the folder of corpora /scale offers by name (`attnlab serve --data`); None = none.
+    `data_dir`: the folder of corpora /scale (and word2vec's page) offers by name (`attnlab serve --data`); None = none.
     """
     # Swagger UI and ReDoc load their scripts from a CDN, so they stay off; /openapi.json is served.
     # Every API route refuses a lang other than zh or en (web/api_lang.py); pages fall back to Chinese instead.

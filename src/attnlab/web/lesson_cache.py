@@ -99,7 +99,9 @@ def _from_disk(key: tuple):
     return result
 
 
-def _work(topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future: concurrent.futures.Future) -> None:
+def _work(
+    topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future: concurrent.futures.Future, on_disk: bool
+) -> None:
     """On a worker thread: compute, keep, free the room, then answer everyone waiting (even if they all left),
     then write the result to disk (after answering: a large result takes a moment to write)."""
     result, error = None, None
@@ -118,7 +120,7 @@ def _work(topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future
         future.set_exception(error)
         return
     future.set_result(result)
-    if seconds >= CACHE_MIN_S:
+    if seconds >= CACHE_MIN_S and on_disk:
         disk_cache.store(_on_disk(key), result)
 
 
@@ -148,7 +150,8 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
         lane = budget.lane_for(cost)
     except budget.TooLarge as err:  # said beside the lesson's form, like the lesson's own limits
         raise ParamError(str(err), None, "web.error.too_large", need=f"{err.mb:,.0f}") from None
-    stored = await asyncio.to_thread(_from_disk, key)  # computed by an earlier run: served to anyone
+    on_disk = not topic.names_a_file(raw)  # a file's result is kept in memory only: the file may change
+    stored = await asyncio.to_thread(_from_disk, key) if on_disk else disk_cache.MISS  # an earlier run's
     if stored is not disk_cache.MISS:
         return stored
     if warming.get():  # the background warm-up (web/warm.py): its own lane, and it yields to requests
@@ -176,7 +179,7 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
         if mine:
             threading.Thread(
                 target=_work,
-                args=(topic, raw, lang, key, lane, cost.mb, future),
+                args=(topic, raw, lang, key, lane, cost.mb, future, on_disk),
                 daemon=True,
                 name=f"attnlab-lesson-{topic.name}",
             ).start()

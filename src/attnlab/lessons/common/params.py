@@ -59,6 +59,7 @@ class Param:
     cli_only: bool = (
         False  # a file path: the CLI and Python take it; the web refuses it (it would read the server's files)
     )
+    from_data: bool = False  # cli_only, and the web may fill it with a file of `serve --data DIR` chosen by name
 
     @property
     def option(self) -> str:

@@ -56,6 +56,7 @@ PARAMS = (
         "",
         max_len=4096,
         cli_only=True,
+        from_data=True,  # the page offers the files of `attnlab serve --data DIR` by name: analogies need a corpus
         help="a .txt or chinese-poetry .json file (CLI and Python only); empty: the built-in 静夜思",
     ),
     Param("chars", "str", "月头思", max_len=8, help="characters whose nearest neighbours are listed"),
@@ -438,5 +439,7 @@ def word2vec(
         n=n,
         skipped=" ".join(skipped) or "—",
     )
+    if not p["corpus"].strip():  # 20 characters: too few contexts for an analogy to have a chance
+        r.note += " " + t("explain.word2vec.note.small", lang, n_chars=r.n_chars)
     r.claims = claims_of(r, lang)
     return r

@@ -27,9 +27,9 @@ from attnlab.display.fmt import fixed
 from attnlab.i18n import catalog, t
 from attnlab.lessons.common.ask import question
 from attnlab.lessons.common.cost import Cost
-from attnlab.lessons.common.params import ParamError, refuse_cli_only
+from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS, Topic, as_dict
-from attnlab.web import budget, figure_store, lesson_cache
+from attnlab.web import budget, figure_store, lesson_cache, lesson_data
 from attnlab.web.api_lang import ApiLang
 from attnlab.web.render import lang_of, make_url, render
 from attnlab.web.responses import answers
@@ -135,9 +135,10 @@ def cli_line(topic: Topic, raw: dict[str, str]) -> str:
     return " ".join(words)
 
 
-def _controls(topic: Topic, raw: dict[str, str], lang: str) -> list[dict]:
-    """What the form shows for each parameter: its spec, its current value and its label."""
-    out = []
+def _controls(topic: Topic, raw: dict[str, str], lang: str, request: Request | None = None) -> list[dict]:
+    """What the form shows for each parameter: its spec, its current value and its label; and, for a lesson
+    that reads a corpus, the files of the lab's data folder it may read (web/lesson_data.py)."""
+    out = lesson_data.control(topic, raw, lang, lesson_data.data_dir(request))  # [] or the data folder's files
     for p in topic.params:
         spec = p.spec()
         value = raw.get(p.name, p.default)
@@ -173,21 +174,21 @@ async def _lesson(
     Computed through web/lesson_cache.py (cached, a few at once, off the event loop); budget.Busy and
     lesson_cache.Training (with progress_after) pass through."""
     try:
-        refuse_cli_only(topic.params, raw)
-        result = await lesson_cache.lesson(topic, raw, lang, progress_after=progress_after, request=request)
+        values = lesson_data.resolved(topic, raw, lesson_data.data_dir(request))
+        result = await lesson_cache.lesson(topic, values, lang, progress_after=progress_after, request=request)
     except ParamError as err:
         return None, err.localized(lang)  # the page speaks its own language; the API's message stays English
     if not nulls:  # a figure draws the run itself
         return result, None
-    return await _with_nulls(topic, raw, lang, result, progress_after, request), None
+    return await _with_nulls(topic, values, lang, result, progress_after, request, raw), None
 
 
-async def _with_nulls(topic: Topic, raw: dict, lang: str, result, progress_after=None, request=None):
+async def _with_nulls(topic: Topic, values: dict, lang: str, result, progress_after=None, request=None, raw=None):
     """The result, its claims carrying their nulls (lessons/common/nulls.py): each null is the same lesson at
     other settings, computed and cached like any. A null still training raises lesson_cache.Training with its
-    settings as `raw`, so the progress the page follows is the null's."""
+    settings as `raw` (as the request spelled them: `raw`), so the progress the page follows is the null's."""
     done = []
-    for settings in topic.null_settings(result, raw):
+    for settings in topic.null_settings(result, values):
         try:
             done.append(
                 await lesson_cache.lesson(topic, settings, lang, progress_after=progress_after, request=request)
@@ -195,10 +196,10 @@ async def _with_nulls(topic: Topic, raw: dict, lang: str, result, progress_after
         except ParamError:
             done.append(None)
         except lesson_cache.Training as training:
-            training.raw = settings
+            training.raw = lesson_data.as_query(topic, settings, raw or values)
             training.null = _null_label(topic, settings, lang)
             raise
-    return topic.with_nulls(result, raw, lang, done)
+    return topic.with_nulls(result, values, lang, done)
 
 
 def _null_label(topic: Topic, settings: dict, lang: str) -> str:
@@ -247,7 +248,7 @@ async def explain_page(request: Request, topic: str):
             status_code=202,
             topic=tp,
             topics=list(TOPICS.values()),
-            controls=_controls(tp, raw, lang),
+            controls=_controls(tp, raw, lang, request),
             r=None,
             error=None,
             sig=sig,
@@ -268,7 +269,7 @@ async def explain_page(request: Request, topic: str):
         status_code=200 if error is None else 422,
         topic=tp,
         topics=list(TOPICS.values()),
-        controls=_controls(tp, raw, lang),
+        controls=_controls(tp, raw, lang, request),
         r=result,
         error=error,
         sig=sig,
@@ -297,11 +298,13 @@ async def explain_figure(request: Request, topic: str):
         result, error = await _lesson(tp, raw, lang, request=request, nulls=False)
         if error is not None:
             raise HTTPException(422, error)
-        key = lesson_cache.lesson_key(tp, raw, lang)
-        png = _figures.get(key) or await run_in_threadpool(figure_store.stored, key)  # this run's, or an earlier one's
+        values = lesson_data.resolved(tp, raw, lesson_data.data_dir(request))
+        key, on_disk = lesson_cache.lesson_key(tp, values, lang), not tp.names_a_file(values)  # as its result
+        png = _figures.get(key) or (await run_in_threadpool(figure_store.stored, key) if on_disk else None)
         if png is None:  # drawn once per result, one figure at a time (matplotlib holds the interpreter)
             png = await budget.run(lambda: _png(tp, result, lang), DRAWING, request=request, lane=budget.DRAW)
-            figure_store.store(key, png)
+            if on_disk:
+                figure_store.store(key, png)
         _figures.put(key, png)
     except budget.Busy as busy:
         raise HTTPException(
@@ -370,8 +373,7 @@ def api_explain_progress(
     tp = _topic(topic)
     raw = _raw(request)
     try:
-        refuse_cli_only(tp.params, raw)
-        found = lesson_cache.progress_of(tp, raw, lang)
+        found = lesson_cache.progress_of(tp, lesson_data.resolved(tp, raw, lesson_data.data_dir(request)), lang)
         return {**found, "models": _labelled(tp, found["models"], lang)}
     except ParamError as err:
         loc = ("query", err.name) if err.name else ("query",)
@@ -399,9 +401,9 @@ async def api_explain(
             [{"type": "value_error", "loc": ("query", "predict"), "msg": msg, "input": predict}]
         )
     try:
-        refuse_cli_only(tp.params, raw)
-        result = await lesson_cache.lesson(tp, raw, lang, request=request)
-        result = await _with_nulls(tp, raw, lang, result, request=request)
+        values = lesson_data.resolved(tp, raw, lesson_data.data_dir(request))
+        result = await lesson_cache.lesson(tp, values, lang, request=request)
+        result = await _with_nulls(tp, values, lang, result, request=request)
     except budget.Busy as busy:
         detail = [
             {
