@@ -344,12 +344,13 @@ def fill_blank(tr: Trained, text: str, context: int) -> Fill:
 
 
 def cost(p: dict) -> Cost:
-    """Trains three small models (stoppable at every step); an odd width or a bad blank is refused before."""
-    if p["d_model"] % N_HEADS:
+    """Trains three small models (stoppable at every step); a width rotary positions cannot turn, or a bad
+    blank, is refused before."""
+    if p["d_model"] % (2 * N_HEADS):  # rotary positions turn pairs of a head's dimensions
         raise ParamError(
-            f"d_model must be even (2 heads), got {p['d_model']}",
+            f"d_model must be a multiple of {2 * N_HEADS} ({N_HEADS} heads of even width), got {p['d_model']}",
             "d_model",
-            "explain.error.divisible",
+            "explain.error.even_heads",
             width="d_model",
             d=p["d_model"],
             h=N_HEADS,
