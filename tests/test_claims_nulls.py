@@ -58,3 +58,19 @@ def test_a_claim_its_null_shows_is_not_shown():
     (out,) = nulls.attach("sqrt_dk", declared, [sat], {nulls.key_of({"d_k": 512}): {"saturation": twin}}, given, "en")
     assert out.status != SHOWN and not out.holds
     assert out.null["status"] == SHOWN and "shows it too" in out.versus
+
+
+def test_a_run_at_its_own_null_shows_no_claim_that_null_declares():
+    """A learner who chooses the null itself (shuffle on): a claim shown there is what the null shows, so it is
+    not shown, and its line says this run is that control (bench_claims found ffn-memory's values_match_keys
+    printed ✓ on a shuffled run)."""
+    from attnlab.lessons.common import nulls
+
+    lesson = get_topic("sqrt-dk")
+    plain = explained("sqrt-dk", "en", **lesson.quick)
+    (sat,) = [c for c in plain.claims if c.id == "saturation"]
+    assert sat.status == SHOWN
+    declared = {"saturation": Null("shuffled", d_k=lesson.given(lesson.quick)["d_k"])}  # any name with words
+    (out,) = nulls.attach("sqrt_dk", declared, [sat], {}, lesson.given(lesson.quick), "en")
+    assert out.status != SHOWN and not out.holds and "shows it too" in out.versus
+    assert out.null["status"] == SHOWN and "control itself" in out.null["line"]

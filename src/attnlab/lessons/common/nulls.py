@@ -95,6 +95,9 @@ def attach(slug: str, declared: dict[str, Null], claims: list[Claim], runs: dict
         elif all(given.get(k) == v for k, v in null.settings.items()):  # the learner chose the null itself
             info.update(measured=c.measured, baseline=c.baseline, status=c.status)
             info["line"] = t("explain.null.is_this_run", lang, null=name)
+            if c.status == SHOWN:  # a claim cannot beat itself: shown on its null is what the null shows
+                note = t("explain.null.not_beaten", lang)
+                c = dataclasses.replace(c, status=NOT_SHOWN, holds=False, versus=f"{c.versus} · {note}")
         else:
             found = runs.get(key_of(null.settings))
             twin = None if found is None else found.get(c.id)

@@ -94,6 +94,15 @@ def cost(p: dict) -> Cost:
     """A GPT and an encoder sharing its weights, a few blocks of width d_model, on two short sentences: their
     weights (12·d² a block) and the copies torch makes of them, measured at 48 float32 numbers per d² a block at the
     largest values (tests/cost_peaks.py), beside a fixed 8 MiB for the passes."""
+    if p["d_model"] % N_HEADS:  # refused before the lesson waits for a slot
+        raise ParamError(
+            f"d_model must be even (2 heads), got {p['d_model']}",
+            "d_model",
+            "explain.error.divisible",
+            width="d_model",
+            d=p["d_model"],
+            h=N_HEADS,
+        )
     return Cost.of_bytes(48 * p["n_layers"] * p["d_model"] ** 2 * 4, extra_mb=8.0)
 
 
@@ -112,15 +121,7 @@ def context_vectors(
 
     p = check(PARAMS, dict(sentence_a=sentence_a, sentence_b=sentence_b, d_model=d_model, n_layers=n_layers, seed=seed))
     a, b = p["sentence_a"].strip(), p["sentence_b"].strip()
-    if p["d_model"] % 2:
-        raise ParamError(
-            f"d_model must be even (2 heads), got {p['d_model']}",
-            "d_model",
-            "explain.error.divisible",
-            width="d_model",
-            d=p["d_model"],
-            h=N_HEADS,
-        )
+    cost(p)
     P = shared_prefix(a, b)
     if P == 0 or a == b:
         raise ParamError(
