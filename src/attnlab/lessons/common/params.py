@@ -172,6 +172,22 @@ def refuse_cli_only(params: tuple[Param, ...], raw: dict[str, Any]) -> None:
             )
 
 
+def heads_divide(d_model: int, n_heads: int, name: str = "n_heads") -> None:
+    """ParamError unless n_heads heads split d_model evenly, naming `name` (the heads, or a width whose head count
+    is fixed); a lesson's cost() calls it, so the refusal comes before the lesson waits for a slot."""
+    if d_model % n_heads == 0:
+        return
+    said = (
+        f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}"
+        if name == "n_heads"
+        else f"d_model must be even ({n_heads} heads), got {d_model}"
+    )
+    key = (
+        "explain.error.divisible" if name == "n_heads" else "explain.error.heads_split"
+    )  # "d_model must divide d_model" reads wrong
+    raise ParamError(said, name, key, width="d_model", d=d_model, h=n_heads)
+
+
 def check(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
     """Parse every declared parameter from `values` (missing ones take their default); unknown names fail."""
     names = {p.name for p in params}
@@ -250,5 +266,6 @@ __all__ = [
     "memory_guard",
     "one_thread",
     "refuse_cli_only",
+    "heads_divide",
     "seeded",
 ]

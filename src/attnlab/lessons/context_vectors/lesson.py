@@ -20,7 +20,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import Null
-from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.params import Param, ParamError, check, heads_divide, lesson
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
 
@@ -94,15 +94,7 @@ def cost(p: dict) -> Cost:
     """A GPT and an encoder sharing its weights, a few blocks of width d_model, on two short sentences: their
     weights (12·d² a block) and the copies torch makes of them, measured at 48 float32 numbers per d² a block at the
     largest values (tests/cost_peaks.py), beside a fixed 8 MiB for the passes."""
-    if p["d_model"] % N_HEADS:  # refused before the lesson waits for a slot
-        raise ParamError(
-            f"d_model must be even (2 heads), got {p['d_model']}",
-            "d_model",
-            "explain.error.divisible",
-            width="d_model",
-            d=p["d_model"],
-            h=N_HEADS,
-        )
+    heads_divide(p["d_model"], N_HEADS, "d_model")  # refused before the lesson waits for a slot
     return Cost.of_bytes(48 * p["n_layers"] * p["d_model"] ** 2 * 4, extra_mb=8.0)
 
 

@@ -31,7 +31,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, beats_chance, chance_count, lead, within
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import CHANCE, Null
-from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.params import Param, check, heads_divide, lesson, seeded
 from attnlab.lessons.common.result import Shown
 from attnlab.train import progress
 
@@ -240,15 +240,7 @@ def trained(n_heads: int, steps: int, first_seed: int) -> tuple[list[float], lis
 
 def cost(p: dict) -> Cost:
     """Counts on fake tensors (nothing allocated) and trains tiny attention-only models (stoppable at every step)."""
-    if p["d_model"] % p["n_heads"]:
-        raise ParamError(
-            f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
-            "n_heads",
-            "explain.error.divisible",
-            width="d_model",
-            d=p["d_model"],
-            h=p["n_heads"],
-        )
+    heads_divide(p["d_model"], p["n_heads"])
     return Cost(16.0, trains=p["train_steps"] > 0)
 
 

@@ -29,7 +29,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import Null
-from attnlab.lessons.common.params import Param, ParamError, check, lesson
+from attnlab.lessons.common.params import Param, ParamError, check, heads_divide, lesson
 from attnlab.lessons.common.rank_correlation import spearman
 from attnlab.lessons.common.result import Shown
 from attnlab.lessons.common.weights import redraw
@@ -196,15 +196,7 @@ def train(stream: torch.Tensor, vocab: int, d: int, steps: int, seed: int, name:
 
 def cost(p: dict) -> Cost:
     """Trains one small GPT in float64 (stoppable at every step); an odd width is refused before."""
-    if p["d_model"] % 2:
-        raise ParamError(
-            f"d_model must be even (2 heads), got {p['d_model']}",
-            "d_model",
-            "explain.error.divisible",
-            width="d_model",
-            d=p["d_model"],
-            h=2,
-        )
+    heads_divide(p["d_model"], 2, "d_model")
     return Cost(32.0, trains=p["train_steps"] > 0)
 
 

@@ -15,7 +15,7 @@ from attnlab.i18n import t
 from attnlab.lessons.common.claims import Claim, lead, within
 from attnlab.lessons.common.cost import DEFAULT, Cost
 from attnlab.lessons.common.nulls import Null
-from attnlab.lessons.common.params import Param, ParamError, check, lesson, seeded
+from attnlab.lessons.common.params import Param, ParamError, check, heads_divide, lesson, seeded
 from attnlab.lessons.common.result import Shown
 
 PARAMS = (
@@ -113,15 +113,7 @@ def run_case(layer, x: torch.Tensor, perm: list[int], with_positions: bool) -> C
 
 def cost(p: dict) -> Cost:
     """A few small tensors; heads that do not divide the width are refused before the lesson waits for a slot."""
-    if p["d_model"] % p["n_heads"]:
-        raise ParamError(
-            f"d_model must be divisible by n_heads, got d_model={p['d_model']}, n_heads={p['n_heads']}",
-            "n_heads",
-            "explain.error.divisible",
-            width="d_model",
-            d=p["d_model"],
-            h=p["n_heads"],
-        )
+    heads_divide(p["d_model"], p["n_heads"])
     return DEFAULT
 
 

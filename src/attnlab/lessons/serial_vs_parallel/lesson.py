@@ -25,8 +25,8 @@ from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import (
     MEMORY_LIMIT,
     Param,
-    ParamError,
     check,
+    heads_divide,
     largest_square,
     lesson,
     memory_guard,
@@ -103,15 +103,7 @@ def cost(p: dict) -> Cost:
     """Refused before timing when d_model does not split into heads or the (H, n, n) weights would not fit;
     else those weights and the inputs."""
     n_max, d, h = p["n_max"], p["d_model"], p["n_heads"]
-    if d % h:
-        raise ParamError(
-            f"d_model must be divisible by n_heads, got d_model={d}, n_heads={h}",
-            "n_heads",
-            "explain.error.divisible",
-            width="d_model",
-            d=d,
-            h=h,
-        )
+    heads_divide(d, h)
     need = BYTES_PER_N2 * h * n_max * n_max
     memory_guard(
         need,
