@@ -102,6 +102,27 @@ def test_a_stored_result_gives_the_same_api_json_and_page(client, cache, monkeyp
     assert client.get("/explain/norms", params=params).text == page.text and not runs
 
 
+def test_a_lesson_that_trains_is_kept_however_quick_and_one_that_does_not_is_not(client, tmp_path, monkeypatch):
+    """A trained lesson's second language comes back at once from the models its first one trained (kept in
+    memory), but a fresh process would train them again to compute it: kept on disk whatever its time. A lesson
+    that trains nothing is kept only when it took CACHE_MIN_S (here: never)."""
+    disk_cache.use(tmp_path / "cache")
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", math.inf)
+    try:
+        quick = {"train_steps": "41"}  # settings no other test asks for: computed here
+        assert TOPICS["break"].cost(**quick).trains and not TOPICS["norms"].cost().trains
+        for topic, params in (("break", quick), ("norms", {"seed": "2207"})):
+            for lang in ("zh", "en"):
+                stored = stores(monkeypatch)
+                assert client.get(f"/api/explain/{topic}", params={**params, "lang": lang}).status_code == 200
+                if topic == "break":
+                    assert stored.wait(NEVER_S)
+                key = TOPICS[topic].stored_key(lesson_cache.lesson_key(TOPICS[topic], params, lang))
+                assert (disk_cache.load(key) is disk_cache.MISS) == (topic == "norms"), (topic, lang)
+    finally:
+        disk_cache.use()
+
+
 def damage(path, how: str) -> None:
     stored = json.loads(path.read_text(encoding="utf-8"))
     if how == "truncated":

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from attnlab.lessons.common import disk_cache
+from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS
 from attnlab.train.progress import Cancelled, Progress
@@ -30,6 +31,8 @@ from attnlab.web.warm_gate import WarmProgress, warming
 
 CACHE_SIZE = 32  # lesson results kept
 CACHE_MIN_S = 0.2  # only results that took at least this long are kept (the quick ones are recomputed)
+# ... or that train: a lesson's second language, or a null read from models trained a moment ago, comes back
+# quickly from the models kept in memory, but a fresh process would train them again to compute it
 
 _cache: OrderedDict[tuple, object] = OrderedDict()
 _running: dict[tuple, concurrent.futures.Future] = {}
@@ -100,15 +103,22 @@ def _from_disk(key: tuple):
 
 
 def _work(
-    topic, raw: dict, lang: str, key: tuple, lane: Lane, mb: float, future: concurrent.futures.Future, on_disk: bool
+    topic,
+    raw: dict,
+    lang: str,
+    key: tuple,
+    lane: Lane,
+    cost: Cost,
+    future: concurrent.futures.Future,
+    on_disk: bool,
 ) -> None:
     """On a worker thread: compute, keep, free the room, then answer everyone waiting (even if they all left),
     then write the result to disk (after answering: a large result takes a moment to write)."""
     result, error = None, None
     start = time.perf_counter()
     try:
-        result = budget.compute(lambda: topic.run(lang=lang, **raw), lane, mb, _progress[key])
-        seconds = time.perf_counter() - start
+        result = budget.compute(lambda: topic.run(lang=lang, **raw), lane, cost.mb, _progress[key])
+        seconds = float("inf") if cost.trains else time.perf_counter() - start  # (CACHE_MIN_S)
         _keep(key, result, seconds)
     except BaseException as err:  # noqa: BLE001 - handed to the requests waiting for it
         error = err
@@ -179,7 +189,7 @@ async def lesson(topic, raw: dict, lang: str, *, progress_after: float | None = 
         if mine:
             threading.Thread(
                 target=_work,
-                args=(topic, raw, lang, key, lane, cost.mb, future, on_disk),
+                args=(topic, raw, lang, key, lane, cost, future, on_disk),
                 daemon=True,
                 name=f"attnlab-lesson-{topic.name}",
             ).start()
