@@ -4,11 +4,9 @@ numbers (the sentence the Python core wrote, word for word), and puts the figure
 claim carries its null's line (lessons/common/nulls.py), as the core measured it. With
 JavaScript the answers are remembered in the browser and the home page's course map marks them.
 
-Each topic is opened at its QUICK settings (the suite's shared store holds those results); figure requests get a
-blank PNG of a figure's size here, since this test is about the page's order, words and width (the figures have
-tests of their own)."""
+Each topic is opened at its QUICK settings: the suite's shared store holds those results and their figures (drawn
+once for every test that shows them: tests/browser/test_explain_pages.py opens the same pages)."""
 
-import io
 from urllib.parse import urlencode
 
 import pytest
@@ -17,17 +15,6 @@ from results import explained, quick_query, result
 from attnlab.i18n import t
 from attnlab.lessons.explain import TOPICS
 
-
-def _blank_png() -> bytes:
-    """A white PNG of a real figure's size (1000 x 640 px), so the layout is measured as with the figure."""
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", (1000, 640), "white").save(buffer, "PNG")
-    return buffer.getvalue()
-
-
-BLANK_PNG = _blank_png()
 FIGURE_FIRST = """() => {
   const figure = document.querySelector('#figure-card'), table = document.querySelector('#results table');
   return !!figure && (!table || !!(figure.compareDocumentPosition(table) & Node.DOCUMENT_POSITION_FOLLOWING));
@@ -61,7 +48,6 @@ def test_every_topic_asks_first_then_says_right_or_wrong_and_shows_the_figure_fi
     """Without JavaScript at a phone's width (390 px), with it at a desktop's: each state fits its width."""
     width = 1300 if js else 390
     page = open_page("/?" + urlencode({"lang": lang}), js=js, viewport={"width": width, "height": 900})
-    page.route("**/figure.png*", lambda route: route.fulfill(status=200, content_type="image/png", body=BLANK_PNG))
     for name, topic in TOPICS.items():
         r = result(name, lang=lang, **topic.quick)
         answer = topic.answer(r).option

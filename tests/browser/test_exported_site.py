@@ -49,7 +49,7 @@ def host(site):
 @pytest.fixture
 def open_site(chromium, new_watch, patience_ms):
     """open_site(url, allowed) -> a watched page: a console error, an uncaught exception, a failed or
-    non-200 response, or a request that `allowed(url)` refuses (it is blocked) fails the test."""
+    non-200 response, or a request that `allowed(url)` refuses fails the test."""
     opened = []
 
     def _open(url: str, allowed):
@@ -57,14 +57,7 @@ def open_site(chromium, new_watch, patience_ms):
         context.set_default_timeout(patience_ms)
         watch = new_watch()
 
-        def route(r):
-            if allowed(r.request.url):
-                r.continue_()
-            else:
-                watch.blocked.append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
+        watch.attach(context, allowed)  # what it refuses is recorded (and fails: tests/browser_fixtures.py)
         page = context.new_page()
         page.on("console", lambda msg: watch.console_errors.append(msg.text) if msg.type == "error" else None)
         page.on("pageerror", lambda err: watch.page_errors.append(str(err)))

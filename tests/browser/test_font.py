@@ -66,7 +66,7 @@ def test_chinese_text_is_drawn_with_the_lab_font(bare_chromium, lab_url, new_wat
         )
         context.set_default_timeout(patience_ms)
         watch = new_watch()
-        context.route("**/*", watch.route)
+        watch.attach(context)
         fetched: list[str] = []
         context.on("request", lambda r, f=fetched: f.append(r.url.rsplit("/", 1)[-1]) if ".woff" in r.url else None)
         page = context.new_page()
@@ -96,7 +96,7 @@ def test_the_marks_are_drawn_with_the_lab_font(bare_chromium, lab_url, new_watch
     context = bare_chromium.new_context(java_script_enabled=js, base_url=lab_url)
     context.set_default_timeout(patience_ms)
     watch = new_watch()
-    context.route("**/*", watch.route)
+    watch.attach(context)
     page = context.new_page()
     page.goto("/?lang=en")
     page.evaluate(  # DevTools' evaluation runs with the page's JS off too

@@ -48,7 +48,7 @@ def test_notebook_outputs_draw_every_character_with_their_own_fonts(bare_chromiu
     context = bare_chromium.new_context(viewport={"width": 1000, "height": 700})
     context.set_default_timeout(patience_ms)
     watch = new_watch()
-    context.route("**/*", watch.route)  # nothing may leave the page: the fonts are data: URLs inside it
+    watch.attach(context)  # nothing may leave the page: the fonts are data: URLs inside it
     page = context.new_page()
     for name, selector in NODES:
         page.set_content(f"<!doctype html><meta charset=utf-8><body>{outputs[name]}</body>")

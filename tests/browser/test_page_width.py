@@ -11,7 +11,6 @@ each topic before and after the answer without JavaScript at 390 px.
 
 from __future__ import annotations
 
-import io
 import time
 import typing
 from urllib.parse import urlencode
@@ -25,7 +24,6 @@ from attnlab.web.app import create_app
 from attnlab.web.options import _routes
 
 WIDTHS = (1280, 390)
-FIGURE = "**/explain/*/figure.png*"  # drawn by matplotlib: slow, and its size is all that matters to the layout
 JS_OFF_SPOT = ("/toy", "/pipeline", "/explain/multihead?" + urlencode(SMALL["multihead"]))
 
 MEASURE = """() => {
@@ -91,17 +89,6 @@ def overflow(page, path: str, widths=WIDTHS) -> list[str]:
     return found
 
 
-def placeholder_figures(page) -> None:
-    """Serve every explain figure as a blank PNG of a real figure's size (1000 x 640 px): the test is about
-    the layout, and drawing 14 figures twice would cost most of its time."""
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", (1000, 640), "white").save(buffer, "PNG")
-    png = buffer.getvalue()
-    page.route(FIGURE, lambda route: route.fulfill(status=200, content_type="image/png", body=png))
-
-
 def settled(page, patience_ms: float) -> None:
     """The page as it stays: a lesson that trains answers its first visit with its progress (202), and the page
     reloads itself when the result is ready (on a loaded machine the lesson may not be computed yet)."""
@@ -114,7 +101,6 @@ def settled(page, patience_ms: float) -> None:
 def test_every_page_fits_phone_and_desktop(open_page, patience_ms, lang):
     suffix = "" if lang == "zh" else "lang=en"
     page = open_page("/?" + suffix, viewport={"width": WIDTHS[0], "height": 900})
-    placeholder_figures(page)
     problems, seconds = [], {}
     for path in page_paths():
         start = time.perf_counter()
@@ -129,7 +115,6 @@ def test_every_page_fits_phone_and_desktop(open_page, patience_ms, lang):
 
 def test_pages_fit_a_phone_without_javascript(open_page, patience_ms):
     page = open_page("/", js=False, viewport={"width": 390, "height": 900})
-    placeholder_figures(page)
     problems = []
     for path in JS_OFF_SPOT:
         page.goto(path, timeout=patience_ms)

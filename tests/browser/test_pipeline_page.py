@@ -141,7 +141,7 @@ def test_bad_settings_are_explained_in_the_page(chromium, lab_url, new_watch):
     # Its own watched context: Chromium logs the API's HTTP 422 answer as a console error, which is expected here.
     context = chromium.new_context(base_url=lab_url, viewport={"width": 1300, "height": 900})
     watch = new_watch()
-    context.route("**/*", watch.route)
+    watch.attach(context)
     page = context.new_page()
     page.on("console", lambda msg: watch.console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda err: watch.page_errors.append(str(err)))

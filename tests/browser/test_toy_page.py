@@ -173,7 +173,7 @@ def test_the_guard_blocks_outside_requests_and_hears_console_errors(chromium, la
     watch = new_watch()
     context = chromium.new_context(base_url=lab_url, bypass_csp=True)  # the page's own CSP would refuse first
     try:
-        context.route("**/*", watch.route)
+        watch.attach(context)
         page = context.new_page()
         page.on("console", lambda msg: watch.console_errors.append(msg.text) if msg.type == "error" else None)
         page.goto("/")

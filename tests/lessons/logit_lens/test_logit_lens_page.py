@@ -68,7 +68,7 @@ def test_a_prompt_outside_the_vocabulary_is_said_on_the_page(chromium, lab_url, 
     # The API answers 422, which Chromium logs as a failed resource; that one message is expected here.
     context = chromium.new_context(base_url=lab_url)
     watch = new_watch()
-    context.route("**/*", watch.route)
+    watch.attach(context)
     page = context.new_page()
     page.on(
         "console", lambda m: watch.console_errors.append(m.text) if m.type == "error" and "422" not in m.text else None
