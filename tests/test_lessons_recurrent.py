@@ -1,4 +1,4 @@
-"""attnlab.nn.recurrent against torch's own RNN and LSTM, and additive attention against NumPy."""
+"""attnlab.nn.recurrent against torch's own RNN, LSTM and GRU, and additive attention against NumPy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.nn.recurrent import LSTM, RNN, AdditiveAttention
+from attnlab.nn.recurrent import GRU, LSTM, RNN, AdditiveAttention
 
 
 def test_rnn_equals_torch_rnn():
@@ -45,6 +45,44 @@ def test_lstm_equals_torch_lstm():
     torch.testing.assert_close(trace["c"][-1], c_ref[0])
     f = torch.stack(trace["f"])
     assert ((f > 0) & (f < 1)).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gru_equals_torch_gru(dtype):
+    torch.manual_seed(3)
+    ours = GRU(4, 6).to(dtype)
+    ref = torch.nn.GRU(4, 6, batch_first=True).to(dtype)
+    H = 6
+    with torch.no_grad():  # torch stacks the gates as r, z, n; weight_hh @ h and weight_ih @ x, each with a bias
+        for k, gate in enumerate("rz"):
+            W, b = getattr(ours, f"W_{gate}"), getattr(ours, f"b_{gate}")
+            ref.weight_hh_l0[k * H : (k + 1) * H].copy_(W[:, :H])  # [h, x]: the h columns come first
+            ref.weight_ih_l0[k * H : (k + 1) * H].copy_(W[:, H:])
+            ref.bias_ih_l0[k * H : (k + 1) * H].copy_(b)
+            ref.bias_hh_l0[k * H : (k + 1) * H].zero_()
+        ref.weight_ih_l0[2 * H :].copy_(ours.W_nx)
+        ref.bias_ih_l0[2 * H :].copy_(ours.b_n)
+        ref.weight_hh_l0[2 * H :].copy_(ours.W_nh)
+        ref.bias_hh_l0[2 * H :].copy_(ours.b_nh)  # inside r * (...): not foldable into b_n
+    x = torch.randn(3, 5, 4, dtype=dtype)
+    h0 = torch.randn(3, 6, dtype=dtype)
+    h, trace = ours(x, h0)
+    out, h_ref = ref(x, h0[None])
+    torch.testing.assert_close(torch.stack(trace["h"][1:], 1), out)
+    torch.testing.assert_close(h, h_ref[0])
+    z = torch.stack(trace["z"])
+    assert len(trace["h"]) == 6 and ((z > 0) & (z < 1)).all()
+
+
+def test_gru_keeps_its_state_where_the_update_gate_is_1():
+    gru = GRU(2, 3)
+    with torch.no_grad():
+        gru.b_z.fill_(50.0)  # z = sigmoid(50) = 1 to float precision: h_t = h_{t-1}
+    h0 = torch.randn(1, 3)
+    h, _ = gru(torch.randn(1, 7, 2), h0)
+    torch.testing.assert_close(h, h0)
+    with pytest.raises(ValueError, match="GRU expects x of shape"):
+        gru(torch.randn(1, 7, 5))
 
 
 def test_additive_attention_against_numpy():

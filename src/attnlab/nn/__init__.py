@@ -9,7 +9,7 @@ from attnlab.nn.masks import block_sparse_mask, sliding_window_mask
 from attnlab.nn.moe import MoE
 from attnlab.nn.multihead import KVCache, LayerKVCache, MultiHeadAttention
 from attnlab.nn.positions import LearnedPositions, RotaryEmbedding, SinusoidalPositions, sinusoidal_positions
-from attnlab.nn.recurrent import LSTM, RNN, AdditiveAttention
+from attnlab.nn.recurrent import GRU, LSTM, RNN, AdditiveAttention
 
 __all__ = [
     "attention",
@@ -31,6 +31,7 @@ __all__ = [
     "Block",
     "DecoderBlock",
     "RNN",
+    "GRU",
     "LSTM",
     "AdditiveAttention",
 ]

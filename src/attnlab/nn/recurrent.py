@@ -1,4 +1,4 @@
-"""Recurrent networks, for contrast with attention: a tanh RNN, an LSTM and additive (Bahdanau) attention.
+"""Recurrent networks, for contrast with attention: a tanh RNN, an LSTM, a GRU and additive (Bahdanau) attention.
 
 Column-vector notation as in the course (h_t = tanh(W_h h_{t-1} + W_x x_t + b)); tensors carry a leading
 batch dimension, so `W_h h` is written `h @ W_h.T`. Each loop is a plain Python `for` over time: that loop
@@ -102,6 +102,53 @@ class LSTM(nn.Module):
             trace["h"].append(h)
             trace["c"].append(c)
             trace["f"].append(f)
+        return h, trace
+
+
+class GRU(nn.Module):
+    """The GRU (Cho et al. 2014), gate by gate: two gates and no separate memory cell.
+
+    r_t = sigmoid(W_r [h, x] + b_r)                          reset gate: how much of h_{t-1} the candidate reads
+    z_t = sigmoid(W_z [h, x] + b_z)                          update gate: how much of h_{t-1} to keep
+    n_t = tanh(W_nx x_t + b_n + r_t * (W_nh h_{t-1} + b_nh))  candidate state
+    h_t = (1 - z_t) * n_t + z_t * h_{t-1}                    kept where z is near 1: the additive path
+    The reset gate multiplies W_nh h_{t-1} (as torch.nn.GRU and cuDNN do), where the paper multiplies h_{t-1}
+    before the product; z_t keeps the old state here, where some texts write the same gate as 1 - z_t.
+    """
+
+    def __init__(self, d_in: int, d_hidden: int):
+        super().__init__()
+        if d_in < 1 or d_hidden < 1:
+            raise ValueError(f"GRU needs d_in >= 1 and d_hidden >= 1, got d_in={d_in}, d_hidden={d_hidden}")
+        self.d_in, self.d_hidden = d_in, d_hidden
+        bound = 1 / math.sqrt(d_hidden)  # torch.nn.GRU's default range
+
+        def uniform(*shape: int) -> nn.Parameter:
+            return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
+
+        self.W_r, self.b_r = uniform(d_hidden, d_hidden + d_in), uniform(d_hidden)
+        self.W_z, self.b_z = uniform(d_hidden, d_hidden + d_in), uniform(d_hidden)
+        self.W_nx, self.b_n = uniform(d_hidden, d_in), uniform(d_hidden)
+        self.W_nh, self.b_nh = uniform(d_hidden, d_hidden), uniform(d_hidden)
+
+    def step(self, h: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+        """One step -> (h_t, z_t), each (B, d_hidden)."""
+        hx = torch.cat([h, x], dim=-1)  # (B, d_hidden + d_in) = [h_{t-1}, x_t]
+        r = torch.sigmoid(hx @ self.W_r.T + self.b_r)  # (B, d_hidden)
+        z = torch.sigmoid(hx @ self.W_z.T + self.b_z)
+        n = torch.tanh(x @ self.W_nx.T + self.b_n + r * (h @ self.W_nh.T + self.b_nh))
+        return (1 - z) * n + z * h, z
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, dict[str, list[Tensor]]]:
+        """x: (B, T, d_in) -> (h_T, {"h": [h_0..h_T], "z": [z_1..z_T]}), one dependent step per token."""
+        if x.dim() != 3 or x.shape[-1] != self.d_in:
+            raise ValueError(f"GRU expects x of shape (B, T, {self.d_in}), got {tuple(x.shape)}")
+        h = x.new_zeros(x.shape[0], self.d_hidden) if h0 is None else h0
+        trace: dict[str, list[Tensor]] = {"h": [h], "z": []}
+        for t in range(x.shape[1]):
+            h, z = self.step(h, x[:, t])
+            trace["h"].append(h)
+            trace["z"].append(z)
         return h, trace
 
 
