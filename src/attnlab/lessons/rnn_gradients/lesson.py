@@ -70,6 +70,7 @@ class LSTMCurve:
     full: list[float]  # ||d c_T / d c_k||_2 with every path (gates not held fixed), by autograd
     mean_forget: float  # mean forget gate value
     direct_check: float  # max |autograd with gates held fixed - diag(prod f)|
+    full_per_step: float  # (full at t-k = T / full at t-k = 1)^(1/(T-1)): the all-paths norm's factor per step
 
 
 @dataclass
@@ -186,7 +187,16 @@ def lstm_curve(xs: torch.Tensor, hidden: int, forget_bias: float, seed: int) -> 
         full[::-1],
         f.mean().item(),
         check_err,
+        per_step(full[::-1]),
     )
+
+
+def per_step(norms: list[float]) -> float:
+    """The geometric mean factor by which a norm changes a step, from its first value to its last (0 when it
+    reaches 0: a product of gates that underflows)."""
+    if len(norms) < 2 or norms[0] <= 0:
+        return 1.0 if len(norms) < 2 else 0.0
+    return (norms[-1] / norms[0]) ** (1 / (len(norms) - 1)) if norms[-1] > 0 else 0.0
 
 
 @lesson

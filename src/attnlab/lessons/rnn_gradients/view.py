@@ -21,3 +21,8 @@ def show(console, r, lang, t) -> None:
         for k in picks
     ]
     console.print(table(t("explain.rnn_gradients.table", lang), cols, rows))
+    console.print(
+        f"{t('explain.rnn_gradients.full_per_step', lang)} {r.lstm.full_per_step:.4g}. "
+        + t("explain.rnn_gradients.p.full", lang),
+        highlight=False,
+    )
