@@ -122,6 +122,48 @@ PUBLISHED: tuple[Published, ...] = (
         "Touvron et al. 2023, Llama 2, Table 1 (GQA with 8 KV heads)",
         tokens=2_000_000_000_000,
     ),
+    Published(
+        "Llama-3-8B",
+        Architecture(
+            layers=32,
+            d_model=4096,
+            heads=32,
+            kv_heads=8,
+            d_ff=14_336,
+            gated=True,
+            vocab=128_256,
+            context=8192,
+            positions="rope",
+            head="separate",
+            bias=False,
+            norm="rmsnorm",
+        ),
+        8_000_000_000,
+        "Meta's llama3 repository, MODEL_CARD.md (8k context, GQA, 15T+ tokens); Llama Team 2024, The Llama 3 "
+        "Herd of Models, Table 3 (layers, widths, 8 KV heads)",
+        tokens=15_000_000_000_000,
+    ),
+    Published(
+        "Llama-3-70B",
+        Architecture(
+            layers=80,
+            d_model=8192,
+            heads=64,
+            kv_heads=8,
+            d_ff=28_672,
+            gated=True,
+            vocab=128_256,
+            context=8192,
+            positions="rope",
+            head="separate",
+            bias=False,
+            norm="rmsnorm",
+        ),
+        70_000_000_000,
+        "Meta's llama3 repository, MODEL_CARD.md (8k context, GQA, 15T+ tokens); Llama Team 2024, The Llama 3 "
+        "Herd of Models, Table 3",
+        tokens=15_000_000_000_000,
+    ),
 )
 
 # Vocabulary sizes the course quotes: BERT's WordPiece, GPT-2's BPE, GPT-4's cl100k_base, Llama 3's tokenizer.

@@ -26,6 +26,7 @@ from attnlab.io import safe_read
 from attnlab.lessons.common.claims import Claim, within
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
+from attnlab.lessons.scale.scaleup import ScaleUp, scale_up
 from attnlab.models.count import (
     Architecture,
     count_flops,
@@ -83,6 +84,7 @@ class Row:
     published_train_flops: float | None
     days_here: float | None  # train_flops at this machine's measured rate
     source: str = ""
+    layers: int = 0  # blocks (the decoder's, for the encoder-decoder)
 
 
 @dataclass
@@ -123,6 +125,7 @@ class ScaleResult(Shown):
     machine: Machine
     yours: Yours | None
     sweep: dict | None  # what `attnlab scale` wrote, with the folder it was read from
+    scale_up: ScaleUp  # 上亿倍? the lab's 静夜思 model against the published model of most compute
     claims: list[Claim] = field(default_factory=list)
 
 
@@ -157,6 +160,7 @@ def row(model, machine: Machine) -> Row:
         model.train_flops,
         trained / machine.flops_per_s / 86400 if trained else None,
         model.source,
+        a.layers,
     )
 
 
@@ -366,5 +370,6 @@ def scale(
         machine,
         mine,
         read_sweep(p["sweep"]),
+        scale_up(rows),
         claims_for(rows, lang),
     )

@@ -19,9 +19,16 @@ def show(console, r, lang, t) -> None:
     console.print(
         table(
             t(k + "table", lang),
-            ["", t(k + "counted", lang), t(k + "published_col", lang), "Δ %", t(k + "non_embedding", lang)],
             [
-                [x.name + (" *" if x.differs else ""), x.counted, x.published, 100 * x.off, x.non_embedding]
+                "",
+                t(k + "layers_col", lang),
+                t(k + "counted", lang),
+                t(k + "published_col", lang),
+                "Δ %",
+                t(k + "non_embedding", lang),
+            ],
+            [
+                [x.name + (" *" if x.differs else ""), x.layers, x.counted, x.published, 100 * x.off, x.non_embedding]
                 for x in r.published
             ],
         )
@@ -59,6 +66,14 @@ def show(console, r, lang, t) -> None:
             t(k + "vocab_table", lang),
             ["", t(k + "size", lang), "× 768", "× 4096"],
             [[v.name, v.size, v.params_768, v.params_4096] for v in r.vocabularies],
+        )
+    )
+    up = r.scale_up
+    console.print(
+        table(
+            t(k + "up.table", lang, big=up.big),
+            ["", t(k + "up.lab", lang), up.big, t(k + "up.times", lang), t(k + "up.reaches", lang)],
+            [[t(k + "up." + q.what, lang), q.lab, q.big, _e(q.times), "✓" if q.reaches else "✗"] for q in up.ratios],
         )
     )
     if r.yours is not None:
