@@ -65,6 +65,22 @@ def test_t_fills_fields_and_falls_back_to_chinese():
         t("nope.nothing")
 
 
+def test_every_choice_of_every_topic_has_its_label():
+    """The form's <select> names each choice `explain.choice.<param>.<value>` (explain_topic.html): a choice added
+    to a lesson (a published model, say) without its words is a 500 on the page."""
+    from attnlab.lessons.explain import TOPICS
+
+    missing = [
+        f"explain.choice.{p.name}.{choice}"
+        for topic in TOPICS.values()
+        for p in topic.params
+        if p.kind == "choice"
+        for choice in p.choices
+        if f"explain.choice.{p.name}.{choice}" not in catalog()
+    ]
+    assert missing == []
+
+
 def test_every_literal_key_in_templates_and_views_exists():
     keys = set(catalog())
     used = set()
