@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from results import result
 
+from attnlab.lessons.common import copying
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import as_dict
@@ -71,7 +72,7 @@ def test_eval_sequences_are_a_half_then_the_same_half_of_distinct_tokens_and_tra
     g = torch.Generator().manual_seed(0)
     train = runs.repeats(g, 16, 6, 9, 13)  # (16, 13)
     for row in train.tolist():
-        m = next(p for p in range(runs.MIN_PERIOD, 7) if all(row[i] == row[i % p] for i in range(13)))
+        m = next(p for p in range(copying.MIN_PERIOD, 7) if all(row[i] == row[i % p] for i in range(13)))
         assert len(set(row[:m])) == m  # one period of distinct tokens, repeated
     assert runs.eval_sequences(3, 5, 9).equal(x)  # the same for a seed
 

@@ -18,23 +18,13 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from attnlab.lessons.common.copying import attention_only, repeats, shuffled
 from attnlab.lessons.induction import scores
 from attnlab.train import progress
 
 BATCH, LR, BETAS = 32, 3e-3, (0.9, 0.98)  # AdamW, constant rate, no weight decay
 N_EVAL = 64  # evaluation sequences, the same at every logged step and for both models
 LOG_POINTS = 40  # about this many logged steps, whatever the number of steps
-MIN_PERIOD = 2
-
-
-def repeats(g: torch.Generator, batch: int, n: int, vocab: int, length: int, period: int | None = None) -> torch.Tensor:
-    """(batch, length) sequences r r r ... of distinct random tokens r; |r| = period, or drawn from [2, n]."""
-    rows = []
-    for _ in range(batch):
-        m = period or int(torch.randint(MIN_PERIOD, n + 1, (1,), generator=g))
-        r = torch.randperm(vocab, generator=g)[:m]  # (m,) distinct: the previous occurrence is unique in r
-        rows.append(r[torch.arange(length) % m])  # (length,)
-    return torch.stack(rows)  # (batch, length)
 
 
 def eval_sequences(seed: int, n: int, vocab: int) -> torch.Tensor:
@@ -48,11 +38,6 @@ def unrepeated(x_eval: torch.Tensor, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed + 3)
     order = torch.rand(len(x_eval), n, generator=g).argsort(dim=-1)  # (N_EVAL, n)
     return torch.cat([x_eval[:, :n], x_eval[:, :n].gather(1, order)], dim=1)
-
-
-def shuffled(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    """(B, L) each row's tokens in a random order: every count kept, every order gone."""
-    return x.gather(1, torch.rand(x.shape, generator=g).argsort(dim=-1))
 
 
 def log_steps(steps: int) -> list[int]:
@@ -95,18 +80,7 @@ def measure(model, x: torch.Tensor, n: int) -> tuple[list[list[float]], list[lis
 
 
 def config(n_layers: int, n: int, vocab: int, d_model: int, positions: str):
-    from attnlab.models import GPTConfig
-
-    return GPTConfig(
-        vocab_size=vocab,
-        context_length=2 * n,
-        d_model=d_model,
-        n_heads=2,
-        n_layers=n_layers,
-        norm_first=True,
-        positions=positions,
-        ablations=("attention-only",),
-    )
+    return attention_only(n_layers, 2 * n, vocab, d_model, positions)
 
 
 def train(
