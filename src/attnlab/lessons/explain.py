@@ -250,6 +250,7 @@ TOPICS: dict[str, Topic] = {
         Topic("patching"),
         Topic("induction"),
         Topic("word2vec"),
+        Topic("prompting"),
     )
 }
 
