@@ -18,7 +18,7 @@ from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS
 from attnlab.lessons.prompting import runs
-from attnlab.lessons.prompting.lesson import MODELS, prompting, trained
+from attnlab.lessons.prompting.lesson import INDUCTION_LIKE, MODELS, chance_margin, prompting, trained
 
 QUICK = TOPICS["prompting"].quick
 
@@ -81,6 +81,11 @@ def test_quick_settings_keep_the_contract_and_untrained_models_read_nothing():
     assert all(len(v) == 9 and all(0 <= a <= 1 for a in v) for v in r.accuracy.values())
     assert r.accuracy["ceiling"] == [runs.ceiling(k, 10) for k in range(9)] and r.chance == 0.1
     assert r.heads and all(1 <= h <= 2 for h in r.heads) and len(r.label_attention) == 2
+    assert len(r.alone) == 2 and all(0 <= a <= 1 for a in r.alone)
+    if r.fallback:  # no head reached the bar: the one that attends most, alone
+        assert len(r.heads) == 1 and r.label_attention[r.heads[0] - 1] == max(r.label_attention)
+    else:
+        assert all(r.label_attention[h - 1] >= INDUCTION_LIKE for h in r.heads)
     untrained = result("prompting", "en", steps=0)
     assert {c.id: c.status for c in untrained.claims}["reads_examples"] != SHOWN
 
@@ -100,6 +105,26 @@ def test_at_the_defaults_it_learns_in_context_and_its_null_does_not():
         assert c.null["status"] != SHOWN, (c.id, c.null)
     x = r.example
     assert x.query in [k for k, _ in x.pairs] and x.answer == dict(x.pairs)[x.query]
+
+
+def test_the_bar_over_chance_is_one_the_examples_can_reach():
+    """0.3 over chance, or half of what the examples allow when that is less (3 examples of 10 keys: 0.27)."""
+    assert chance_margin(runs.ceiling(8, 10), 0.1) == 0.3
+    assert chance_margin(runs.ceiling(3, 10), 0.1) == pytest.approx((0.37 - 0.1) / 2)
+    for keys in range(4, 17):
+        for shots in range(1, keys):
+            c = runs.ceiling(shots, keys)
+            assert 0 < chance_margin(c, 1 / keys) < c - 1 / keys
+
+
+@pytest.mark.slow  # trains
+def test_with_one_head_zeroed_at_a_time_the_other_still_copies():
+    """At the defaults both last-layer heads look at the demonstrated value: zeroed together the model falls near
+    chance, zeroed one at a time it keeps much of its accuracy (the two heads do the same work)."""
+    r = result("prompting", "en")
+    assert r.heads == [1, 2] and not r.fallback
+    two, together = r.accuracy["two_layer"][-1], r.accuracy["ablated"][-1]
+    assert together < 0.2 and all(together + 0.2 < a <= two + 0.05 for a in r.alone), (r.alone, together, two)
 
 
 def test_too_many_shots_are_refused_in_one_line():

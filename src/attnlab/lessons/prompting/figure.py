@@ -27,7 +27,7 @@ def plot(r, fig, tr: Labels) -> None:
     ax1.set_title(tr("prompting.title"))
     ax1.legend(fontsize=8, loc="upper left")
     heads = [f"H{h + 1}" for h in range(len(r.label_attention))]
-    colours = [RED if h + 1 in r.heads else BLUE for h in range(len(heads))]
+    colours = [GREY if h + 1 in r.heads else BLUE for h in range(len(heads))]  # grey: zeroed, as the ablated line
     ax2.bar(heads, r.label_attention, color=colours)
     ax2.set_ylim(0, 1.02)
     ax2.set_xlabel(tr("prompting.heads"))

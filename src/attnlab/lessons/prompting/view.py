@@ -19,6 +19,11 @@ def show(console, r, lang, t) -> None:
         highlight=False,
     )
     console.print(
+        ", ".join(f"{a}→{b}" for a, b in x.deranged_pairs) + f", {x.query}→?  "
+        f"{t(k + 'model.deranged', lang)} {x.deranged}",
+        highlight=False,
+    )
+    console.print(
         table(
             t(k + "table", lang),
             [t(k + "col.shots", lang)] + [t(k + "model." + c, lang) for c in COLUMNS],
@@ -27,6 +32,8 @@ def show(console, r, lang, t) -> None:
     )
     console.print(
         f"{t(k + 'ablated_head', lang)} {', '.join(f'H{h}' for h in r.heads)} · {t(k + 'heads_table', lang)} "
-        + " ".join(f"H{h + 1} {a:.3f}" for h, a in enumerate(r.label_attention)),
+        + " ".join(f"H{h + 1} {a:.3f}" for h, a in enumerate(r.label_attention))
+        + f" · {t(k + 'alone', lang)} "
+        + " ".join(f"H{h + 1} {a:.3f}" for h, a in enumerate(r.alone)),
         highlight=False,
     )
