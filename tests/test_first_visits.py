@@ -60,8 +60,8 @@ def test_every_part_of_a_first_visit_is_kept_however_quick(tmp_path, monkeypatch
     kept, all_kept, real_store = [], threading.Event(), disk_cache.store
     wanted = {"real.analyse", "real.coreference", "real.embeddings", "pipeline.first-step"}
 
-    def store(key, result):
-        done = real_store(key, result)
+    def store(key, result, *where):
+        done = real_store(key, result, *where)
         kept.append(key["name"])
         if wanted <= set(kept):
             all_kept.set()

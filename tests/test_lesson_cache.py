@@ -123,6 +123,35 @@ def test_a_lesson_that_trains_is_kept_however_quick_and_one_that_does_not_is_not
         disk_cache.use()
 
 
+def test_what_changes_after_the_answer_does_not_redirect_its_write(client, tmp_path, monkeypatch):
+    """Whether and where a result is written is settled before its requests are answered: a caller that then
+    chooses another folder or keeps everything (as the next test's fixture does) finds no stray file there."""
+    import concurrent.futures
+
+    first, later = tmp_path / "first", tmp_path / "later"
+    disk_cache.use(first)
+    monkeypatch.setattr(lesson_cache, "CACHE_MIN_S", math.inf)  # a quick lesson: not kept
+
+    class Answered(concurrent.futures.Future):
+        def set_result(self, result):  # the moment the request has its answer
+            lesson_cache.CACHE_MIN_S = 0.0
+            disk_cache.use(later)
+            super().set_result(result)
+
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(lesson_cache, "concurrent", SimpleNamespace(futures=SimpleNamespace(Future=Answered)))
+    try:
+        params = {"seed": 2208, "lang": "en"}
+        assert client.get("/api/explain/norms", params=params).status_code == 200
+        for worker in threading.enumerate():  # its thread has done all it will do, a write included
+            if worker.name == "attnlab-lesson-norms":
+                worker.join(NEVER_S)
+    finally:
+        disk_cache.use()
+    assert not list(later.glob("results/**/*.json")) and not list(first.glob("results/**/*.json"))
+
+
 def damage(path, how: str) -> None:
     stored = json.loads(path.read_text(encoding="utf-8"))
     if how == "truncated":

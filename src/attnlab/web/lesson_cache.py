@@ -129,9 +129,12 @@ def _work(
     if error is not None:
         future.set_exception(error)
         return
+    # decided and located before anyone is answered: what happens next (a test's settings, a folder chosen
+    # anew) must not redirect a write that comes after the answer
+    root = disk_cache.folder() if on_disk and seconds >= CACHE_MIN_S else None
     future.set_result(result)
-    if seconds >= CACHE_MIN_S and on_disk:
-        disk_cache.store(_on_disk(key), result)
+    if root is not None:
+        disk_cache.store(_on_disk(key), result, root)
 
 
 def _leave(key: tuple) -> None:
@@ -268,5 +271,8 @@ def remembered(
     seconds = time.perf_counter() - start
     _keep(key, result, seconds, min_s)
     if seconds >= (CACHE_MIN_S if min_s is None else min_s):
-        threading.Thread(target=disk_cache.store, args=(on_disk, result), daemon=True, name="attnlab-store").start()
+        where = disk_cache.folder()  # now, not when the thread runs
+        threading.Thread(
+            target=disk_cache.store, args=(on_disk, result, where), daemon=True, name="attnlab-store"
+        ).start()
     return result

@@ -53,7 +53,7 @@ def test_the_form_offers_the_folders_files_and_only_with_a_data_folder(data):
 
 def test_a_corpus_chosen_by_name_is_the_file_the_lesson_reads(data, monkeypatch):
     stored = []
-    monkeypatch.setattr(disk_cache, "store", lambda key, result: stored.append(repr(key)))
+    monkeypatch.setattr(disk_cache, "store", lambda key, result, *where: stored.append(repr(key)))
     with TestClient(create_app(data_dir=data)) as client:
         answer = client.get("/api/explain/word2vec", params={**SMALL, "data": "poems.txt"})
         assert answer.status_code == 200, answer.text

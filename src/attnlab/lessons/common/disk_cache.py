@@ -152,9 +152,10 @@ def _canonical(key: dict) -> str:
     return json.dumps(key, sort_keys=True, ensure_ascii=False, allow_nan=True)
 
 
-def path_of(key: dict) -> Path | None:
-    """Where this key's result lives (None when the cache is off or the key is not plain data)."""
-    root = folder()
+def path_of(key: dict, root: Path | None | object = MISS) -> Path | None:
+    """Where this key's result lives (None when the cache is off or the key is not plain data); in `root`
+    rather than the folder in use now where given."""
+    root = folder() if root is MISS else root
     if root is None:
         return None
     try:
@@ -268,10 +269,11 @@ def load(key: dict):
     return result
 
 
-def store(key: dict, result) -> bool:
+def store(key: dict, result, root: Path | None | object = MISS) -> bool:
     """Keep `result` under `key` (atomically); False when it was not kept (cache off, a type the format
-    does not hold, a read-only or full disk: the lab works on without)."""
-    path = path_of(key)
+    does not hold, a read-only or full disk: the lab works on without). `root`: the folder chosen when the
+    result was computed, if the write comes later."""
+    path = path_of(key, root)
     if path is None:
         return False
     try:
