@@ -76,6 +76,8 @@ DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {
     "rollout does (ρ 0.46)",
     ("patching", "few_heads"): "the twin trained on the characters shuffled has one head that matters most as "
     "often as the model of the text (3 of 8 seeds): ablation finds a needed head in either",
+    ("tools", "longer"): "operands longer than any trained on are miscopied into the call (none copied right at 4 "
+    "digits), so the tool cannot help: the lesson's second finding, asked as a question, not a flaw",
 }
 
 SEEDS = range(10)

@@ -251,6 +251,7 @@ TOPICS: dict[str, Topic] = {
         Topic("induction"),
         Topic("word2vec"),
         Topic("prompting"),
+        Topic("tools"),
     )
 }
 

@@ -1,0 +1,1 @@
+"""⑦ Use it: a tool the model learns to call (attnlab explain tools)."""
