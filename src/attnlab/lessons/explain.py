@@ -252,6 +252,7 @@ TOPICS: dict[str, Topic] = {
         Topic("word2vec"),
         Topic("prompting"),
         Topic("tools"),
+        Topic("bpe"),
     )
 }
 

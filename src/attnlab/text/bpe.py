@@ -64,6 +64,10 @@ class BPETokenizer:
     def vocab_size(self) -> int:
         return self._tok.get_vocab_size()
 
+    def token_bytes(self, i: int) -> bytes:
+        """The UTF-8 bytes token `i` stands for (a part of a character where BPE has not merged it whole)."""
+        return bytes(_unicode_to_byte()[ch] for ch in self._tok.id_to_token(i))
+
     def token(self, i: int) -> str:
         """The text of token `i`; a piece that is not whole UTF-8 shows its bytes, e.g. '<e5 ba>'."""
         if not 0 <= i < self.vocab_size:

@@ -4,7 +4,9 @@
 from attnlab.lessons.common.ask import Answer
 
 OPTIONS = ("a", "b", "c", "d")  # a: as if no tool; b: better, under half; c: half to 0.9; d: above 0.9
-NO_BETTER = 0.2  # within this of the control counts as no help (four standard errors of a share over 300 questions)
+NO_BETTER = (
+    0.2  # within this of the control counts as no help (more than four standard errors of a share over 200 questions)
+)
 HALF, ALMOST_ALWAYS = 0.5, 0.9
 
 

@@ -1,0 +1,1 @@
+"""Subwords: byte-level BPE on the lab's own words (attnlab explain bpe)."""
