@@ -57,6 +57,7 @@ ALLOWED = {
     ("io/atomic.py", "_saving_lock"): "a lock on the folder being saved; reads nothing",
     ("io/atomic.py", "check_writable"): "writes only: a new probe file (O_CREAT | O_EXCL)",
     ("io/atomic.py", "atomic_file"): "the temporary file this function has just created",
+    ("lessons/bpe/runs.py", "our_words"): "package data: the lab's own words, frozen in lessons/bpe/words.json",
     ("lessons/common/disk_cache.py", "lab_version"): "package data: hashes the lab's own source files",
     ("lessons/common/disk_cache.py", "computing"): "a lock file opened to append; nothing is read from it",
     ("lessons/data_parallel/launch.py", "_step_of"): "the lesson's own temporary folder (its torchrun ranks write it)",
