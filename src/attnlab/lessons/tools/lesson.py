@@ -92,9 +92,11 @@ def parse_problem(text: str) -> tuple[int, int] | None:
 def cost(p: dict) -> Cost:
     """Trains two small models (stoppable at every step), then decodes N_ASKED questions per length and condition."""
     parse_problem(p["problem"])
-    # the largest pass: N_ASKED rows of CONTEXT characters, logits and activations of every layer
+    # the largest pass: N_ASKED rows of CONTEXT characters, logits, activations of every layer, and each layer's
+    # attention scores and weights (n_heads × CONTEXT a token)
     tokens = runs.N_ASKED * runs.CONTEXT
-    return Cost.of_bytes(4 * tokens * (len(runs.CHARS) + 12 * runs.D_MODEL), trains=True, extra_mb=20.0)
+    per_token = len(runs.CHARS) + 12 * runs.D_MODEL + 4 * runs.N_HEADS * runs.CONTEXT
+    return Cost.of_bytes(4 * tokens * per_token, trains=True, extra_mb=24.0)
 
 
 @lesson
