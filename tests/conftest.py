@@ -29,6 +29,13 @@ def pytest_configure(config):
         os.environ[STORE_ENV] = tempfile.mkdtemp(prefix="attnlab-results-")
         config._attnlab_store_owner = True
     os.environ["ATTNLAB_CACHE"] = os.environ[STORE_ENV]
+    # One CPU thread a process: xdist runs a worker per core, and two threads a worker would make four that
+    # spin-wait for each other on two cores (a trained lesson measured four times slower). Processes a test
+    # starts inherit it; a test about threads sets its own count.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
     os.environ["ATTNLAB_WARM"] = "0"  # a lab a test starts does not compute every page behind the test's back
 
 

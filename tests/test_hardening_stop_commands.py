@@ -1,12 +1,11 @@
 """Every long command stops the same way on Ctrl+C and on SIGTERM (attnlab.commands.signals): it keeps what is done,
 says so in one line and exits 130 or 143; and `scale` / `export-site` refuse what they cannot do in one line, before
 any work: an --out that is a file, a budget that is not a number of minutes, a folder behind a link that loops.
-The signals here are real ones, sent to this process while the command runs (the long work itself is replaced by a
+The signals here are real ones, sent to this process's main thread while the command runs (the long work itself is replaced by a
 step that sends the signal and waits for it)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 
@@ -29,11 +28,22 @@ def signalled(signum):
     """A stand-in for a command's long work: it sends `signum` to this process and waits for it to arrive."""
 
     def work(*args, **kwargs):
-        os.kill(os.getpid(), signum)
+        # to the main thread, where Python runs its handlers: sent to the process, the kernel may hand it to any
+        # thread (torch's, a test lab's), and the main thread's wait would not be interrupted
+        signal.pthread_kill(threading.main_thread().ident, signum)
         threading.Event().wait(60)  # the handler raises during the wait; it returns at once on a fast machine
         raise AssertionError(f"signal {signum} did not stop the command")
 
     return work
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_in_a_fresh_process():
+    """Ctrl+C raises KeyboardInterrupt here as in the command's own process, whatever a library that an earlier
+    test of this worker ran left as its SIGINT handler."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture

@@ -122,8 +122,13 @@ class Topic:
         return disk_cache.make_key("explain", key[0], key[1], key[2], source=self.slug)
 
     def run(self, *, lang: str = "zh", **raw: Any):
-        """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson."""
-        return self.lesson(**self.parse(**raw), lang=lang)
+        """Parse raw values (strings or Python values; d-k and d_k both name d_k) and run the lesson, all of it on
+        one CPU thread (attnlab.io.threads: what a lesson does after its training, too)."""
+        from attnlab.io.threads import one_thread
+
+        given = self.parse(**raw)
+        with one_thread():
+            return self.lesson(**given, lang=lang)
 
     def names_a_file(self, raw: dict) -> bool:
         """Whether these values name a file (a cli_only parameter set): its result depends on what the file says."""

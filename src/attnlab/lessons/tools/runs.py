@@ -142,35 +142,44 @@ def tool_result(call: str) -> str:
 
 @torch.no_grad()
 def decode(model, questions: list[str], tool: bool) -> list[Said]:
-    """Greedy continuation of each question, all in one batch (right-padded: a causal model's logits at a row's
-    last real position do not see the padding after it)."""
+    """Greedy continuation of each question; questions of one length are decoded together."""
+    said: list[Said | None] = [None] * len(questions)
+    by_length: dict[int, list[int]] = {}
+    for i, q in enumerate(questions):
+        by_length.setdefault(len(q), []).append(i)
+    for rows in by_length.values():
+        for i, s in zip(rows, _decode_alike([questions[i] for i in rows], model, tool)):
+            said[i] = s
+    return said  # type: ignore[return-value]
+
+
+def _decode_alike(questions: list[str], model, tool: bool) -> list[Said]:
+    """Questions of one length, in one batch with one KV cache: every row that goes on is as long as the others,
+    since a row ends at its full stop and the calculator's line, inserted after a call, ends with one."""
     seqs = [[ID[c] for c in q] for q in questions]
-    start = [len(s) for s in seqs]
+    start = len(seqs[0])
     inserted: list[list[tuple[int, int]]] = [[] for _ in seqs]
-    live = list(range(len(seqs)))
+    live = [True] * len(seqs)
+    cache = model.new_kv_cache()
+    x = torch.tensor(seqs)  # (n, start): the questions, then one new character a row a step
     for _ in range(MAX_NEW):
-        if not live:
+        if not any(live):
             break
-        width = max(len(seqs[i]) for i in live)
-        x = torch.full((len(live), width), PAD)  # (n, width)
-        for j, i in enumerate(live):
-            x[j, : len(seqs[i])] = torch.tensor(seqs[i])
-        logits = model(x)  # (n, width, V)
-        last = torch.tensor([len(seqs[i]) - 1 for i in live])
-        nxt = logits[torch.arange(len(live)), last].argmax(dim=-1).tolist()  # (n,)
-        still = []
-        for i, tok in zip(live, nxt):
+        logits = model(x, kv_cache=cache)  # (n, T, V)
+        nxt = logits[:, -1].argmax(dim=-1).tolist()  # (n,)
+        for i, tok in enumerate(nxt):
+            if not live[i]:
+                continue
             seqs[i].append(tok)
             if tool and CHARS[tok] == "]":
-                so_far = "".join(CHARS[k] for k in seqs[i][start[i] :])
+                so_far = "".join(CHARS[k] for k in seqs[i][start:])
                 call = so_far[so_far.rfind("[") + 1 : -1] if "[" in so_far else ""
                 reply = ">" + tool_result(call) + "."  # the calculator's line ends the answer
                 inserted[i].append((len(so_far), len(so_far) + len(reply)))
                 seqs[i] += [ID[c] for c in reply]
-            if CHARS[seqs[i][-1]] != "." and len(seqs[i]) < CONTEXT:
-                still.append(i)
-        live = still
-    return [_said("".join(CHARS[k] for k in s[n:]), ins) for s, n, ins in zip(seqs, start, inserted)]
+            live[i] = CHARS[seqs[i][-1]] != "." and len(seqs[i]) < CONTEXT
+        x = torch.tensor([[tok] for tok in nxt])  # (n, 1): an ended row's character is computed and not read
+    return [_said("".join(CHARS[k] for k in s[start:]), ins) for s, ins in zip(seqs, inserted)]
 
 
 def _said(text: str, inserted: list[tuple[int, int]]) -> Said:
