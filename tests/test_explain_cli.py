@@ -98,14 +98,31 @@ def test_plot_writes_svg_and_the_terminal_view_shows_the_claims(tmp_path):
     ],
 )
 def test_bad_parameters_exit_2_with_a_message_and_no_traceback(args, message):
-    result = run(*args)
+    result = run(*args, "--lang", "en")
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    "name, raw",
+    [("sqrt-dk", {"d_k": "0"}), ("complexity", {"n": "-3"}), ("permutation", {"shuffle": "sideways"})],
+)
+def test_a_refusal_speaks_the_language_asked_for(name, raw):
+    """The default language is Chinese: a refused value is the catalog's sentence, as the page says it."""
+    from attnlab.lessons.common.params import ParamError
+
+    with pytest.raises(ParamError) as refused:
+        TOPICS[name].parse(**raw)
+    flags = [x for k, v in raw.items() for x in ("--" + k.replace("_", "-"), v)]
+    zh = run(name, *flags)
+    assert zh.exit_code == 2 and "Traceback" not in zh.output
+    assert zh.stderr.strip() == f"attnlab explain {name}: {refused.value.localized('zh')}"
+    assert re.search(r"[\u4e00-\u9fff]", zh.stderr) and str(refused.value) not in zh.stderr
+
+
 def test_a_wrong_quiz_answer_prints_only_the_error():
-    result = run("glossary", "--quiz", "5", "--answer", "x")
+    result = run("glossary", "--quiz", "5", "--answer", "x", "--lang", "en")
     assert result.exit_code == 2
     assert result.stdout == ""  # no page after the error
     assert result.stderr.strip().splitlines() == [

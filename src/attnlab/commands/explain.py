@@ -124,8 +124,11 @@ def _topic_command(topic) -> click.Command:
         except KeyboardInterrupt as err:  # Ctrl+C or SIGTERM: a lesson is kept only whole, so nothing was
             click.echo(t("explain.cli.stopped", lang, topic=topic.name), err=True)
             raise SystemExit(exit_code(err)) from None
-        except ValueError as err:
-            _fail(topic.name, str(err))
+        except ValueError as err:  # a refused value in the language asked for: English is the message itself
+            from attnlab.lessons.common.params import ParamError  # (the API's), Chinese comes from the catalog
+
+            zh = isinstance(err, ParamError) and lang != "en"
+            _fail(topic.name, err.localized(lang) if zh else str(err))
         if plot is not None:
             from attnlab.io.atomic import atomic_file
 
