@@ -51,6 +51,9 @@ COURSE_DISAGREES = {
     "trained model's top after 床前明月 is ，, which 床望明月 makes likelier; 低头思故 → 举头思故, where 思故 gives 乡) "
     "the model of the text is moved by it less than its shuffled twin, whose answers swing with any character: "
     "that character does not carry the answer, and the lesson says so",
+    ("vit", "narrows"): "with a few dozen steps the CNN already learns more from more images while the ViT has "
+    "learnt nothing at any size: the CNN's lead grows with data instead. A ViT needs more training as well as more "
+    "images; the lesson says so with both gaps",
 }
 
 # Claims not shown at a topic's defaults, with the reason the page gives.

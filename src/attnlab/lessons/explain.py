@@ -258,6 +258,7 @@ TOPICS: dict[str, Topic] = {
         Topic("prompting"),
         Topic("tools"),
         Topic("bpe"),
+        Topic("vit"),
     )
 }
 

@@ -5,6 +5,7 @@ from attnlab.models.encoder import Encoder, EncoderConfig
 from attnlab.models.encoder_decoder import EncoderDecoder, EncoderDecoderConfig
 from attnlab.models.gpt import GPT, GPTConfig
 from attnlab.models.presets import PRESETS, preset
+from attnlab.models.vit import ViT, ViTConfig
 from attnlab.models.window_mlp import WindowMLP, WindowMLPConfig
 
 __all__ = [
@@ -21,4 +22,6 @@ __all__ = [
     "count_flops",
     "WindowMLP",
     "WindowMLPConfig",
+    "ViT",
+    "ViTConfig",
 ]
