@@ -106,29 +106,31 @@ def test_without_a_data_or_runs_folder_the_page_says_how_to_give_one():
 
 def test_a_sweep_started_on_the_page_is_followed_and_then_listed(lab, monkeypatch):
     client, data, runs = lab
-    go, calls = threading.Event(), []
+    go, reported, calls = threading.Event(), threading.Event(), []
 
     def fake_sweep(corpus_data, out, *, minutes, progress, command, **kw):
         calls.append((corpus_data[0], out, minutes))
         progress({"phase": "run", "run": "L1-d16-C0", "done": 0, "of": 3, "left_s": 60})
+        reported.set()
         assert go.wait(60)
         out.mkdir(parents=True)
         (out / "scale.json").write_text(json.dumps({**SCALE_JSON, "command": command}), encoding="utf-8")
 
     monkeypatch.setattr(sweep_module, "run_sweep", fake_sweep)
     try:
-        _follow(client, data, runs, go, calls)
+        _follow(client, data, runs, go, reported, calls)
     finally:
         go.set()  # a failed assertion leaves no thread waiting
 
 
-def _follow(client, data, runs, go, calls) -> None:
+def _follow(client, data, runs, go, reported, calls) -> None:
     answer = client.post(
         "/scale/start", data={"corpus": "notes.txt", "minutes": "2", "lang": "en"}, follow_redirects=False
     )
     assert answer.status_code == 303 and "error" not in answer.headers["location"]
     job = next(iter(sweeps.JOBS.values()))
     assert job.name == "scale-notes.txt-1" and str(data / "notes.txt") in job.command
+    assert reported.wait(60)  # the sweep's thread has reported its first run (it starts when the machine lets it)
     page = client.get("/scale?lang=en").text
     assert 'http-equiv="refresh"' in page and "run 1/3: L1-d16-C0" in page  # follows itself while it runs
     again = client.post("/scale/start", data={"corpus": "tang", "minutes": "1"}, follow_redirects=False)
