@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.lessons.common.claims import weakest
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.complexity.lesson import analytic_terms, complexity, counted
 from attnlab.lessons.forms.lesson import forms
@@ -382,3 +383,9 @@ def test_the_advertised_largest_n_runs_with_the_default_heads():
     r = complexity(n=64, d_model=64, time_n_max=2048, time_d_model=8, repeats=1)
     assert r.params["n_heads"] == 8 and r.time_points[-1].n == 2048
     assert r.time_weights_bytes == 4 * 8 * 2048**2
+
+
+def test_weakest_reads_the_seed_nearest_zero_and_zero_where_the_seeds_disagree():
+    assert weakest([0.3, 0.2, 0.25]) == 0.2
+    assert weakest([-0.3, -0.15]) == -0.15
+    assert weakest([0.3, -0.01]) == 0.0

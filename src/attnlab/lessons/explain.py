@@ -259,6 +259,7 @@ TOPICS: dict[str, Topic] = {
         Topic("tools"),
         Topic("bpe"),
         Topic("vit"),
+        Topic("long-range"),
     )
 }
 

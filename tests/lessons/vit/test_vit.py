@@ -20,7 +20,6 @@ from attnlab.cli import app
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.explain import TOPICS
 from attnlab.lessons.vit import runs
-from attnlab.lessons.vit.lesson import weakest
 from attnlab.models.vit import ViT, ViTConfig, patches
 
 QUICK = TOPICS["vit"].quick
@@ -150,12 +149,6 @@ def test_shuffled_labels_are_the_same_labels_as_often_moved_between_images(n, se
     assert torch.equal(real.sort().values, null.sort().values)
     assert (real != null).float().mean() > 0.5  # most images get another digit's label
     assert torch.equal(null, runs.labels_for(n, seed, True))
-
-
-def test_weakest_reads_the_seed_nearest_zero_and_zero_where_the_seeds_disagree():
-    assert weakest([0.3, 0.2, 0.25]) == 0.2
-    assert weakest([-0.3, -0.15]) == -0.15
-    assert weakest([0.3, -0.01]) == 0.0
 
 
 def test_the_models_are_of_one_size():

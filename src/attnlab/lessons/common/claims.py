@@ -184,3 +184,11 @@ def beats_chance(
     expected = n * p
     values = {"k": k, "n": n, "chance": p, "needed": need, **(values or {})}
     return _make(id, text, lang, "above", k, expected, need - expected, control, values, hint)
+
+
+def weakest(effects: list[float]) -> float:
+    """The seeds' effect as every seed has it: the one nearest zero where all have one sign, else zero (the seeds
+    disagree). Shown only where every seed clears the margin, contradicted only where every seed goes the other way."""
+    if all(e > 0 for e in effects) or all(e < 0 for e in effects):
+        return min(effects, key=abs)
+    return 0.0

@@ -16,7 +16,7 @@ from functools import lru_cache
 import torch
 
 from attnlab.i18n import t
-from attnlab.lessons.common.claims import Claim, lead
+from attnlab.lessons.common.claims import Claim, lead, weakest
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import Null
 from attnlab.lessons.common.params import Param, check, lesson
@@ -132,14 +132,6 @@ def picture(models: dict, index: int) -> Picture:
         ((a * ink).sum() / a.sum()).item(),
         ink.float().mean().item(),
     )
-
-
-def weakest(effects: list[float]) -> float:
-    """The seeds' effect as every seed has it: the one nearest zero where all have one sign, else zero (the seeds
-    disagree). Shown only where every seed clears the margin, contradicted only where every seed goes the other way."""
-    if all(e > 0 for e in effects) or all(e < 0 for e in effects):
-        return min(effects, key=abs)
-    return 0.0
 
 
 def claims_of(r: VitResult, lang: str) -> list[Claim]:
