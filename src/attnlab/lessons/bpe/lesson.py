@@ -61,6 +61,14 @@ class Piece:
 
 
 @dataclass
+class WordPiece:
+    word: str
+    tokens: list[str]  # MiniLM's WordPiece tokens ("##" marks a piece inside a word)
+    shown: str  # the tokens joined by " · "
+    unknown: int  # how many are [UNK]: a character its vocabulary does not hold, its identity lost
+
+
+@dataclass
 class BpeResult(Shown):
     topic: str
     params: dict
@@ -75,6 +83,9 @@ class BpeResult(Shown):
     examples: list[list[str]]  # [token, ...] of the longest multi-汉字 tokens at `vocab` (a few)
     n_train: int  # characters trained on
     note: str
+    wordpiece: list[WordPiece] | None  # the course's words and `text` cut by MiniLM, where it is installed
+    wordpiece_vocab: int | None  # its vocabulary's size
+    wordpiece_han: int | None  # its tokens that are one whole 汉字
     claims: list[Claim] = field(default_factory=list)
 
 
@@ -112,6 +123,18 @@ def pieces(tok, text: str) -> list[Piece]:
             partial = True
         out.append(Piece(i, tok.decode([i]), raw.hex(" "), partial))
     return out
+
+
+def wordpieces(text: str) -> tuple[list[WordPiece] | None, int | None, int | None]:
+    tok = runs.wordpiece()
+    if tok is None:
+        return None, None, None
+    out = []
+    for word in dict.fromkeys([*runs.COURSE_WORDS, text.strip()]):  # in order, `text` once, last
+        if word:
+            tokens = tok.encode(word, add_special_tokens=False).tokens
+            out.append(WordPiece(word, tokens, " · ".join(tokens), tokens.count("[UNK]")))
+    return out, tok.get_vocab_size(), runs.wordpiece_han(tok)
 
 
 def claims_of(r: BpeResult, lang: str) -> list[Claim]:
@@ -208,6 +231,7 @@ def bpe(
         [[s] for s in longest],
         n_train,
         note,
+        *wordpieces(p["text"]),
     )
     r.claims = claims_of(r, lang)
     return r

@@ -18,6 +18,7 @@ from pathlib import Path
 from attnlab.text.bpe import BPETokenizer
 
 BYTES_ONLY = 257  # 256 bytes + '<eot>': no merge at all
+COURSE_WORDS = ("变压器", "注意力", "床前明月光", "Transformer", "tokenization", "attention")  # cut by MiniLM too
 HAN = re.compile(r"[\u4e00-\u9fff]")
 WORDS = Path(__file__).with_name("words.json")
 
@@ -68,3 +69,25 @@ def sizes(vocab: int) -> list[int]:
         out.append(n)
         n *= 2
     return out + ([vocab] if vocab > BYTES_ONLY else [])
+
+
+@lru_cache(maxsize=1)
+def wordpiece():
+    """MiniLM's tokenizer (BERT's uncased WordPiece) where its package is installed, else None; read from the
+    package's tokenizer.json with the `tokenizers` library, without padding (the file pads to 128)."""
+    from attnlab.pretrained import installed, locate
+
+    if not installed():
+        return None
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(locate("minilm") / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def wordpiece_han(tok) -> int:
+    """The vocabulary's tokens that are one whole 汉字: all a WordPiece can write Chinese with (BERT cuts every 汉字
+    apart before looking it up)."""
+    return sum(1 for token in tok.get_vocab() if HAN.fullmatch(token))
