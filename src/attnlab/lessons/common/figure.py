@@ -112,5 +112,13 @@ def heat(ax, matrix, *, xticks=None, yticks=None, cmap="Blues", vmin=None, vmax=
     return im
 
 
+def seed_curves(ax, xs, per_seed, mean, colour: str, marker: str, label: str) -> None:
+    """One thin line per seed (per_seed: [[value per seed] per x]) and their mean, thick and marked: the spread
+    a claim that must hold in every seed is read against."""
+    for s in range(len(per_seed[0])):
+        ax.plot(xs, [v[s] for v in per_seed], "-", color=colour, lw=0.6, alpha=0.45)
+    ax.plot(xs, mean, "-" + marker, color=colour, lw=1.8, ms=5, label=label)
+
+
 def note(fig, text: str) -> None:
     fig.text(0.5, -0.01, text, ha="center", va="top", fontsize=9, color=GREY, wrap=True)

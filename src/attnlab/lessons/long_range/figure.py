@@ -3,7 +3,7 @@ it computes nothing."""
 
 from __future__ import annotations
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels, seed_curves
 
 STYLE = {"transformer": (RED, "o"), "lstm": (BLUE, "s"), "gru": (INK, "^")}  # model -> (colour, marker)
 
@@ -11,9 +11,7 @@ STYLE = {"transformer": (RED, "o"), "lstm": (BLUE, "s"), "gru": (INK, "^")}  # m
 def plot(r, fig, tr: Labels) -> None:
     ax = fig.add_subplot(1, 1, 1)
     for name, (colour, marker) in STYLE.items():
-        for s in range(len(r.per_seed[name][0])):  # one thin line a seed
-            ax.plot(r.distances, [v[s] for v in r.per_seed[name]], "-", color=colour, lw=0.6, alpha=0.45)
-        ax.plot(r.distances, r.accuracy[name], "-" + marker, color=colour, lw=1.8, ms=5, label=tr(f"long_range.{name}"))
+        seed_curves(ax, r.distances, r.per_seed[name], r.accuracy[name], colour, marker, tr(f"long_range.{name}"))
     ax.axhline(1 / 8, color=GREY, lw=0.9, ls="--", label=tr("long_range.chance"))
     ax.set_xscale("log", base=2)
     ax.set_xticks(r.distances, [str(d) for d in r.distances])

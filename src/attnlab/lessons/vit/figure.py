@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels
+from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels, seed_curves
 
 STYLE = {"vit": (RED, "o"), "cnn": (BLUE, "s"), "mlp": (INK, "^")}  # model -> (colour, marker)
 
@@ -15,9 +15,7 @@ def plot(r, fig, tr: Labels) -> None:
     ax1 = fig.add_subplot(grid[:, 0])
     image, heat = fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, 1])
     for name, (colour, marker) in STYLE.items():
-        for s in range(len(r.per_seed[name][0])):  # one thin line a seed
-            ax1.plot(r.n_train, [v[s] for v in r.per_seed[name]], "-", color=colour, lw=0.6, alpha=0.45)
-        ax1.plot(r.n_train, r.accuracy[name], "-" + marker, color=colour, lw=1.8, ms=5, label=tr(f"vit.{name}"))
+        seed_curves(ax1, r.n_train, r.per_seed[name], r.accuracy[name], colour, marker, tr(f"vit.{name}"))
     ax1.axhline(0.1, color=GREY, lw=0.9, ls="--", label=tr("vit.chance"))
     ax1.set_xscale("log")
     ax1.set_xticks(r.n_train, [str(n) for n in r.n_train])
