@@ -40,8 +40,10 @@ class PretrainedTokenizer:
     def vocab_size(self) -> int:
         return self._tok.get_vocab_size()
 
-    def encode_full(self, text: str) -> Encoded:
-        enc = self._tok.encode(text)
+    def encode_full(self, text: str, *, specials: bool = True) -> Encoded:
+        """The ids, tokens and character offsets of `text`; specials=False leaves out what the checkpoint adds
+        around a sentence (BERT's [CLS] and [SEP])."""
+        enc = self._tok.encode(text, add_special_tokens=specials)
         return Encoded(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
 
     def encode(self, text: str) -> list[int]:

@@ -132,9 +132,9 @@ def wordpieces(text: str) -> tuple[list[WordPiece] | None, int | None, int | Non
     out = []
     for word in dict.fromkeys([*runs.COURSE_WORDS, text.strip()]):  # in order, `text` once, last
         if word:
-            tokens = tok.encode(word, add_special_tokens=False).tokens
+            tokens = tok.encode_full(word, specials=False).tokens
             out.append(WordPiece(word, tokens, " · ".join(tokens), tokens.count("[UNK]")))
-    return out, tok.get_vocab_size(), runs.wordpiece_han(tok)
+    return out, tok.vocab_size, runs.wordpiece_han(tok)
 
 
 def claims_of(r: BpeResult, lang: str) -> list[Claim]:

@@ -73,21 +73,15 @@ def sizes(vocab: int) -> list[int]:
 
 @lru_cache(maxsize=1)
 def wordpiece():
-    """MiniLM's tokenizer (BERT's uncased WordPiece) where its package is installed, else None; read from the
-    package's tokenizer.json with the `tokenizers` library, without padding (the file pads to 128)."""
+    """MiniLM's tokenizer (BERT's uncased WordPiece) where its package is installed, else None: the checkpoint's
+    tokenizer.json as attnlab.pretrained reads it (a regular file, no padding)."""
     from attnlab.pretrained import installed, locate
+    from attnlab.text.pretrained import PretrainedTokenizer
 
-    if not installed():
-        return None
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(locate("minilm") / "tokenizer.json"))
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
+    return PretrainedTokenizer.from_file(locate("minilm") / "tokenizer.json") if installed() else None
 
 
 def wordpiece_han(tok) -> int:
     """The vocabulary's tokens that are one whole 汉字: all a WordPiece can write Chinese with (BERT cuts every 汉字
     apart before looking it up)."""
-    return sum(1 for token in tok.get_vocab() if HAN.fullmatch(token))
+    return sum(1 for i in range(tok.vocab_size) if HAN.fullmatch(tok.token(i)))
