@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from real_support import need
 from results import explained, quick_flags, result
 from typer.testing import CliRunner
 
@@ -46,7 +47,9 @@ BLOCK = {
 
 def hf_twin(config: ViTConfig):
     """Hugging Face's ViT of the same shape, and ours with its weights copied in."""
-    transformers = pytest.importorskip("transformers")
+    need("transformers", "pip install -e '.[test]'")  # a failure under CI=true, which installs it
+    import transformers
+
     hf = transformers.ViTForImageClassification(
         transformers.ViTConfig(
             hidden_size=config.d_model,
