@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from attnlab.i18n import t
+from attnlab.lessons.seq2seq.models import KINDS
 from attnlab.train import progress
 from attnlab.web.pages import explain as explain_pages
 
@@ -18,14 +19,14 @@ CASES = [  # a seed no other test trains, so this visit is the first
     (
         "seq2seq",
         {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4343"},
-        ["no_attention", "bahdanau", "transformer"],
+        list(KINDS),
         "en",
         True,
     ),
     (
         "seq2seq",
         {"train_steps": "100", "n_test": "5", "n_seeds": "1", "text": "2026", "seed": "4344"},
-        ["no_attention", "bahdanau", "transformer"],
+        list(KINDS),
         "zh",
         False,
     ),

@@ -25,7 +25,16 @@ SMALL = {
     "n_seeds": 1,
     "text": "2026",
 }  # the other explain tests use the same: one training, cached
-CLAIMS = ["bottleneck", "bottleneck_cross", "falls", "final_only", "alpha", "alignment", "alignment_cross"]
+CLAIMS = [
+    "bottleneck",
+    "bottleneck_cross",
+    "falls",
+    "final_only",
+    "alpha",
+    "alignment",
+    "alignment_cross",
+    "encoder_decoder_leads",
+]
 
 
 def model(kind: str, seed: int = 0):
@@ -118,8 +127,43 @@ def test_seeded_runs_are_reproducible():
     b = as_dict(explain("seq2seq", lang="en", **SMALL))  # trained afresh
     assert a == b
     assert a["lengths"] == list(LENGTHS) and a["longer"] == [n > TRAIN_LENGTHS[-1] for n in LENGTHS]
-    assert set(a["accuracy"]) == {"no_attention", "bahdanau", "transformer"}
+    assert set(a["accuracy"]) == {"no_attention", "bahdanau", "transformer", "decoder_only"}
     assert all(len(v) == len(LENGTHS) and all(0 <= x <= 1 for x in v) for v in a["accuracy"].values())
+
+
+def test_the_decoder_only_gpt_reads_source_then_target_causally_at_the_encoder_decoders_size():
+    """One GPT over [source ; target]: its target logits are the GPT's own at those positions over the target
+    vocabulary; a target position reads every source digit but no later target token; and the two Transformers
+    have the same parameter count to within 1%."""
+    sizes = {kind: sum(p.numel() for p in model(kind).parameters()) for kind in ("transformer", "decoder_only")}
+    real = {k: sum(p.numel() for p in build(k, task_.SRC_VOCAB, task_.TGT_VOCAB, 14, 32).parameters()) for k in sizes}
+    assert abs(real["decoder_only"] - real["transformer"]) <= 0.01 * real["transformer"], real
+    gpt = model("decoder_only")
+    src, tgt_in, _ = batch(n=5)  # (3, 5), (3, 6)
+    logits, maps = gpt(src, tgt_in)
+    assert logits.shape == (3, 6, task_.TGT_VOCAB) and maps == []
+    whole = gpt.model(torch.cat([src, tgt_in + task_.SRC_VOCAB], 1))  # (3, 11, V_src + V_tgt)
+    assert torch.equal(logits, whole[:, 5:, task_.SRC_VOCAB :])
+    later = tgt_in.clone()
+    later[:, 3:] = (later[:, 3:] + 1) % task_.TGT_VOCAB  # change target tokens 3.. only
+    assert torch.allclose(gpt(src, later)[0][:, :3], logits[:, :3], atol=1e-12)  # positions 0..2 cannot see them
+    assert not torch.allclose(gpt(src, later)[0][:, 3:], logits[:, 3:])
+    for j in range(5):  # every target position reads every source digit: no bottleneck, no cross-attention
+        moved = src.clone()
+        moved[:, j] = moved[:, j] % 10 + 1
+        assert (gpt(moved, tgt_in)[0] - logits).abs().amax(dim=(0, 2)).min() > 1e-9, j
+
+
+def test_the_encoder_decoders_lead_is_averaged_over_the_trained_lengths():
+    r = result("seq2seq", lang="en", **SMALL)
+    c = {c.id: c for c in r.claims}["encoder_decoder_leads"]
+    at = [r.lengths.index(n) for n in TRAIN_LENGTHS]
+    mean = {k: sum(r.accuracy_by_seed[k][0][i] for i in at) / len(at) for k in ("transformer", "decoder_only")}
+    assert c.measured == pytest.approx(mean["transformer"]) and c.baseline == pytest.approx(mean["decoder_only"])
+    assert c.values["lengths"] == list(TRAIN_LENGTHS) and c.margin >= 0.2
+    p = (mean["transformer"], mean["decoder_only"])  # one seed: the binomial error over every test string averaged
+    n = SMALL["n_test"] * len(at)
+    assert c.values["standard_error"] == pytest.approx(sum(x * (1 - x) / n for x in p) ** 0.5)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -134,7 +178,7 @@ def test_the_claims_carry_their_comparison_over_seeds(seed):
         r.claims[0].values["attention"] - r.claims[0].values["no_attention"]
     )
     assert r.claims[0].margin >= 0.2
-    for c in r.claims[5:]:  # alignment at its weakest trained length, against a uniform map there: 1/n
+    for c in r.claims[5:7]:  # alignment at its weakest trained length, against a uniform map there: 1/n
         n, se = c.values["length"], c.values["standard_error"]
         assert n in TRAIN_LENGTHS and c.baseline == pytest.approx(1 / n)
         assert se > 0 or c.measured in (0, 1)  # one seed: the binomial error over the test strings

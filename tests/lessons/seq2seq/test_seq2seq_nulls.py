@@ -12,7 +12,9 @@ Nulls, the effect absent by construction:
     alignment_cross not shown, while the accuracies, which do not read those maps, still show the bottleneck;
   * a decoder that reads every encoder state (Bahdanau's, through the same check): final_only contradicted;
   * a library attention that no longer computes e = vᵀ tanh(W_s s + W_h h) (uniform α): alpha contradicted;
-  * a tie between the attention model and the one without it, over two seeds: bottleneck not shown.
+  * a tie between the attention model and the one without it, over two seeds: bottleneck not shown;
+  * the encoder-decoder's lead over the decoder-only GPT read on swapped or equal accuracies: contradicted when the
+    decoder-only leads, not shown on a tie, shown when the encoder-decoder leads (its null is that GPT, in the run).
 """
 
 from __future__ import annotations
@@ -32,8 +34,17 @@ from attnlab.nn.recurrent import AdditiveAttention
 
 pytestmark = pytest.mark.slow  # trains the lesson's models
 
-IDS = ["bottleneck", "bottleneck_cross", "falls", "final_only", "alpha", "alignment", "alignment_cross"]
-LEARNED = ["bottleneck", "bottleneck_cross", "falls", "alignment", "alignment_cross"]  # need training
+IDS = [
+    "bottleneck",
+    "bottleneck_cross",
+    "falls",
+    "final_only",
+    "alpha",
+    "alignment",
+    "alignment_cross",
+    "encoder_decoder_leads",
+]
+LEARNED = ["bottleneck", "bottleneck_cross", "falls", "alignment", "alignment_cross", "encoder_decoder_leads"]
 TINY = {"n_test": 5, "n_seeds": 1, "text": "2026"}
 
 
@@ -57,7 +68,12 @@ def test_the_defaults_show_every_claim_and_the_typed_example(defaults):
     assert r.params["task"] == "digits" and len(r.seeds) >= 2
     assert [c.id for c in r.claims] == IDS
     consistent(r)
-    assert status(r) == dict.fromkeys(IDS, "shown"), [c.text + " | " + c.versus for c in r.claims if not c.holds]
+    # every claim but the encoder-decoder's lead: on digits the decoder-only GPT of equal size ties with it
+    expected = dict.fromkeys(IDS, "shown") | {"encoder_decoder_leads": "not_shown"}
+    assert status(r) == expected, [c.text + " | " + c.versus for c in r.claims if not c.holds]
+    tie = {c.id: c for c in r.claims}["encoder_decoder_leads"]
+    assert abs(tie.measured - tie.baseline) < tie.margin / 2  # a tie by far, not one at the margin's edge
+    assert tie.baseline > 0.85  # the decoder-only GPT does translate
     # the effect at the longest trained length is large, not a tie: every seed leads, by at least 20 points
     bottleneck = r.claims[0]
     assert bottleneck.margin >= 0.2 and all(g >= 0.2 for g in bottleneck.values["gap_by_seed"])
@@ -178,3 +194,20 @@ def test_a_tie_over_seeds_is_not_the_bottleneck(defaults):
     claims = {c.id: c for c in claims_of(r, "en")}
     assert claims["bottleneck"].status == "not_shown" and claims["bottleneck"].values["gap"] == 0
     assert claims["bottleneck_cross"].status == "not_shown"  # 10 points is within the 20-point margin
+
+
+def test_the_encoder_decoders_lead_reads_either_way(defaults):
+    """Its control is the decoder-only GPT trained alike in the same run: equal accuracies tie, the encoder-decoder's
+    accuracies given to the GPT and the GPT's 20 points lower shown, the other way round contradicted."""
+    acc = defaults.accuracy_by_seed
+    lower = [[max(0.0, a - 0.3) for a in run] for run in acc["transformer"]]
+    cases = {
+        "not_shown": {"decoder_only": acc["transformer"]},
+        "shown": {"decoder_only": lower},
+        "contradicted": {"decoder_only": acc["transformer"], "transformer": lower},
+    }
+    for expected, swap in cases.items():
+        r = dataclasses.replace(defaults, accuracy_by_seed={**acc, **swap})
+        c = {c.id: c for c in claims_of(r, "en")}["encoder_decoder_leads"]
+        assert c.status == expected, (expected, c.measured, c.baseline, c.margin)
+        assert c.status == status_of(c.direction, c.measured, c.baseline, c.margin)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from attnlab.i18n import t
 from attnlab.lessons.common.figure import BLUE, GREY, INK, RED, Labels, heat
 
-SEQ2SEQ_COLORS = {"no_attention": GREY, "bahdanau": BLUE, "transformer": RED}
+SEQ2SEQ_COLORS = {"no_attention": GREY, "bahdanau": BLUE, "transformer": RED, "decoder_only": INK}
 
 
 def _aligned_heat(ax, weights, ex, title: str, tr: Labels) -> None:
@@ -27,7 +27,7 @@ def plot(r, fig, tr: Labels) -> None:
         ax.plot(
             r.lengths,
             acc,
-            "o-",
+            "s--" if kind == "decoder_only" else "o-",
             color=SEQ2SEQ_COLORS.get(kind, INK),
             lw=2,
             label=t(f"explain.seq2seq.model.{kind}", tr.lang),

@@ -1,8 +1,9 @@
 """From seq2seq to the Transformer, trained (lecture 06 §2): the bottleneck, Bahdanau's alignment, cross-attention.
 
-Three translators learn the same generated task (digits -> Chinese numerals, attnlab.lessons.seq2seq.task)
+Four translators learn the same generated task (digits -> Chinese numerals, attnlab.lessons.seq2seq.task)
 on the same batches: an LSTM seq2seq that hands the decoder only the encoder's last state, the same with
-Bahdanau's additive attention, and the library's Transformer encoder-decoder. Measured on held-out strings:
+Bahdanau's additive attention, the library's Transformer encoder-decoder, and a decoder-only GPT of the same
+parameter count that reads "source, then target" as one sequence (chapter 01: decoder-only models do seq2seq too). Measured on held-out strings:
 exact-match accuracy at each source length (including lengths longer than any trained on), and how well each
 attention map aligns (the share of target tokens whose largest weight sits on the source digit they
 translate). The numbers are averaged over `n_seeds` seeds (seed, seed + 1, ...); the typed example and its maps
@@ -40,7 +41,12 @@ MAX_TEXT = 12
 SIZE = 32  # LSTM hidden size = Transformer d_model
 BATCH = 64
 CONTEXT = MAX_TEXT + 2
-LR = {"no_attention": 1e-2, "bahdanau": 1e-2, "transformer": 5e-3}  # Adam's peak rates, tuned once for this task
+LR = {
+    "no_attention": 1e-2,
+    "bahdanau": 1e-2,
+    "transformer": 5e-3,
+    "decoder_only": 5e-3,
+}  # Adam's peak rates, tuned once for this task
 
 PARAMS = (
     Param("task", "choice", "digits", choices=task_.TASKS, help="the translation task (its word order)"),
@@ -60,13 +66,15 @@ QUICK = {"train_steps": 100, "n_test": 5, "n_seeds": 1, "text": "2026"}
 COURSE = ("lecture06", 40)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 # Each claim's strongest null (lessons/common/nulls.py); final_only and alpha are identities. The bottleneck's is the
-# LSTM without attention trained alike, and the fall's the same fall with Bahdanau's attention (exact match gets
-# harder with length for any model), both in this run; what the maps learned is checked against models trained
-# alike on the same numerals in shuffled order, where there is no alignment to learn.
+# LSTM without attention trained alike, the fall's the same fall with Bahdanau's attention (exact match gets harder
+# with length for any model), the encoder-decoder's lead the decoder-only GPT of equal size trained alike, all in this
+# run; what the maps learned is checked against models trained alike on the same numerals in shuffled order, where
+# there is no alignment to learn.
 NULLS = {
     "bottleneck": Null("no_attention"),
     "bottleneck_cross": Null("no_attention"),
     "falls": Null("with_attention"),
+    "encoder_decoder_leads": Null("decoder_only"),
     "alignment": Null("shuffled", shuffle=True),
     "alignment_cross": Null("shuffled", shuffle=True),
 }
@@ -113,6 +121,7 @@ class Seq2SeqResult(Shown):
     chance_alignment: float  # the same score for weights spread uniformly (ties broken at random): mean 1/n
     heads: list[Head]  # the first seed's cross-attention heads
     final_loss: dict  # model -> last training batch's loss, mean over the seeds (0 steps: an untrained batch's)
+    n_params: dict  # model -> its parameter count (the decoder-only GPT's matches the encoder-decoder's to 1%)
     example: Example  # through the first seed's models
     suggestions: list[str]  # held-out strings of a few lengths, for the learner to type
     checks: dict  # the hand computations behind the claims (the first seed's models)
@@ -193,7 +202,7 @@ def train_one(kind: str, task: str, steps: int, seed: int, shuffle: bool = False
 
     order = torch.Generator().manual_seed(20_000 + seed)  # the shuffles' own: the batches stay those of the real run
 
-    def batch(g: torch.Generator):  # the same batches for all three models
+    def batch(g: torch.Generator):  # the same batches for all four models
         n = TRAIN_LENGTHS[int(torch.randint(len(TRAIN_LENGTHS), (1,), generator=g))]
         src, tgt_in, tgt_out = task_.encode(task, task_.sample(n, BATCH, g, test=False))  # (B, n), (B, n+1), (B, n+1)
         if shuffle:
@@ -230,7 +239,7 @@ _lock = threading.Lock()
 
 @lru_cache(maxsize=8)
 def trained_models(task: str, steps: int, seed: int, shuffle: bool = False) -> tuple[dict, dict]:
-    """The three models trained on the same batches, and their last losses; cached (a new n_test reuses them)."""
+    """The four models trained on the same batches, and their last losses; cached (a new n_test reuses them)."""
     models, final_loss = {}, {}
     for kind in KINDS:
         _report(kind, 0, steps)  # every model listed from the start
@@ -241,7 +250,7 @@ def trained_models(task: str, steps: int, seed: int, shuffle: bool = False) -> t
 
 @lru_cache(maxsize=8)
 def trained(task: str, steps: int, seed: int, n_test: int, shuffle: bool = False) -> Trained:
-    """The three trained models measured on held-out strings of the real task; cached, so a second visit is
+    """The four trained models measured on held-out strings of the real task; cached, so a second visit is
     instant."""
     models, final_loss = trained_models(task, steps, seed, shuffle)
     accuracy = {k: [] for k in KINDS}
@@ -275,7 +284,7 @@ def trained(task: str, steps: int, seed: int, n_test: int, shuffle: bool = False
 
 
 def example_of(tr: Trained, task: str, text: str) -> tuple[Example, dict]:
-    """The typed digits through the three trained models: translations, attention maps and their scores."""
+    """The typed digits through the four trained models: translations, attention maps and their scores."""
     n = len(text)
     src, tgt_in, tgt_out = task_.encode(task, [text])
     truth = torch.tensor(task_.align(task, n))
@@ -353,7 +362,7 @@ def _mean(rows: list) -> list:
 
 
 def cost(p: dict) -> Cost:
-    """Trains three small translators per seed (stoppable at every step); a bad text is refused before."""
+    """Trains four small translators per seed (stoppable at every step); a bad text is refused before."""
     typed = p["text"].strip()
     if not (1 <= len(typed) <= MAX_TEXT and all(ch in "0123456789" for ch in typed)):
         raise _text_error(p["text"])
@@ -372,7 +381,7 @@ def seq2seq(
     *,
     lang: str = "zh",
 ) -> Seq2SeqResult:
-    """Train the three translators for each seed (cached) and measure the bottleneck and the alignments."""
+    """Train the four translators for each seed (cached) and measure the bottleneck and the alignments."""
     p = check(
         PARAMS,
         dict(task=task, text=text, train_steps=train_steps, shuffle=shuffle, n_test=n_test, n_seeds=n_seeds, seed=seed),
@@ -415,6 +424,7 @@ def seq2seq(
         tr.chance,
         heads,
         {k: sum(run.final_loss[k] for run in runs) / len(runs) for k in KINDS},
+        {k: sum(p.numel() for p in m.parameters()) for k, m in tr.models.items()},
         example,
         suggestions(),
         checks,

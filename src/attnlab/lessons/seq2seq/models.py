@@ -1,4 +1,4 @@
-"""The three translators of the seq2seq lesson, built from the library's parts (attnlab.nn.recurrent, attnlab.models).
+"""The four translators of the seq2seq lesson, built from the library's parts (attnlab.nn.recurrent, attnlab.models).
 
 - `NoAttention`: an LSTM encoder reads the source; the decoder LSTM starts from the encoder's *last* state
   (h_S, c_S) and never sees another encoder state: the whole sentence squeezed through one fixed vector.
@@ -6,6 +6,9 @@
   s_{t-1} scores every encoder state, e_tj = v^T tanh(W_s s_{t-1} + W_h h_j), alpha_t = softmax(e_t),
   and reads the context c_t = sum_j alpha_tj h_j.
 - `transformer()`: the library's `EncoderDecoder`, whose decoder reads the source through cross-attention.
+- `DecoderOnly`: the library's `GPT` reading one sequence, source then target ([x_1..x_S, BOS, y_1..y_T]), causal
+  throughout: no encoder and no cross-attention; the target reads the source with the same self-attention it
+  reads its own past with. Its loss is only on the target positions, over the target vocabulary.
 
 Batches hold sequences of one length, so there is no padding anywhere (the lesson groups by length).
 """
@@ -16,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from attnlab.models.encoder_decoder import EncoderDecoder, EncoderDecoderConfig
+from attnlab.models.gpt import GPT, GPTConfig
 from attnlab.nn.recurrent import LSTM, AdditiveAttention
 
 
@@ -118,8 +122,27 @@ class TransformerSeq2Seq(nn.Module):
         return logits, [maps[n] for n in layers]
 
 
+class DecoderOnly(nn.Module):
+    """One causal GPT over [source ; target]: source ids keep their numbers, target ids come after them in one
+    vocabulary. forward returns what the encoder-decoder's does: logits over the target vocabulary at the target
+    positions (B, T, V_tgt), and no maps (its attention mixes source and target columns)."""
+
+    def __init__(self, config: GPTConfig, src_vocab: int):
+        super().__init__()
+        self.src_vocab = src_vocab
+        self.model = GPT(config)
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, list[Tensor]]:
+        S = src.shape[1]
+        sequence = torch.cat([src, tgt_in + self.src_vocab], dim=1)  # (B, S + T): source, then BOS y_1 .. y_{T-1}
+        logits = self.model(sequence)  # (B, S + T, V_src + V_tgt)
+        return logits[:, S:, self.src_vocab :], []  # (B, T, V_tgt): what comes next, read at each target position
+
+
 def build(kind: str, src_vocab: int, tgt_vocab: int, context_length: int, size: int) -> nn.Module:
-    """One of the three models at width `size` (LSTM hidden size = Transformer d_model)."""
+    """One of the four models at width `size` (LSTM hidden size = Transformer d_model). The decoder-only GPT has two
+    blocks to the encoder-decoder's one encoder and one decoder block, and a wider FFN (3 x size, not 2 x) standing in
+    for the cross-attention it lacks: its parameters match the encoder-decoder's to within 1%."""
     if kind == "no_attention":
         return RecurrentSeq2Seq(src_vocab, tgt_vocab, size // 2, size, attention=False)
     if kind == "bahdanau":
@@ -142,7 +165,22 @@ def build(kind: str, src_vocab: int, tgt_vocab: int, context_length: int, size: 
             for table in (model.model.src_embed.tok, model.model.tgt_embed.tok):
                 nn.init.normal_(table.weight, std=1.0)
         return model
+    if kind == "decoder_only":
+        gpt = GPTConfig(
+            vocab_size=src_vocab + tgt_vocab,
+            context_length=2 * context_length,  # source and target in one sequence
+            d_model=size,
+            n_heads=2,
+            d_ff=3 * size,
+            n_layers=2,
+            positions="sinusoidal",
+            norm_first=True,
+        )
+        model = DecoderOnly(gpt, src_vocab)
+        with torch.no_grad():  # as loud as the encoder-decoder's tokens
+            nn.init.normal_(model.model.embed.tok.weight, std=1.0)
+        return model
     raise ValueError(f"unknown model {kind!r}")
 
 
-KINDS = ("no_attention", "bahdanau", "transformer")
+KINDS = ("no_attention", "bahdanau", "transformer", "decoder_only")
