@@ -26,6 +26,7 @@ import torch
 from results import result
 
 from attnlab.lessons.common.claims import status_of
+from attnlab.lessons.seq2seq import checks as checks_
 from attnlab.lessons.seq2seq import lesson as lesson_
 from attnlab.lessons.seq2seq import task as task_
 from attnlab.lessons.seq2seq.claims import claims_of
@@ -163,7 +164,7 @@ def small(kind: str):
 def test_a_decoder_reading_every_state_contradicts_final_only(defaults):
     src, tgt_in, _ = task_.encode("digits", ["20261130"])
     with torch.no_grad():
-        checks = {**defaults.checks, **lesson_.final_state_check(small("bahdanau"), src, tgt_in)}
+        checks = {**defaults.checks, **checks_.final_state_check(small("bahdanau"), src, tgt_in)}
     r = dataclasses.replace(defaults, checks=checks)
     claims = {c.id: c for c in claims_of(r, "en")}
     assert checks["others_change"] > 0 and claims["final_only"].status == "contradicted"
@@ -177,7 +178,7 @@ def test_an_attention_that_is_not_the_formula_contradicts_alpha(defaults, monkey
     monkeypatch.setattr(AdditiveAttention, "forward", uniform)
     src, tgt_in, _ = task_.encode("digits", ["20261130"])
     with torch.no_grad():
-        checks = {**defaults.checks, **lesson_.alpha_check(small("bahdanau"), src, tgt_in)}
+        checks = {**defaults.checks, **checks_.alpha_check(small("bahdanau"), src, tgt_in)}
     r = dataclasses.replace(defaults, checks=checks)
     claims = {c.id: c for c in claims_of(r, "en")}
     assert checks["alpha_hand_error"] > 1e-3 and claims["alpha"].status == "contradicted"
