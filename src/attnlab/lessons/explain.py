@@ -260,6 +260,7 @@ TOPICS: dict[str, Topic] = {
         Topic("bpe"),
         Topic("vit"),
         Topic("long-range"),
+        Topic("encoder-uses"),
     )
 }
 

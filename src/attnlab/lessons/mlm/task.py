@@ -12,57 +12,23 @@ about it; its pair sits on its right, in the 下联. So a left-only model is at 
 character however well it is trained, and a model that reads both sides can get every character right.
 That is the whole difference between a causal and a bidirectional model, with nothing else in the way.
 
-The pairs are ordinary 对 pairs of primers like 声律启蒙 (天对地, 雨对风 ...), typed for the lab.
+The couplets themselves are attnlab.text.couplets' (shared with encoder-uses).
 """
 
 from __future__ import annotations
 
-import random
+from attnlab.text import couplets as text_couplets
+from attnlab.text.couplets import CHARS, PAIRS, PARTNER, VERSE, answer
 
 COUPLETS = "couplets"  # the corpus name of the built-in text
-PAIRS = (
-    "天地",
-    "山水",
-    "风雨",
-    "日月",
-    "春秋",
-    "东西",
-    "南北",
-    "来去",
-    "高低",
-    "长短",
-    "古今",
-    "花草",
-    "红绿",
-    "冷暖",
-    "明暗",
-    "晴阴",
-    "多少",
-    "前后",
-    "上下",
-    "江海",
-)
-PARTNER = {a: b for a, b in PAIRS} | {b: a for a, b in PAIRS}
-CHARS = tuple(PARTNER)  # 40 characters, each in one pair
-VERSE = 5
 N_COUPLETS = 500
 DATA_SEED = 0  # the text is the same for every model seed, like a corpus
 EXAMPLE = "天?红日高，地水绿月低。"  # the learner's default blank: only the 下联's 水 says it is 山
 
 
-def answer(first: str) -> str:
-    """The 下联 of a 上联: each character's pair."""
-    return "".join(PARTNER[ch] for ch in first)
-
-
 def couplets(n: int = N_COUPLETS, seed: int = DATA_SEED) -> list[str]:
     """n distinct couplets "上联，下联。" with random 上联."""
-    rng = random.Random(seed)
-    seen: dict[str, None] = {}
-    while len(seen) < n:
-        first = "".join(rng.choice(CHARS) for _ in range(VERSE))
-        seen[f"{first}，{answer(first)}。"] = None
-    return list(seen)
+    return text_couplets.couplets(n, seed)
 
 
-__all__ = ["COUPLETS", "PAIRS", "PARTNER", "CHARS", "EXAMPLE", "N_COUPLETS", "answer", "couplets"]
+__all__ = ["COUPLETS", "PAIRS", "PARTNER", "CHARS", "VERSE", "EXAMPLE", "N_COUPLETS", "answer", "couplets"]
