@@ -82,6 +82,9 @@ def test_hostile_queries_and_corpora_get_one_clear_line(tmp_path):
         with pytest.raises(ParamError) as err:
             explain("rag", query=query, **QUICK)
         assert err.value.name == "query" and "\n" not in str(err.value) and len(str(err.value)) < 300
+    with pytest.raises(ParamError) as err:  # a name too long for the file system
+        explain("rag", corpus="x" * 4096, **QUICK)
+    assert err.value.name == "corpus" and len(str(err.value)) < 200
     fifo = tmp_path / "poems.txt"
     os.mkfifo(fifo)
     with pytest.raises(ParamError) as err:

@@ -81,14 +81,16 @@ class RagResult(Shown):
 
 
 def _corpus_error(corpus: str, err: Exception) -> ParamError:
-    return ParamError(str(err), "corpus", "explain.error.corpus", corpus=corpus[:80])
+    short = corpus if len(corpus) <= 80 else corpus[:77] + "..."
+    message = f"cannot read the corpus {short!r}: {err.strerror}" if isinstance(err, OSError) else str(err)
+    return ParamError(message, "corpus", "explain.error.corpus", corpus=short)
 
 
 @lru_cache(maxsize=4)
 def poems_of(corpus: str) -> tuple[corpus_.Poem, ...]:
     try:
         return tuple(corpus_.from_file(corpus) if corpus else corpus_.builtin())
-    except ValueError as err:
+    except (ValueError, OSError) as err:  # OSError: a name too long, a folder without permission
         raise _corpus_error(corpus, err) from None
 
 
@@ -99,7 +101,7 @@ def cost(p: dict) -> Cost:
 
         try:
             check_corpus(p["corpus"].strip())
-        except ValueError as err:
+        except (ValueError, OSError) as err:
             raise _corpus_error(p["corpus"], err) from None
     if len(p["query"].strip()) not in (0, corpus_.LINE):
         raise ParamError(
