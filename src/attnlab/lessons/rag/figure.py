@@ -20,7 +20,7 @@ def plot(r, fig, tr: Labels) -> None:
     bars.set_title(tr("rag.title"))
     for name, colour in (("bm25", RED), ("dense", BLUE)):
         curves.plot(r.ks, r.retrieval_recall[name], "o-", color=colour, label=tr(f"rag.{name}"))
-    curves.axhline(1 / r.n_poems, color=GREY, ls="--", lw=1, label=tr("rag.chance"))
+    curves.plot(r.ks, [k / r.n_poems for k in r.ks], "--", color=GREY, lw=1, label=tr("rag.chance"))
     curves.set(xticks=r.ks, ylim=(0, 1.02), xlabel="k", ylabel=tr("rag.recall_at"))
     curves.legend(fontsize=7)
     ex = r.example

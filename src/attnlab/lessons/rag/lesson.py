@@ -1,12 +1,13 @@
 """Chapter 16 ⑦: retrieval-augmented generation. A model cannot write a line it never learnt; put the poem that holds
 it into the context and it copies it. Why that works is attention: the second line's positions read the retrieved
-poem and copy from it (the induction topic shows the mechanism).
+poem and copy from it.
 
 The experiment: an index over the poems (index.py: SQLite FTS5, trigrams, BM25, on disk) and a dense retriever (the
 generator's own character embeddings, mean-pooled, cosine, exact search); a generator (generator.py) trained `seeds`
 times on the training poems; on the held-out poems, which it never saw, the exact second line written alone, with
 the BM25-retrieved poem, with a random poem (the control: the same context length, the wrong knowledge) and with the
-right poem (the oracle).
+right poem (the oracle). What it learns is to copy the second line of the poem in its context from its fixed place,
+without reading the question: whether it is right is whether the retriever put the right poem there.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ RETRIEVERS = ("bm25", "dense")
 KS = (1, 3, 5)
 HELPS_MARGIN = 0.5  # retrieval's lead over a random poem in the context, in every seed
 MAX_QUERY = corpus_.LINE
-NULLS = {"retrieval_helps": Null("random"), "bm25_finds": CHANCE, "dense_finds": CHANCE}
+# retrieval_helps: a random poem in the same place, in the run. The dense retriever's vectors are the generator's: its
+# strongest null is the same retrieval with the untrained (random) vectors, which a claim about learnt vectors must beat.
+NULLS = {"retrieval_helps": Null("random"), "bm25_finds": CHANCE, "dense_finds": Null("untrained", steps=0)}
 
 PARAMS = (
     Param(
@@ -186,7 +189,7 @@ def example_of(corpus: str, steps: int, seeds: int, query: str) -> Example:
     asked = corpus_.Poem("", (query, answer or query))
     retrieved = poems[hits[0][0]].text if hits else ""
     rng = random.Random(7)
-    contexts = {"alone": "", "retrieved": retrieved, "random": rng.choice(poems).text}
+    contexts = {"alone": "", "retrieved": retrieved, "random": rng.choice([p for p in poems if p.query != query]).text}
     contexts["oracle"] = next((p.text for p in poems if p.query == query), retrieved)
     written = {c: gen.write(models[0], vocab, [contexts[c]], [asked])[0] for c in CONDITIONS}
     as_written = corpus_.Poem("", (query, written["retrieved"]))  # the map is read while it writes that line
@@ -240,7 +243,7 @@ def claims_of(r: RagResult, lang: str) -> list[Claim]:
                 k=hits,
                 n=r.n_test,
                 p=top / r.n_poems,
-                control=t(k + "control.chance", lang, poems=r.n_poems, top=top),
+                control=t(k + "control.chance", lang, n=r.n_test, poems=r.n_poems, top=top),
                 values={"recall_at": dict(zip(map(str, r.ks), r.retrieval_recall[name]))},
             )
         )
