@@ -62,9 +62,6 @@ COURSE_DISAGREES = {
 
 # Claims not shown at a topic's defaults, with the reason the page gives.
 DEFAULTS_NOT_SHOWN: dict[tuple[str, str], str] = {
-    ("rag", "dense_finds"): "the generator's character vectors, trained to copy random characters, rank the right "
-    "poem among the top 5 for 23 of 84 first lines, and untrained random vectors for 41: the claim does not beat its "
-    "null, and the page says so",
     ("seq2seq", "encoder_decoder_leads"): "on the digits in order the two Transformers of equal size tie (0.99 "
     "against 0.94 exact over the trained lengths, margin 0.2): a decoder alone does this seq2seq as well",
     ("moe", "moe_beats_active"): "the built-in poem is learnt by heart by every model: the losses tie within the "

@@ -125,12 +125,10 @@ def test_quick_settings_keep_the_contract():
 @pytest.mark.slow  # trains
 def test_at_the_defaults_retrieval_writes_lines_the_model_never_learnt():
     r = explained("rag", "en")
-    status = {c.id: c.status for c in r.claims}
-    assert status == {"retrieval_helps": SHOWN, "bm25_finds": SHOWN, "dense_finds": "not_shown"}
+    assert {c.id: c.status for c in r.claims} == {"retrieval_helps": SHOWN, "bm25_finds": SHOWN}
     assert r.claims[0].null["name"] == "random"
-    dense = r.claims[2]  # beats chance, but the same retrieval with untrained vectors does as well or better
-    assert dense.measured >= dense.baseline + dense.margin and dense.null["status"] == SHOWN
-    assert dense.null["measured"] >= dense.measured
+    # the dense retriever is measured beside its null, untrained vectors, and claims nothing: it does not beat them
+    assert r.retrieval_recall["dense_untrained"][-1] >= r.retrieval_recall["dense"][-1]
     assert min(r.recall_by_seed["retrieved"]) > 0.9 and max(r.recall_by_seed["random"]) < 0.05
     assert max(r.recall_by_seed["alone"]) < 0.05 and min(r.recall_by_seed["oracle"]) > 0.9
     ex = r.example  # it copies: the written line is the retrieved poem's second, where attention looks
@@ -152,5 +150,9 @@ def test_the_json_carries_recall_and_retrieval_recall():
     out = CliRunner().invoke(app, ["explain", "rag", *quick_flags("rag"), "--json", "--lang", "en"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)  # progress goes to stderr
-    assert set(data["recall"]) == set(CONDITIONS) and set(data["retrieval_recall"]) == {"bm25", "dense"}
+    assert set(data["recall"]) == set(CONDITIONS) and set(data["retrieval_recall"]) == {
+        "bm25",
+        "dense",
+        "dense_untrained",
+    }
     assert all(len(v) == len(KS) for v in data["retrieval_recall"].values())

@@ -18,8 +18,8 @@ def plot(r, fig, tr: Labels) -> None:
     bars.set_ylim(0, 1.02)
     bars.set_ylabel(tr("rag.recall"))
     bars.set_title(tr("rag.title"))
-    for name, colour in (("bm25", RED), ("dense", BLUE)):
-        curves.plot(r.ks, r.retrieval_recall[name], "o-", color=colour, label=tr(f"rag.{name}"))
+    for name, colour, style in (("bm25", RED, "o-"), ("dense", BLUE, "o-"), ("dense_untrained", BLUE, "o:")):
+        curves.plot(r.ks, r.retrieval_recall[name], style, color=colour, label=tr(f"rag.{name}"))
     curves.plot(r.ks, [k / r.n_poems for k in r.ks], "--", color=GREY, lw=1, label=tr("rag.chance"))
     curves.set(xticks=r.ks, ylim=(0, 1.02), xlabel="k", ylabel=tr("rag.recall_at"))
     curves.legend(fontsize=7)

@@ -20,7 +20,7 @@ def show(console, r, lang, t) -> None:
         table(
             t(k + "h.retrieval", lang),
             [t(k + "col.retriever", lang), *[f"recall@{n}" for n in r.ks]],
-            [[t(k + name, lang), *r.retrieval_recall[name]] for name in ("bm25", "dense")],
+            [[t(k + name, lang), *r.retrieval_recall[name]] for name in ("bm25", "dense", "dense_untrained")],
         )
     )
     ex = r.example
