@@ -261,6 +261,7 @@ TOPICS: dict[str, Topic] = {
         Topic("vit"),
         Topic("long-range"),
         Topic("encoder-uses"),
+        Topic("rag"),
     )
 }
 

@@ -7,7 +7,7 @@ and the baselines that do not read context.
     p(wrong at t)       = softmax(W_tag h_t)     tagging: one label per character (NER's shape)
 
 Baselines fit on the same training couplets: a logistic regression on character counts (scikit-learn; order thrown
-away) for the line, and for each character the share of training couplets where it was the wrong one (its
+away, and linear in the counts, so it cannot check that each pair is complete) for the line, and for each character the share of training couplets where it was the wrong one (its
 frequency) for the tags.
 """
 

@@ -3,8 +3,9 @@ construction: the lab knows which couplet is spoilt (a label for the whole line)
 label per character).
 
 A spoilt couplet has one 下联 character swapped for another of the 40 that is not its 上联 character's pair:
-天山红日高，地水绿雨低。 (月 would answer 日). Character counts alone barely tell the two kinds apart: the wrong
-character is an ordinary one, and the pair it breaks is only visible by reading two positions five apart.
+天山红日高，地水绿雨低。 (月 would answer 日). A model linear in the character counts cannot tell the two kinds
+apart: the wrong character is an ordinary one, and what it breaks is a pair, the characters at two positions five
+apart (a rule that knows the 20 pairs could count which pair falls short; the encoder has to learn the pairs).
 Training and test couplets are distinct couplets (no 上联 is in both).
 """
 
