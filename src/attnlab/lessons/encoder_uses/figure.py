@@ -12,7 +12,12 @@ def plot(r, fig, tr: Labels) -> None:
     s = r.sentences
     groups = [  # (label, the encoder's per seed or one value, the baseline, chance)
         (tr("encoder_uses.classify"), r.accuracy["encoder"], r.accuracy["bag"], r.majority),
-        (tr("encoder_uses.tag"), r.found["encoder"], r.found["frequency"], 0.2),
+        (
+            tr("encoder_uses.tag"),
+            r.found["encoder"],
+            r.found["frequency"],
+            next(c for c in r.claims if c.id == "tags").values["chance"],
+        ),
     ]
     if s.installed:
         n = len(s.sentences)

@@ -210,6 +210,7 @@ def claims_of(r: EncoderUsesResult, lang: str) -> list[Claim]:
                 lead=over_freq,
                 seeds=seeds,
                 n=r.n_spoilt,
+                chance=1 / task.VERSE,
                 margin=TAG_MARGIN,
             ),
             lang,
