@@ -262,6 +262,7 @@ TOPICS: dict[str, Topic] = {
         Topic("long-range"),
         Topic("encoder-uses"),
         Topic("rag"),
+        Topic("agent"),
     )
 }
 

@@ -18,10 +18,12 @@ from shared_data import data_dir
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.lessons.common import poems as corpus
+from attnlab.lessons.common import search_index as index
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS, explain
-from attnlab.lessons.rag import corpus, generator, index
+from attnlab.lessons.rag import generator
 from attnlab.lessons.rag.lesson import CONDITIONS, KS
 
 QUICK = TOPICS["rag"].quick

@@ -16,10 +16,11 @@ from results import explained, result
 from typer.testing import CliRunner
 
 from attnlab.cli import app
+from attnlab.lessons.common import calc
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS
-from attnlab.lessons.tools import calc, runs
+from attnlab.lessons.tools import runs
 from attnlab.lessons.tools.lesson import CONDITIONS, tools, trained
 
 QUICK = TOPICS["tools"].quick

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.lessons.common.params import seeded
-from attnlab.lessons.rag.corpus import LINE, Poem, of_lines
+from attnlab.lessons.common.poems import LINE, Poem, of_lines
 
 SEP, ASK, BLANK = "|", "=", "_"
 CONTEXT = 4 * LINE + 4  # a 五绝 with its marks

@@ -2,7 +2,7 @@
 it into the context and it copies it. Why that works is attention: the second line's positions read the retrieved
 poem and copy from it.
 
-The experiment: an index over the poems (index.py: SQLite FTS5, trigrams, BM25, on disk) and a dense retriever (the
+The experiment: an index over the poems (common/search_index.py: SQLite FTS5, trigrams, BM25, on disk) and a dense retriever (the
 generator's own character embeddings, mean-pooled, cosine, exact search); a generator (generator.py) trained `seeds`
 times on the training poems; on the held-out poems, which it never saw, the exact second line written alone, with
 the BM25-retrieved poem, with a random poem (the control: the same context length, the wrong knowledge) and with the
@@ -20,14 +20,14 @@ import torch
 
 from attnlab.i18n import t
 from attnlab.lessons.common import disk_cache
+from attnlab.lessons.common import poems as corpus_
+from attnlab.lessons.common import search_index as index
 from attnlab.lessons.common.claims import Claim, beats_chance, lead, weakest
 from attnlab.lessons.common.cost import Cost
 from attnlab.lessons.common.nulls import CHANCE, Null
 from attnlab.lessons.common.params import Param, ParamError, check, lesson
 from attnlab.lessons.common.result import Shown
-from attnlab.lessons.rag import corpus as corpus_
 from attnlab.lessons.rag import generator as gen
-from attnlab.lessons.rag import index
 from attnlab.train import progress
 
 CONDITIONS = ("alone", "retrieved", "random", "oracle")

@@ -7,7 +7,7 @@ the same problems, as many, the answer written out. One problem a row, padded; t
 A pair of operands whose hash falls in HELD_OUT is never trained on: the questions asked come from those.
 
 Decoding is greedy. With the tool, when the model closes a call with ], the lab evaluates what is between the
-brackets (calc.py) and writes > and the result (or >! for a call it refuses) and the full stop: the calculator's
+brackets (common/calc.py) and writes > and the result (or >! for a call it refuses) and the full stop: the calculator's
 line is the answer. Without it (the same model, calls not executed), the model writes whatever follows ] itself.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlab.lessons.tools.calc import CalcError, evaluate
+from attnlab.lessons.common.calc import CalcError, evaluate
 from attnlab.train import progress
 
 CHARS = "0123456789*=[]>.!_"  # _ pads a row; the loss skips it

@@ -1,5 +1,5 @@
-"""The rag lesson's poems: four-line poems of five characters (五绝), each a document to retrieve; a query is a poem's
-first line, its answer the second.
+"""Poems to search (the rag and agent lessons): four-line poems of five characters (五绝), each a document to
+retrieve; in rag a query is a poem's first line, its answer the second.
 
 By default the lab writes its own: 400 poems of characters drawn at random from attnlab.text.couplets' 40, so no
 model can know a line it was not shown (the point of retrieval). Given a corpus file (a 全唐诗 .json, a .txt) or a

@@ -18,7 +18,7 @@ import stat
 import threading
 from pathlib import Path
 
-SUBFOLDER = "rag-index"
+SUBFOLDER = "search-index"
 _lock = threading.Lock()
 
 
