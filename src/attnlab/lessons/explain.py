@@ -263,6 +263,7 @@ TOPICS: dict[str, Topic] = {
         Topic("encoder-uses"),
         Topic("rag"),
         Topic("agent"),
+        Topic("instruct"),
     )
 }
 

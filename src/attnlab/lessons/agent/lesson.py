@@ -51,7 +51,7 @@ PARAMS = (
     Param("shuffle", "bool", False, help="train on each example's characters shuffled (the null: nothing to learn)"),
 )
 QUICK = {"steps": 20}
-COURSE = ("chapter16", 73)  # the course map's section (web/course_map.py) and place in it
+COURSE = ("chapter16", 74)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 LINE = re.compile(r"《([^《》]*)》")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from attnlab.text.couplets import CHARS
@@ -77,3 +78,32 @@ def from_file(path: str) -> list[Poem]:
 def split(poems: list[Poem]) -> tuple[list[Poem], list[Poem]]:
     """(training, held out)."""
     return [p for p in poems if not p.held_out], [p for p in poems if p.held_out]
+
+
+def corpus_error(corpus: str, err: Exception):
+    """The ParamError (parameter `corpus`) for a corpus that cannot be read, in one line."""
+    from attnlab.lessons.common.params import ParamError
+
+    short = corpus if len(corpus) <= 80 else corpus[:77] + "..."
+    message = f"cannot read the corpus {short!r}: {err.strerror}" if isinstance(err, OSError) else str(err)
+    return ParamError(message, "corpus", "explain.error.corpus", corpus=short)
+
+
+def check(corpus: str) -> None:
+    """Refuse, before anything runs, a corpus path that is not a regular file within the size limit."""
+    if corpus.strip():
+        from attnlab.train.data import check_corpus
+
+        try:
+            check_corpus(corpus.strip())
+        except (ValueError, OSError) as err:
+            raise corpus_error(corpus, err) from None
+
+
+@lru_cache(maxsize=4)
+def poems_of(corpus: str) -> tuple[Poem, ...]:
+    """The corpus's 五绝, or the lab's own poems for an empty name; a ParamError for one that cannot be read."""
+    try:
+        return tuple(from_file(corpus) if corpus else builtin())
+    except (ValueError, OSError) as err:  # OSError: a name too long, a folder without permission
+        raise corpus_error(corpus, err) from None

@@ -51,7 +51,7 @@ PARAMS = (
     Param("seeds", "int", 3, 1, 5, step=1, help="how many generators are trained (seeds 0, 1, ...)"),
 )
 QUICK = {"steps": 20, "seeds": 1}
-COURSE = ("chapter16", 71)  # the course map's section (web/course_map.py) and place in it
+COURSE = ("chapter16", 72)  # the course map's section (web/course_map.py) and place in it
 HEAVY = True
 
 
@@ -85,29 +85,9 @@ class RagResult(Shown):
     claims: list[Claim] = field(default_factory=list)
 
 
-def _corpus_error(corpus: str, err: Exception) -> ParamError:
-    short = corpus if len(corpus) <= 80 else corpus[:77] + "..."
-    message = f"cannot read the corpus {short!r}: {err.strerror}" if isinstance(err, OSError) else str(err)
-    return ParamError(message, "corpus", "explain.error.corpus", corpus=short)
-
-
-@lru_cache(maxsize=4)
-def poems_of(corpus: str) -> tuple[corpus_.Poem, ...]:
-    try:
-        return tuple(corpus_.from_file(corpus) if corpus else corpus_.builtin())
-    except (ValueError, OSError) as err:  # OSError: a name too long, a folder without permission
-        raise _corpus_error(corpus, err) from None
-
-
 def cost(p: dict) -> Cost:
     """Reads and indexes the corpus (a checked regular file), then trains `seeds` small generators."""
-    if p["corpus"].strip():
-        from attnlab.train.data import check_corpus
-
-        try:
-            check_corpus(p["corpus"].strip())
-        except (ValueError, OSError) as err:
-            raise _corpus_error(p["corpus"], err) from None
+    corpus_.check(p["corpus"])
     if len(p["query"].strip()) not in (0, corpus_.LINE):
         raise ParamError(
             f"query must be a first line of {corpus_.LINE} characters, got {p['query']!r}",
@@ -121,7 +101,7 @@ def cost(p: dict) -> Cost:
 
 @lru_cache(maxsize=4)
 def trained(corpus: str, steps: int, seeds: int) -> tuple:
-    poems = list(poems_of(corpus))
+    poems = list(corpus_.poems_of(corpus))
     train, _ = corpus_.split(poems)
     vocab = {c: i for i, c in enumerate(gen.vocabulary(poems))}
     total = steps * seeds
@@ -136,7 +116,7 @@ def trained(corpus: str, steps: int, seeds: int) -> tuple:
 
 def the_index(corpus: str):
     try:
-        return index.open_index([p.text for p in poems_of(corpus)], disk_cache.folder())
+        return index.open_index([p.text for p in corpus_.poems_of(corpus)], disk_cache.folder())
     except index.IndexError_ as err:
         raise ParamError(str(err), "corpus", "explain.rag.error.index", folder=index.SUBFOLDER) from None
 
@@ -151,7 +131,7 @@ def dense_vectors(model, vocab: dict[str, int], texts: list[str]) -> torch.Tenso
 
 @lru_cache(maxsize=4)
 def measured(corpus: str, steps: int, seeds: int) -> tuple[dict, dict]:
-    poems = list(poems_of(corpus))
+    poems = list(corpus_.poems_of(corpus))
     _, test = corpus_.split(poems)
     vocab, models = trained(corpus, steps, seeds)
     conn = the_index(corpus)
@@ -184,7 +164,7 @@ def measured(corpus: str, steps: int, seeds: int) -> tuple[dict, dict]:
 
 
 def example_of(corpus: str, steps: int, seeds: int, query: str) -> Example:
-    poems = list(poems_of(corpus))
+    poems = list(corpus_.poems_of(corpus))
     vocab, models = trained(corpus, steps, seeds)
     conn = the_index(corpus)
     hits = index.search(conn, query, KS[-1])
@@ -261,7 +241,7 @@ def rag(corpus: str = "", query: str = "", steps: int = 300, seeds: int = 3, *, 
     p = check(PARAMS, dict(corpus=corpus, query=query, steps=steps, seeds=seeds))
     cost(p)
     p["corpus"], p["query"] = p["corpus"].strip(), p["query"].strip()
-    poems = list(poems_of(p["corpus"]))
+    poems = list(corpus_.poems_of(p["corpus"]))
     train, test = corpus_.split(poems)
     recall, retrieval = measured(p["corpus"], p["steps"], p["seeds"])
     query = p["query"] or test[0].query
