@@ -58,19 +58,9 @@ def encode(vocab: dict[str, int], tasks: list[tasks_.Task], worked: bool, shuffl
 
 
 def build(vocab_size: int, seed: int):
-    from attnlab.lessons.common.weights import redraw
-    from attnlab.models import GPT, GPTConfig
+    from attnlab.lessons.common.weights import small_gpt
 
-    config = GPTConfig(
-        vocab_size=vocab_size,
-        context_length=CONTEXT,
-        d_model=D_MODEL,
-        n_heads=N_HEADS,
-        n_layers=N_LAYERS,
-        norm_first=True,
-        positions="rope",
-    )
-    return redraw(GPT(config), seed)
+    return small_gpt(vocab_size, CONTEXT, seed, D_MODEL, N_LAYERS, N_HEADS)
 
 
 def train(name: str, worked: bool, vocab, poems, steps: int, seed: int, shuffle: bool):
