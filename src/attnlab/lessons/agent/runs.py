@@ -100,6 +100,7 @@ class Run:
 
     text: str  # everything after the question, the tools' replies included
     steps: list[Step] = field(default_factory=list)
+    replies: list[tuple[int, int]] = field(default_factory=list)  # [start, end) in text of what each tool wrote
     answer: str = ""  # what the model wrote after its last tool reply (or after =), up to the full stop
     stopped: str = "answer"  # answer | limit (MAX_CALLS calls made) | context (no full stop in the context)
 
@@ -154,4 +155,5 @@ def _wrote(r: Run, seq: list[int], start: int, tok: int, chars, vocab, tools, wa
     call = so_far[so_far.rfind("[") + 1 :] if "[" in so_far else ""
     reply = tools(call)
     r.steps.append(Step(call, reply))
+    r.replies.append((len(so_far) + 1, len(so_far) + 1 + len(reply) + 2))  # right after the ]
     waiting.extend(vocab[c] for c in f">{reply};")
