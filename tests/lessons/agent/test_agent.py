@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from attnlab.cli import app
 from attnlab.lessons.agent import runs, tasks
-from attnlab.lessons.agent.lesson import CONDITIONS, agent, asked, parse_task, right_answer, toolbox, trained
+from attnlab.lessons.agent.lesson import CONDITIONS, agent, asked, parse_task, right_answer, toolbox, trace, trained
 from attnlab.lessons.common.claims import SHOWN
 from attnlab.lessons.common.params import ParamError
 from attnlab.lessons.explain import TOPICS
@@ -57,7 +57,7 @@ def test_the_search_finds_the_poem_of_every_line_and_the_calculator_does_one_ope
             assert tools(line) == str(i) or (len(owners) > 1 and int(tools(line)) in owners), line
     assert tools("12*3") == "36" and tools("12*3+1") == tasks.FAILED and tools("(1+2)") == tasks.FAILED
     assert tools("") == tasks.FAILED and tools("7-") == tasks.FAILED and tools("9/3") == "3"
-    assert tools.which("天山红日高") == "search" and tools.which("1+2") == "calc"
+    assert tools.which("多多低草明") == "search" and tools.which("1+2") == "calc"
 
 
 def test_training_never_sees_a_task_it_is_asked_and_the_loss_is_on_what_the_model_writes():
@@ -108,7 +108,7 @@ def test_the_lockstep_loop_is_the_one_task_loop_and_the_tools_write_their_replie
     tools = toolbox()
     vocab = runs.vocabulary(tools.lines)
     model, _ = trained(120, 3, False)
-    questions = [t.question for k in (1, 2, 3) for t in asked(3, k, tools.poems)[:6]] + ["(《天山红日高》*7)+2="]
+    questions = [t.question for k in (1, 2, 3) for t in asked(3, k, tools.poems)[:6]] + ["(《多多低草明》*7)+2="]
     for use in (tools, None):
         for q, r in zip(questions, runs.run(model, vocab, questions, use)):
             want = one_task(model, vocab, q, use)
@@ -141,6 +141,9 @@ def test_the_loop_stops_at_its_limit_and_a_refused_call_is_answered_not_raised()
     assert r.stopped == "limit" and len(r.steps) == runs.MAX_CALLS and r.answer == ""
     assert all(s.call == "" and s.reply == tasks.FAILED for s in r.steps)  # an empty call, refused, seen
     assert r.text.startswith("]>!;]>!;")
+    assert r.replies == [(1 + 4 * n, 4 + 4 * n) for n in range(runs.MAX_CALLS)]  # each >!; right after its ]
+    x = trace(Stubborn(vocab, "]"), Stubborn(vocab, "."), tools, "12+3=", "en")  # a call with no [ is traced
+    assert [s["call"] for s in x.steps] == [""] * runs.MAX_CALLS and x.why_stopped and x.answers["single_shot"] == ""
     r = runs.run(Stubborn(vocab, "["), vocab, ["12+3="], tools)[0]
     assert r.stopped == "context" and r.steps == [] and r.answer == ""
 
@@ -159,7 +162,7 @@ def test_quick_settings_keep_the_contract_and_untrained_models_are_not_helped():
 def test_at_the_defaults_the_loop_solves_two_steps_and_its_null_does_not():
     r = explained("agent", "en")
     status = {c.id: c.status for c in r.claims}
-    assert status["loop_solves"] == status["tools_answer"] == SHOWN
+    assert status["loop_solves"] == SHOWN and set(status) == {"loop_solves", "longer"}
     i = r.steps_needed.index(2)
     acc = r.success
     assert acc["agent"][i] >= 0.7 and acc["single_shot"][i] <= 0.2 and acc["no_exec"][i] <= 0.2  # the bar
@@ -178,9 +181,9 @@ def test_at_the_defaults_the_loop_solves_two_steps_and_its_null_does_not():
 def test_a_task_of_ones_own_is_read_or_refused_in_one_line():
     tools = toolbox()
     assert parse_task(" (12 + 3) × 7 ", tools) == "(12+3)*7=" and parse_task("", tools) is None
-    assert right_answer("(《天山红日高》*7)+2=", tools) in (None, *(str(i * 7 + 2) for i in range(400)))
+    assert right_answer("(《多多低草明》*7)+2=", tools) in (None, *(str(i * 7 + 2) for i in range(400)))
     assert right_answer("《不是诗句啊》*2=", tools) is None and right_answer("(1+2=", tools) is None
-    for bad in ("12/3", "import os", "x" * 40, "1" * 40, "《abc》"):
+    for bad in ("12/3", "import os", "x" * 40, "1" * 40, "《abc》", "((", "((12+3)*7", "《》*2", "1 2+3", "7-"):
         with pytest.raises(ParamError) as err:
             agent(task=bad)
         assert err.value.name == "task" and "\n" not in str(err.value)

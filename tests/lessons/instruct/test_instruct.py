@@ -45,6 +45,7 @@ def test_an_answer_follows_exactly_when_four_lines_in_form_start_with_their_head
     assert runs.follows(good[:-1], "春夏秋冬").exact is False  # the last mark missing: out of form
     assert runs.follows("春眠不觉晓，夏处闻啼鸟啊。秋来风雨，冬落知多少。", "春夏秋冬").in_form is False
     assert runs.follows("", "春夏秋冬") == runs.Following(False, 0, False)
+    assert runs.follows("春春春春春，夏夏夏夏夏。", "春夏").heads_right == 2  # no head asked, none right
 
 
 def test_held_out_poems_are_never_trained_on_and_the_control_keeps_the_requests():
@@ -127,7 +128,7 @@ def test_at_the_defaults_sft_follows_and_its_controls_do_not():
 
 
 def test_a_request_or_corpus_of_ones_own_is_read_or_refused_in_one_line(tmp_path):
-    for bad in ("春夏", "春夏秋冬天", "ab12"):
+    for bad in ("春夏", "春夏秋冬天", "ab12", "\x01秋草后", "秋草后，"):
         with pytest.raises(ParamError) as err:
             instruct(request=bad, **QUICK)
         assert err.value.name == "request" and "\n" not in str(err.value)

@@ -4,7 +4,7 @@ often does it solve two-step tasks it never saw? Read from the agent's share sol
 from attnlab.lessons.common.ask import Answer
 
 OPTIONS = ("a", "b", "c", "d")  # a: as in one shot; b: better, under half; c: half to 0.9; d: above 0.9
-NO_BETTER = 0.2  # within this of the single-shot model counts as no help (four standard errors over 200 tasks)
+NO_BETTER = 0.2  # within this of the single-shot model counts as no help (over five standard errors of a share of 200)
 HALF, ALMOST_ALWAYS = 0.5, 0.9
 
 

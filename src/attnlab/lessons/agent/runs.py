@@ -58,19 +58,9 @@ def encode(vocab: dict[str, int], tasks: list[tasks_.Task], worked: bool, shuffl
 
 
 def build(vocab_size: int, seed: int):
-    from attnlab.lessons.common.weights import redraw
-    from attnlab.models import GPT, GPTConfig
+    from attnlab.lessons.common.weights import small_gpt
 
-    config = GPTConfig(
-        vocab_size=vocab_size,
-        context_length=CONTEXT,
-        d_model=D_MODEL,
-        n_heads=N_HEADS,
-        n_layers=N_LAYERS,
-        norm_first=True,
-        positions="rope",
-    )
-    return redraw(GPT(config), seed)
+    return small_gpt(vocab_size, CONTEXT, seed, D_MODEL, N_LAYERS, N_HEADS)
 
 
 def train(name: str, worked: bool, vocab, poems, steps: int, seed: int, shuffle: bool):
@@ -110,6 +100,7 @@ class Run:
 
     text: str  # everything after the question, the tools' replies included
     steps: list[Step] = field(default_factory=list)
+    replies: list[tuple[int, int]] = field(default_factory=list)  # [start, end) in text of what each tool wrote
     answer: str = ""  # what the model wrote after its last tool reply (or after =), up to the full stop
     stopped: str = "answer"  # answer | limit (MAX_CALLS calls made) | context (no full stop in the context)
 
@@ -164,4 +155,5 @@ def _wrote(r: Run, seq: list[int], start: int, tok: int, chars, vocab, tools, wa
     call = so_far[so_far.rfind("[") + 1 :] if "[" in so_far else ""
     reply = tools(call)
     r.steps.append(Step(call, reply))
+    r.replies.append((len(so_far) + 1, len(so_far) + 1 + len(reply) + 2))  # right after the ]
     waiting.extend(vocab[c] for c in f">{reply};")

@@ -2,8 +2,8 @@
 
 A task is a chain of steps, each one tool call whose argument needs the step before's result:
 
-    (37+48)*7=              [37+48]>85;  [85*7]>595;  595.
-    (《天山红日高》*7)+12=   [天山红日高]>137;  [137*7]>959;  [959+12]>971;  971.
+    (37+4)*7=               [37+4]>41;  [41*7]>287;  287.
+    (《多多低草明》*7)+2=    [多多低草明]>363;  [363*7]>2541;  [2541+2]>2543;  2543.
 
 《line》 is the number of the poem that holds the line (the search tool finds it); the calculator does one operation
 a call (+, − or ×), so a task of k operations takes k calls. What the model writes is the calls and the answer; the

@@ -13,11 +13,12 @@ def show(console, r, lang, t) -> None:
     console.print(r.note, highlight=False)
     x = r.trace
     right = x.right if x.right is not None else t(k + "unknown", lang)
-    console.print(f"{x.question}  {t(k + 'right', lang)} {right}", highlight=False)
+    console.print(f"{x.question}  {t(k + 'right', lang)} {right}", highlight=False, markup=False)
     for n, s in enumerate(x.steps, 1):
-        console.print(f"  {n}. {s['name']}: [{s['call']}]  →  {s['reply']}", highlight=False)
+        console.print(f"  {n}. {s['name']}: [{s['call']}]  →  {s['reply']}", highlight=False, markup=False)
     console.print(f"  {t(k + 'answer', lang)}: {x.answer or '—'}  ({x.why_stopped})", highlight=False)
-    console.print(f"  {t(k + 'model.single_shot', lang)}: {x.question}{x.single_shot}", highlight=False)
+    console.print(f"  {t(k + 'model.no_exec', lang)}: {x.question}{x.no_exec}", highlight=False, markup=False)
+    console.print(f"  {t(k + 'model.single_shot', lang)}: {x.question}{x.single_shot}", highlight=False, markup=False)
     console.print(
         table(
             t(k + "table", lang),

@@ -38,3 +38,19 @@ def redraw(model: nn.Module, seed: int) -> nn.Module:
     if missed:
         raise ValueError(f"redraw does not know how to draw {missed[:3]}")
     return model
+
+
+def small_gpt(vocab_size: int, context: int, seed: int, d_model: int = 64, n_layers: int = 2, n_heads: int = 4):
+    """The lessons' small GPT (pre-LN, RoPE positions), its weights drawn from `seed` alone (redraw)."""
+    from attnlab.models import GPT, GPTConfig
+
+    config = GPTConfig(
+        vocab_size=vocab_size,
+        context_length=context,
+        d_model=d_model,
+        n_heads=n_heads,
+        n_layers=n_layers,
+        norm_first=True,
+        positions="rope",
+    )
+    return redraw(GPT(config), seed)

@@ -1,4 +1,4 @@
-"""⑦ Use it: instruction tuning. A base model of poems writes poems but follows no request; fine-tuned on requests made
+"""⑦ Use it: instruction tuning. A base model of poems follows no request; fine-tuned on requests made
 from the poems themselves (藏头: the four line-initial characters), in a chat template with role tokens and the loss
 on the answer only, it writes a quatrain whose lines start with heads it never saw. The control that isolates
 "learned to follow" is fine-tuned on the same answers with each request taken from another poem: the same tokens
@@ -167,8 +167,10 @@ def instruct(
     poems = list(poems_.poems_of(p["corpus"]))
     train, test = poems_.split(poems)
     mine = p["request"].strip() or runs.heads(test[0])
-    if any(ch not in runs.vocabulary(poems) or ch in "，。" + runs.ASK for ch in mine):
-        raise _request_error(mine, "each one a character the poems use")
+    known = set(runs.vocabulary(poems)) - set("，。" + runs.ASK + runs.USER + runs.ASSISTANT + runs.END)
+    bad = "".join(dict.fromkeys(ch for ch in mine if ch not in known))
+    if bad:
+        raise _request_error(mine, f"not {bad!r}: the poems' line-initial characters are {''.join(sorted(known))[:60]}")
     vocab, per_seed = trained(p["corpus"], p["base_steps"], p["steps"], p["seeds"])
     starts = sorted({line[0] for q in train for line in q.lines})
     requests = [runs.heads(q) for q in test]

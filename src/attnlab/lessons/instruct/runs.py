@@ -7,7 +7,7 @@ made from a poem itself, so no one writes data: its four line-initial characters
 
 in the chat template's role tokens (USER, ASSISTANT, END: one token each, shown as <|user|>, <|assistant|>, <|end|>).
 Fine-tuning starts from the base model's weights with the one training helper, the loss on the answer's tokens only
-(the prompt is given, not learnt); `prompt_loss` trains the prompt's tokens too. The shuffled control is fine-tuned
+(the prompt is given, not learnt). The shuffled control is fine-tuned
 alike on the same answers with each request taken from another poem of its batch: the same tokens, the same steps,
 no link from a request to its answer. LoRA trains rank-r updates of the attention matrices only (attnlab.nn.lora).
 """
@@ -18,7 +18,6 @@ import copy
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 from attnlab.lessons.common.params import seeded
 from attnlab.lessons.common.poems import LINE, Poem, of_lines
@@ -136,7 +135,6 @@ def finetune(
     *,
     shuffled=False,
     lora=False,
-    prompt_loss=False,
     on_step=None,
 ):
     """A copy of `base` fine-tuned on the poems' 藏头 instructions (shuffled: each request from another poem of the
@@ -164,7 +162,7 @@ def finetune(
         if shuffled:  # each request from another poem of the batch: the same requests, no link to the answers
             asked = [asked[i] for i in torch.randperm(BATCH, generator=order).tolist()]
         texts = [prompt(a) + p.text + END for a, p in zip(asked, chosen)]
-        return rows(vocab, texts, [0 if prompt_loss else len(prompt(a)) for a in asked])
+        return rows(vocab, texts, [len(prompt(a)) for a in asked])
 
     return _train(model, batch, steps, seed, LORA_LR if lora else LR, on_step, params)
 
@@ -203,15 +201,5 @@ def follows(answer: str, request: str) -> Following:
         and [answer[k * (LINE + 1) + LINE] for k in range(4)] == ["，", "。", "，", "。"]
         and all(len(s) == LINE for s in lines)
     )
-    right = sum(1 for k, line in enumerate(lines[:4]) if line[:1] == request[k : k + 1])
+    right = sum(1 for k, line in enumerate(lines[:4]) if k < len(request) and line[:1] == request[k])
     return Following(in_form and right == 4, right, in_form)
-
-
-def answer_logprob(model, vocab: dict[str, int], prompts: list[str], answers: list[str]) -> torch.Tensor:
-    """log p(answer | prompt) summed over the answer's tokens: (B,)."""
-    texts = [p + a for p, a in zip(prompts, answers)]
-    ids, y = rows(vocab, texts, [len(p) for p in prompts])
-    logp = F.log_softmax(model(ids), -1)  # (B, L - 1, V)
-    mask = y != -100
-    picked = logp.gather(-1, y.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (B, L - 1)
-    return (picked * mask).sum(-1)

@@ -26,6 +26,7 @@ def show(console, r, lang, t) -> None:
             ],
         )
     )
+    console.print(f"{t(k + 'chance', lang)}: {r.chance_head:.3f}", highlight=False)
     console.print(
         table(
             t(k + "h.lora", lang),

@@ -94,21 +94,11 @@ def rows(texts: list[str], shuffle_with: torch.Generator | None = None) -> torch
 
 def train(name: str, calls: bool, steps: int, seed: int, shuffle: bool):
     """The tool model (calls) or the control, trained with the one training helper."""
-    from attnlab.lessons.common.weights import redraw
-    from attnlab.models import GPT, GPTConfig
+    from attnlab.lessons.common.weights import small_gpt
     from attnlab.train.loop import TrainConfig
     from attnlab.train.small import train_small
 
-    config = GPTConfig(
-        vocab_size=len(CHARS),
-        context_length=CONTEXT,
-        d_model=D_MODEL,
-        n_heads=N_HEADS,
-        n_layers=N_LAYERS,
-        norm_first=True,
-        positions="rope",
-    )
-    model = redraw(GPT(config), seed)
+    model = small_gpt(len(CHARS), CONTEXT, seed, D_MODEL, N_LAYERS, N_HEADS)
     cfg = TrainConfig(steps=max(steps, 1), batch_size=BATCH, lr=LR, weight_decay=0.0, grad_clip=1.0, seed=seed)
     order = torch.Generator().manual_seed(seed + 2)
 
